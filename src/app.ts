@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto'
+import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod'
+import type { Config } from './config.ts'
+import type { SigningKey } from './crypto/signing-key.ts'
+import { type Migration, migrate, readMigrations } from './db/migrate.ts'
+import authPlugin from './http/plugins/auth.ts'
+import dbPlugin from './http/plugins/db.ts'
+import errorsPlugin from './http/plugins/errors.ts'
+import metricsPlugin from './http/plugins/metrics.ts'
+import { healthRoutes } from './http/routes/health.ts'
+import { keyRoutes } from './http/routes/keys.ts'
+import { registerSigningKey } from './services/signing.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: AppConfig
+    signingKey: SigningKey
+  }
+}
+
+/** What the app needs; `server.ts` and tests build it, the app itself never reads the environment. */
+export interface AppConfig
+  extends Pick<
+    Config,
+    'bodyLimitBytes' | 'dbPoolMax' | 'rateLimitPerMinute' | 'probeAllowedHosts' | 'probeAllowPrivate'
+  > {
+  connectionString: string
+  /** Environment probe headers `{env: NAME}` read from at call time (the process env in production). */
+  probeEnv: Record<string, string | undefined>
+}
+
+export interface AppOptions {
+  config: AppConfig
+  signingKey: SigningKey
+  logger?: FastifyServerOptions['logger']
+  /** Apply pending migrations while building (default true). */
+  migrate?: boolean
+}
+
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  '*.headers.authorization',
+  'key',
+  '*.key',
+  'secret',
+  '*.secret',
+]
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    // Slow clients are cut off: the whole request must arrive within 30 s, idle keep-alive sockets close at 65 s.
+    requestTimeout: 30_000,
+    connectionTimeout: 0,
+    keepAliveTimeout: 65_000,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+  }).withTypeProvider<ZodTypeProvider>()
+
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+  app.decorate('config', config)
+  app.decorate('signingKey', options.signingKey)
+
+  // An empty body with a JSON content type means "no body" (e.g. `POST .../evaluate`); the rest is the stock parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined)
+    parseJson(request, body as string, done)
+  })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  // 1. External and shared plugins, in dependency order.
+  await app.register(errorsPlugin)
+  await app.register(dbPlugin, { connectionString: config.connectionString, poolMax: config.dbPoolMax })
+  const migrations: Migration[] = await readMigrations()
+  if (options.migrate !== false) await migrate(app.db, migrations)
+  await registerSigningKey(app.db, options.signingKey)
+  await app.register(metricsPlugin)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Arbiter',
+        version: '0.1.0',
+        description:
+          'Settles disagreements between AI orchestrators sharing a sub-agent: evidence, interpretations, a written decision procedure, ground-truth probes and one signed manifest.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(authPlugin)
+  if (config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, {
+      global: true,
+      hook: 'preHandler',
+      max: config.rateLimitPerMinute,
+      timeWindow: 60_000,
+      // Per API key; public routes are not limited (they carry no key and do no work worth limiting).
+      keyGenerator: (request) => request.principal?.keyId ?? request.ip,
+      allowList: (request) => request.principal === null,
+      errorResponseBuilder: (_request, context) => ({
+        statusCode: 429,
+        message: `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`,
+      }),
+    })
+  }
+
+  // 2. Routes.
+  await app.register(healthRoutes, { migrations })
+  await app.register(keyRoutes)
+  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger())
+
+  await app.ready()
+  return app
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod'
+
+/**
+ * The only reader of `process.env` (STYLE §7). Parsed once at start; a bad value stops start-up with
+ * one line naming the variable (SPEC §1).
+ */
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes')
+
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0),
+)
+
+const port = z.coerce.number({ message: 'expected a port number' }).int().min(0).max(65535)
+
+const envSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// connection string')
+    .optional(),
+  ARBITER_DATA_DIR: z.string().min(1).default('./.arbiter'),
+  ARBITER_SIGNING_KEY: z.string().min(1).optional(),
+  ARBITER_BOOTSTRAP_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  ARBITER_PROBE_ALLOWED_HOSTS: commaList.default([]),
+  ARBITER_PROBE_ALLOW_PRIVATE: booleanFlag.default(false),
+  ARBITER_BODY_LIMIT_BYTES: z.coerce
+    .number({ message: 'expected a byte count' })
+    .int()
+    .min(1024)
+    .default(1048576),
+  ARBITER_DB_POOL_MAX: z.coerce.number({ message: 'expected a pool size' }).int().min(1).max(200).default(10),
+  ARBITER_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ message: 'expected a request count' })
+    .int()
+    .min(0)
+    .default(6000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+
+export interface Config {
+  port: number
+  host: string
+  /** Set when an external PostgreSQL is used; unset means the embedded one. */
+  databaseUrl: string | undefined
+  dataDir: string
+  signingKey: string | undefined
+  bootstrapAdminKey: string | undefined
+  probeAllowedHosts: string[]
+  probeAllowPrivate: boolean
+  bodyLimitBytes: number
+  dbPoolMax: number
+  /** Requests per key per minute; 0 disables rate limiting. */
+  rateLimitPerMinute: number
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Parses the environment; throws ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
+  // Empty strings mean "unset" (a common result of `VAR= npm start` or compose files).
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  )
+  const parsed = envSchema.safeParse(present)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const variable = String(issue.path[0] ?? 'environment')
+    throw new ConfigError(`invalid ${variable}: ${issue.message}`)
+  }
+  const e = parsed.data
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.ARBITER_DATA_DIR,
+    signingKey: e.ARBITER_SIGNING_KEY,
+    bootstrapAdminKey: e.ARBITER_BOOTSTRAP_ADMIN_KEY,
+    probeAllowedHosts: e.ARBITER_PROBE_ALLOWED_HOSTS,
+    probeAllowPrivate: e.ARBITER_PROBE_ALLOW_PRIVATE,
+    bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,
+    dbPoolMax: e.ARBITER_DB_POOL_MAX,
+    rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,
+    logLevel: e.LOG_LEVEL,
+  })
+}

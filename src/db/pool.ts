@@ -1,0 +1,66 @@
+import pg from 'pg'
+
+// int8 (bigint) columns hold audit sequence numbers and counts, far below 2^53: read them as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10))
+
+/** Anything that runs a query: the pool itself or a client inside a transaction (STYLE §5). */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>
+}
+
+export type Pool = pg.Pool
+
+export interface PoolOptions {
+  connectionString: string
+  max: number
+  /** How long a request may wait for a connection before it fails with 503. */
+  connectionTimeoutMillis?: number
+  onError?: (err: Error) => void
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
+    idleTimeoutMillis: 10_000,
+    // A query that hangs (e.g. the server vanished mid-flight) must not pin a request forever.
+    query_timeout: 30_000,
+    application_name: 'arbiter',
+  })
+  // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
+  pool.on('error', (err) => options.onError?.(err))
+  return pool
+}
+
+/**
+ * Runs `fn` inside one transaction on one client. Everything `fn` does must go through the client it is given:
+ * the embedded database serves one transaction at a time, so a second pool query from inside `fn` would wait
+ * for this very transaction to end.
+ */
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query('BEGIN')
+    const result = await fn(client)
+    await client.query('COMMIT')
+    return result
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK')
+    } catch (rollbackErr) {
+      // The connection is unusable (e.g. the server went away); do not return it to the pool.
+      broken = rollbackErr as Error
+    }
+    throw err
+  } finally {
+    client.release(broken)
+  }
+}

@@ -1,0 +1,72 @@
+import type { Queryable } from '../pool.ts'
+
+export type Role = 'orchestrator' | 'dashboard' | 'ops' | 'admin'
+
+/** api_keys: id, role, orchestrator_ids (orchestrator keys only), label, key_hash (sha256 of the secret),
+ * created_at, revoked_at (null while active). */
+export interface ApiKeyRow {
+  id: string
+  role: Role
+  orchestrator_ids: string[]
+  label: string
+  created_at: Date
+  revoked_at: Date | null
+}
+
+const COLUMNS = 'id, role, orchestrator_ids, label, created_at, revoked_at'
+
+export async function insertApiKey(
+  db: Queryable,
+  key: { id: string; role: Role; orchestratorIds: string[]; label: string; keyHash: string; createdAt: Date },
+): Promise<ApiKeyRow> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, role, orchestrator_ids, label, key_hash, created_at)
+     VALUES ($1, $2, $3::text[], $4, $5, $6) RETURNING ${COLUMNS}`,
+    [key.id, key.role, key.orchestratorIds, key.label, key.keyHash, key.createdAt],
+  )
+  return rows[0]!
+}
+
+/** The active key with this hash, or undefined (unknown or revoked). */
+export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+    [keyHash],
+  )
+  return rows[0]
+}
+
+export async function listApiKeys(
+  db: Queryable,
+  afterCreated: { at: Date; id: string } | null,
+  limit: number,
+) {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${COLUMNS} FROM api_keys
+     WHERE ($1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid))
+     ORDER BY created_at, id LIMIT $3`,
+    [afterCreated?.at ?? null, afterCreated?.id ?? null, limit],
+  )
+  return rows
+}
+
+/** Marks the key revoked; returns the row as it was locked (undefined when unknown). */
+export async function revokeApiKey(
+  db: Queryable,
+  id: string,
+  at: Date,
+): Promise<{ row?: ApiKeyRow; changed: boolean }> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [id])
+  const row = rows[0]
+  if (!row) return { changed: false }
+  if (row.revoked_at) return { row, changed: false }
+  await db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [id, at])
+  return { row: { ...row, revoked_at: at }, changed: true }
+}
+
+export async function countActiveAdminKeys(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL`,
+  )
+  return rows[0]!.n
+}

@@ -1,0 +1,107 @@
+import { canonicalJson, type JsonValue, type Sha256, sha256 } from './canonical-json.ts'
+
+export const AUDIT_KINDS = [
+  'outcome.created',
+  'evidence.appended',
+  'interpretation.recorded',
+  'dissent.recorded',
+  'probe.executed',
+  'manifest.issued',
+  'escalation.opened',
+  'resolution.recorded',
+  'probe.registered',
+  'key.created',
+  'key.revoked',
+] as const
+export type AuditKind = (typeof AUDIT_KINDS)[number]
+
+export const GENESIS_HASH: Sha256 = `sha256:${'0'.repeat(64)}`
+
+/** An audit record exactly as SPEC §3 Audit names its fields; absent values are null. */
+export interface AuditRecord {
+  seq: number
+  at: string
+  kind: AuditKind
+  actor: string
+  outcome_id: string | null
+  manifest_id: string | null
+  subagent_id: string | null
+  orchestrator_id: string | null
+  verdict: string | null
+  data: { [key: string]: JsonValue }
+  prev_hash: string
+  hash: string
+}
+
+export type UnhashedAuditRecord = Omit<AuditRecord, 'hash'>
+
+/** `hash = sha256(prev_hash + JCS(record without hash))`, the two strings concatenated as UTF-8. */
+export function hashAuditRecord(record: UnhashedAuditRecord): Sha256 {
+  const {
+    seq,
+    at,
+    kind,
+    actor,
+    outcome_id,
+    manifest_id,
+    subagent_id,
+    orchestrator_id,
+    verdict,
+    data,
+    prev_hash,
+  } = record
+  const body = {
+    seq,
+    at,
+    kind,
+    actor,
+    outcome_id,
+    manifest_id,
+    subagent_id,
+    orchestrator_id,
+    verdict,
+    data,
+    prev_hash,
+  }
+  return sha256(prev_hash + canonicalJson(body))
+}
+
+export interface ChainCheck {
+  /** The first record whose link or hash does not verify, or null. */
+  firstBadSeq: number | null
+  checked: number
+  head: { seq: number; hash: string } | null
+}
+
+/**
+ * Incremental chain verifier: feed records in ascending seq order. A record is bad when its seq is not the
+ * successor of the previous one, its prev_hash is not the previous hash, or its own hash does not recompute.
+ */
+export class ChainVerifier {
+  private expectedPrev: string | null
+  private expectedSeq: number | null
+  readonly result: ChainCheck = { firstBadSeq: null, checked: 0, head: null }
+
+  /** `previous` is the record before the checked range (null when the range starts at the chain's origin). */
+  constructor(previous: { seq: number; hash: string } | null, startsAtGenesis: boolean) {
+    this.expectedPrev = previous ? previous.hash : startsAtGenesis ? GENESIS_HASH : null
+    this.expectedSeq = previous ? previous.seq + 1 : startsAtGenesis ? 1 : null
+  }
+
+  /** Returns false once a bad record has been found (the caller may stop reading). */
+  push(record: AuditRecord): boolean {
+    if (this.result.firstBadSeq !== null) return false
+    this.result.checked += 1
+    const linked =
+      (this.expectedPrev === null || record.prev_hash === this.expectedPrev) &&
+      (this.expectedSeq === null || record.seq === this.expectedSeq)
+    if (!linked || hashAuditRecord(record) !== record.hash) {
+      this.result.firstBadSeq = record.seq
+      return false
+    }
+    this.result.head = { seq: record.seq, hash: record.hash }
+    this.expectedPrev = record.hash
+    this.expectedSeq = record.seq + 1
+    return true
+  }
+}

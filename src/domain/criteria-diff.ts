@@ -1,0 +1,116 @@
+import type { JsonValue } from './canonical-json.ts'
+
+/**
+ * One point where two criteria documents differ (SPEC §3, `criteria_divergence`).
+ * `a` / `b` hold the value at `pointer` on each side; where the path exists on one
+ * side only, the other side's key is absent (not `undefined`, absent), so the entry
+ * serializes without it.
+ */
+export interface CriteriaDifference {
+  pointer: string
+  a?: JsonValue
+  b?: JsonValue
+}
+
+/** RFC 6901 §3: `~` is written `~0` and `/` is written `~1` (in that order, so `~1` in a key stays literal). */
+export function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1')
+}
+
+/** Joins reference tokens into a JSON Pointer; no tokens is the whole document, `""`. */
+export function toJsonPointer(tokens: readonly string[]): string {
+  return tokens.map((token) => '/' + escapePointerToken(token)).join('')
+}
+
+type JsonObject = { [key: string]: JsonValue }
+
+function isJsonObject(value: JsonValue): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Structural equality of two JSON values: objects ignore key order, arrays do not.
+ * Numbers compare with `===`, so `0` equals `-0`, matching JCS which writes both as `0`
+ * (two documents with the same signature are therefore always equal here).
+ */
+export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
+  if (a === b) return true
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((item, index) => jsonEqual(item, b[index]!))
+  }
+  if (isJsonObject(a)) {
+    if (!isJsonObject(b)) return false
+    const keys = Object.keys(a)
+    if (keys.length !== Object.keys(b).length) return false
+    return keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key]!, b[key]!))
+  }
+  return false
+}
+
+function collectDifferences(a: JsonValue, b: JsonValue, path: string[], out: CriteriaDifference[]): void {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const length = Math.max(a.length, b.length)
+    for (let index = 0; index < length; index++) {
+      collectChild(a, b, index, String(index), path, out)
+    }
+    return
+  }
+  if (isJsonObject(a) && isJsonObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)])
+    for (const key of keys) collectChild(a, b, key, key, path, out)
+    return
+  }
+  // Leaves, and containers of different types (array vs object, number vs string, …):
+  // the difference is reported at this point, whole values on both sides.
+  if (!jsonEqual(a, b)) out.push({ pointer: toJsonPointer(path), a, b })
+}
+
+function collectChild(
+  a: JsonValue[] | JsonObject,
+  b: JsonValue[] | JsonObject,
+  key: number | string,
+  token: string,
+  path: string[],
+  out: CriteriaDifference[],
+): void {
+  // `Object.hasOwn` rather than `in`: a key named `__proto__` or `constructor` is data here.
+  const inA = Object.hasOwn(a, key)
+  const inB = Object.hasOwn(b, key)
+  const childPath = [...path, token]
+  const valueA = (a as Record<string | number, JsonValue>)[key]!
+  const valueB = (b as Record<string | number, JsonValue>)[key]!
+  if (inA && inB) {
+    collectDifferences(valueA, valueB, childPath, out)
+  } else if (inA) {
+    out.push({ pointer: toJsonPointer(childPath), a: valueA })
+  } else {
+    out.push({ pointer: toJsonPointer(childPath), b: valueB })
+  }
+}
+
+/**
+ * Every point where `a` and `b` differ, as RFC 6901 pointers sorted by JavaScript's
+ * default string order (UTF-16 code units). Objects are compared key by key over the
+ * union of keys, arrays element by element by index; a difference is reported at the
+ * deepest point where both sides still have the same container type, so no pointer
+ * is a prefix of another and pointers are unique. Equal documents give `[]`.
+ */
+export function diffJson(a: JsonValue, b: JsonValue): CriteriaDifference[] {
+  const out: CriteriaDifference[] = []
+  collectDifferences(a, b, [], out)
+  return out.sort((x, y) => (x.pointer < y.pointer ? -1 : x.pointer > y.pointer ? 1 : 0))
+}
+
+/**
+ * SPEC §3 `criteria_divergence`: null unless both criteria documents are known (an
+ * orchestrator that submitted only `success_criterion_hash` has none) and differ;
+ * otherwise the differences from {@link diffJson}.
+ */
+export function criteriaDivergence(
+  a: JsonValue | undefined,
+  b: JsonValue | undefined,
+): CriteriaDifference[] | null {
+  if (a === undefined || b === undefined) return null
+  const differences = diffJson(a, b)
+  return differences.length === 0 ? null : differences
+}

@@ -1,0 +1,325 @@
+/**
+ * The decision procedure of SPEC §3 ("Evaluation and the decision procedure") as a
+ * pure function: plain data in, plain data out — no clock, no database, no network.
+ * The caller computes `deadline_passed` from its clock, runs the probe when
+ * {@link needsGroundTruth} says so, and turns the returned {@link Decision} into a
+ * manifest (or a 202 / 409).
+ */
+import type { JsonValue } from './canonical-json.ts'
+import {
+  actionsDisjoint,
+  buildDivergencePairs,
+  buildDivergenceReceipt,
+  classifyDivergence,
+  compareByOrchestrator,
+  type DivergenceReceipt,
+} from './divergence-receipt.ts'
+
+export type { CriteriaDifference } from './criteria-diff.ts'
+export type {
+  DivergenceKind,
+  DivergencePair,
+  DivergenceReceipt,
+  EvidenceDivergence,
+} from './divergence-receipt.ts'
+
+export type OutcomeReading = 'success' | 'partial' | 'failure'
+
+export type Verdict =
+  | 'SINGLE_ORCHESTRATOR'
+  | 'AGREED'
+  | 'GROUND_TRUTH_RESOLVES'
+  | 'ARBITER_DECIDES'
+  | 'DISJOINT_ACTIONS'
+  | 'POLICY_RESOLVES'
+  | 'CRITERIA_MATCH_EVIDENCE_DIFFERS'
+  | 'CRITERIA_DIFFER'
+  | 'HUMAN_RESOLVED'
+
+export type Directive = 'PROCEED' | 'REEVALUATE' | 'HALT'
+
+export interface IntendedAction {
+  kind: 'proceed' | 'compensate' | 'retry' | 'halt' | 'other'
+  /** What the action touches; rule 3 compares these sets. */
+  resources: string[]
+}
+
+/** An orchestrator's latest interpretation, with the evidence version it judged. */
+export interface InterpretationInput {
+  orchestrator_id: string
+  /** `sha256(JCS(success_criterion))`, or the opaque `success_criterion_hash` submitted. */
+  success_criterion_signature: string
+  /** The criterion document when known; undefined when only a hash was submitted. */
+  success_criterion: JsonValue | undefined
+  outcome_interpretation: OutcomeReading
+  /** The evidence version this orchestrator judged. */
+  evidence_hash: string
+  /** The item hashes of that evidence version. */
+  evidence_item_hashes: string[]
+  intended_action: IntendedAction | null
+  revision: number
+  /** RFC 3339 time this latest revision was received. */
+  received_at: string
+}
+
+export interface DecisionInput {
+  /** Latest interpretation per orchestrator, in any order; at most one per orchestrator. */
+  interpretations: InterpretationInput[]
+  expected_orchestrators: string[]
+  /** True when a deadline is set and has passed (the caller owns the clock). */
+  deadline_passed: boolean
+  has_deadline: boolean
+  arbiter_orchestrator_id: string | null
+  has_probe: boolean
+  fallback_policy: 'escalate' | 'strictest_wins'
+  /** REEVALUATE manifests issued so far for this outcome. */
+  reevaluation_rounds: number
+}
+
+/** A probe execution's mapped result; null means the probe errored (the next rule is tried). */
+export interface GroundTruth {
+  result: OutcomeReading | null
+}
+
+export type Decision =
+  | { kind: 'pending'; missing_orchestrators: string[] }
+  | { kind: 'nothing_to_decide' }
+  | {
+      kind: 'decided'
+      verdict: Verdict
+      directive: Directive
+      final: boolean
+      resolved_outcome: OutcomeReading | null
+      action_owner: string | null
+      interpretation_divergence_receipt: DivergenceReceipt | null
+      /** Sorted by orchestrator_id. */
+      interpretations: InterpretationInput[]
+      /** Expected but not reported, sorted. */
+      missing_orchestrators: string[]
+    }
+
+export type DecidedDecision = Extract<Decision, { kind: 'decided' }>
+
+/** SPEC §3 rule 4 allows this many REEVALUATE rounds before falling through. */
+export const MAX_REEVALUATION_ROUNDS = 2
+
+const STRICTNESS: Record<OutcomeReading, number> = { success: 0, partial: 1, failure: 2 }
+
+/** The strictest reading: `failure` > `partial` > `success` (SPEC §3 rule 5). */
+export function strictestReading(readings: OutcomeReading[]): OutcomeReading {
+  if (readings.length === 0) throw new RangeError('strictestReading needs at least one reading')
+  return readings.reduce((strictest, reading) =>
+    STRICTNESS[reading] > STRICTNESS[strictest] ? reading : strictest,
+  )
+}
+
+// RFC 3339 date-time; the fraction is kept as text because `Date` stops at milliseconds
+// and PostgreSQL timestamps carry microseconds: two revisions 0.4 ms apart must not tie.
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/
+
+interface Instant {
+  epochMs: number
+  /** Fraction digits below the millisecond, trailing zeros removed, so strings compare as numbers. */
+  subMs: string
+}
+
+function parseInstant(text: string): Instant {
+  const match = RFC3339.exec(text)
+  if (match) {
+    const fraction = match[3] ?? ''
+    const withMs = `${match[1]}T${match[2]}.${fraction.slice(0, 3).padEnd(3, '0')}${match[4]!.toUpperCase()}`
+    const epochMs = Date.parse(withMs)
+    if (!Number.isNaN(epochMs)) return { epochMs, subMs: fraction.slice(3).replace(/0+$/, '') }
+  }
+  const epochMs = Date.parse(text)
+  // A received_at that is not a time would silently reorder owners; refuse it instead.
+  if (Number.isNaN(epochMs))
+    throw new RangeError(`received_at is not an RFC 3339 time: ${JSON.stringify(text)}`)
+  return { epochMs, subMs: '' }
+}
+
+function compareInstants(x: Instant, y: Instant): number {
+  if (x.epochMs !== y.epochMs) return x.epochMs - y.epochMs
+  return x.subMs < y.subMs ? -1 : x.subMs > y.subMs ? 1 : 0
+}
+
+/** Received first (as instants, whatever the offset notation); tie → smallest orchestrator_id. */
+function receivedFirst(candidates: readonly InterpretationInput[]): InterpretationInput {
+  const keyed = candidates.map((interpretation) => ({
+    interpretation,
+    at: parseInstant(interpretation.received_at),
+  }))
+  keyed.sort(
+    (x, y) => compareInstants(x.at, y.at) || compareByOrchestrator(x.interpretation, y.interpretation),
+  )
+  return keyed[0]!.interpretation
+}
+
+/**
+ * SPEC §3 `action_owner`: the one orchestrator that performs any side-effecting
+ * follow-up, so that two orchestrators never both compensate. The designated arbiter
+ * if it interpreted; else the orchestrator whose interpretation equals `resolved` and
+ * was received first; if none agrees, the one received first (ties → smallest id).
+ */
+export function chooseActionOwner(
+  interpretations: InterpretationInput[],
+  resolved: OutcomeReading,
+  arbiter: string | null,
+): string {
+  if (interpretations.length === 0)
+    throw new RangeError('chooseActionOwner needs at least one interpretation')
+  if (arbiter !== null && interpretations.some((i) => i.orchestrator_id === arbiter)) return arbiter
+  const agreeing = interpretations.filter((i) => i.outcome_interpretation === resolved)
+  return receivedFirst(agreeing.length > 0 ? agreeing : interpretations).orchestrator_id
+}
+
+/** Sorted copy of the interpretations; refuses two entries for one orchestrator. */
+function sortInterpretations(interpretations: readonly InterpretationInput[]): InterpretationInput[] {
+  const sorted = [...interpretations].sort(compareByOrchestrator)
+  for (let i = 1; i < sorted.length; i++) {
+    // "Latest per orchestrator" is the caller's contract. Picking one of two silently
+    // would make the result depend on input order, which the procedure forbids.
+    if (sorted[i]!.orchestrator_id === sorted[i - 1]!.orchestrator_id) {
+      throw new RangeError(
+        `two interpretations for orchestrator ${JSON.stringify(sorted[i]!.orchestrator_id)}`,
+      )
+    }
+  }
+  return sorted
+}
+
+function missingOrchestrators(input: DecisionInput): string[] {
+  const reported = new Set(input.interpretations.map((i) => i.orchestrator_id))
+  return [...new Set(input.expected_orchestrators)].filter((id) => !reported.has(id)).sort()
+}
+
+/** Still waiting: someone expected has not reported and no deadline has passed. */
+function isPending(input: DecisionInput, missing: readonly string[]): boolean {
+  return missing.length > 0 && !(input.has_deadline && input.deadline_passed)
+}
+
+function hasDisagreement(interpretations: readonly InterpretationInput[]): boolean {
+  return new Set(interpretations.map((i) => i.outcome_interpretation)).size > 1
+}
+
+/**
+ * True iff evaluation would reach resolution rule 1: not pending, a disagreement
+ * exists, and a probe is attached. The caller then runs the probe and passes its
+ * result to {@link decide}; otherwise it passes null and no probe is executed.
+ */
+export function needsGroundTruth(input: DecisionInput): boolean {
+  if (!input.has_probe) return false
+  if (isPending(input, missingOrchestrators(input))) return false
+  return hasDisagreement(input.interpretations)
+}
+
+/**
+ * SPEC §3 decision procedure. The result never depends on the order of
+ * `interpretations` or `expected_orchestrators`.
+ *
+ * `groundTruth` is honoured only when there is a disagreement (agreement never
+ * consults a probe); null, or a null result (probe error), falls through to rule 2.
+ */
+export function decide(input: DecisionInput, groundTruth: GroundTruth | null): Decision {
+  const interpretations = sortInterpretations(input.interpretations)
+  const missing = missingOrchestrators(input)
+  if (isPending(input, missing)) return { kind: 'pending', missing_orchestrators: missing }
+  if (interpretations.length === 0) return { kind: 'nothing_to_decide' }
+
+  const base = { interpretations, missing_orchestrators: missing }
+  const arbiter = input.arbiter_orchestrator_id
+  const proceedWith = (
+    verdict: Verdict,
+    resolved: OutcomeReading,
+    receipt: DivergenceReceipt | null,
+  ): DecidedDecision => ({
+    kind: 'decided',
+    verdict,
+    directive: 'PROCEED',
+    final: true,
+    resolved_outcome: resolved,
+    action_owner: chooseActionOwner(interpretations, resolved, arbiter),
+    interpretation_divergence_receipt: receipt,
+    ...base,
+  })
+  const unresolved = (
+    verdict: Verdict,
+    directive: Directive,
+    receipt: DivergenceReceipt,
+  ): DecidedDecision => ({
+    kind: 'decided',
+    verdict,
+    directive,
+    // PROCEED and HALT are final; REEVALUATE waits for revised interpretations.
+    final: directive !== 'REEVALUATE',
+    resolved_outcome: null,
+    action_owner: null,
+    interpretation_divergence_receipt: receipt,
+    ...base,
+  })
+
+  // 1. One interpretation.
+  if (interpretations.length === 1) {
+    return proceedWith('SINGLE_ORCHESTRATOR', interpretations[0]!.outcome_interpretation, null)
+  }
+
+  // 2. All equal. Agreement under different criteria is latent risk, so the receipt
+  // lists the pairs whose criteria signatures differ. `actions_disjoint` is false
+  // here: rule 3 is only tested for a disagreement (over no differing pair it would
+  // be vacuously true, which would misreport actions as proven disjoint).
+  if (!hasDisagreement(interpretations)) {
+    const pairs = buildDivergencePairs(
+      interpretations,
+      (a, b) => a.success_criterion_signature !== b.success_criterion_signature,
+    )
+    const receipt = pairs.length > 0 ? buildDivergenceReceipt('criteria', false, pairs) : null
+    return proceedWith('AGREED', interpretations[0]!.outcome_interpretation, receipt)
+  }
+
+  // 3. A disagreement: classify it and build the receipt, then the first rule that applies.
+  const pairs = buildDivergencePairs(
+    interpretations,
+    (a, b) => a.outcome_interpretation !== b.outcome_interpretation,
+  )
+  const kind = classifyDivergence(pairs)
+  const disjoint = actionsDisjoint(interpretations)
+  const receipt = buildDivergenceReceipt(kind, disjoint, pairs)
+
+  // 3.1 Ground truth overrides everything.
+  if (groundTruth !== null && groundTruth.result !== null) {
+    return proceedWith('GROUND_TRUTH_RESOLVES', groundTruth.result, receipt)
+  }
+  // 3.2 The designated arbiter, if it interpreted.
+  const arbiterReading = interpretations.find((i) => i.orchestrator_id === arbiter)
+  if (arbiterReading !== undefined) {
+    return proceedWith('ARBITER_DECIDES', arbiterReading.outcome_interpretation, receipt)
+  }
+  // 3.3 Disjoint actions: each keeps its own reading, nobody owns a shared follow-up.
+  if (disjoint) {
+    return {
+      kind: 'decided',
+      verdict: 'DISJOINT_ACTIONS',
+      directive: 'PROCEED',
+      final: true,
+      resolved_outcome: null,
+      action_owner: null,
+      interpretation_divergence_receipt: receipt,
+      ...base,
+    }
+  }
+  // 3.4 Same criteria, different evidence versions: let them look again, at most twice.
+  if (kind === 'evidence_seen' && input.reevaluation_rounds < MAX_REEVALUATION_ROUNDS) {
+    return unresolved('CRITERIA_MATCH_EVIDENCE_DIFFERS', 'REEVALUATE', receipt)
+  }
+  // 3.5 Policy.
+  if (input.fallback_policy === 'strictest_wins') {
+    const strictest = strictestReading(interpretations.map((i) => i.outcome_interpretation))
+    return proceedWith('POLICY_RESOLVES', strictest, receipt)
+  }
+  // 3.6 Escalate to a human.
+  return unresolved(
+    kind === 'criteria' ? 'CRITERIA_DIFFER' : 'CRITERIA_MATCH_EVIDENCE_DIFFERS',
+    'HALT',
+    receipt,
+  )
+}

@@ -1,0 +1,39 @@
+/** One table of named errors (STYLE §6): each maps to an HTTP status and a problem `type`. */
+export const ERRORS = {
+  VALIDATION: { status: 400, slug: 'validation-error', title: 'The request is not valid' },
+  MALFORMED_JSON: { status: 400, slug: 'malformed-json', title: 'The request body is not valid JSON' },
+  MALFORMED_CURSOR: { status: 400, slug: 'malformed-cursor', title: 'The cursor is not valid' },
+  UNAUTHORIZED: { status: 401, slug: 'unauthorized', title: 'Authentication required' },
+  FORBIDDEN: { status: 403, slug: 'forbidden', title: 'Not allowed for this key' },
+  NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
+  NOT_ACCEPTABLE: { status: 406, slug: 'not-acceptable', title: 'Not acceptable' },
+  CONFLICT: { status: 409, slug: 'conflict', title: 'Conflict with the current state' },
+  PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
+  UNPROCESSABLE: { status: 422, slug: 'unprocessable', title: 'The request cannot be processed' },
+  RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
+  INTERNAL: { status: 500, slug: 'internal', title: 'Internal error' },
+  DATABASE_UNAVAILABLE: { status: 503, slug: 'database-unavailable', title: 'Database unavailable' },
+  OVERLOADED: { status: 503, slug: 'overloaded', title: 'Service overloaded' },
+} as const
+
+export type ErrorName = keyof typeof ERRORS
+
+export interface ProblemFieldError {
+  path: string
+  message: string
+}
+
+export class AppError extends Error {
+  override name = 'AppError'
+  constructor(
+    readonly error: ErrorName,
+    readonly detail: string,
+    /** Extension members added to the problem body (e.g. `manifest_id` on a late dissent). */
+    readonly extensions: Record<string, unknown> = {},
+    readonly errors?: ProblemFieldError[],
+  ) {
+    super(detail)
+  }
+}

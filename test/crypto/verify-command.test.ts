@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { buildJwks } from '../../src/crypto/jwks.ts'
+import { signCanonical } from '../../src/crypto/jws.ts'
+import { loadSigningKey, type SigningKey } from '../../src/crypto/signing-key.ts'
+import { runVerifyCommand } from '../../src/crypto/verify-command.ts'
+import { hashJson } from '../../src/domain/canonical-json.ts'
+
+const MANIFEST_ID = '6f1c2a52-8d0e-4c55-9a55-0d7f3e1b9c10'
+
+let dir: string
+let key: SigningKey
+let envelopeFile: string
+let tamperedFile: string
+let jwksFile: string
+let otherJwksFile: string
+let server: Server
+let baseUrl: string
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'arbiter-verify-'))
+  key = await loadSigningKey({ dataDir: path.join(dir, 'data') })
+  const other = await loadSigningKey({ dataDir: path.join(dir, 'other') })
+
+  const manifest = { manifest_id: MANIFEST_ID, verdict: 'AGREED', directive: 'PROCEED', audit_seq: 3 }
+  const envelope = { manifest, manifest_digest: hashJson(manifest), jws: await signCanonical(manifest, key) }
+  envelopeFile = path.join(dir, 'manifest.json')
+  await writeFile(envelopeFile, JSON.stringify(envelope, null, 2))
+  tamperedFile = path.join(dir, 'tampered.json')
+  const tamperedManifest = { ...manifest, directive: 'HALT' }
+  await writeFile(
+    tamperedFile,
+    JSON.stringify({ ...envelope, manifest: tamperedManifest, manifest_digest: hashJson(tamperedManifest) }),
+  )
+  jwksFile = path.join(dir, 'jwks.json')
+  await writeFile(jwksFile, JSON.stringify(buildJwks([other.publicJwk, key.publicJwk])))
+  otherJwksFile = path.join(dir, 'other-jwks.json')
+  await writeFile(otherJwksFile, JSON.stringify(buildJwks([other.publicJwk])))
+
+  server = createServer((req, res) => {
+    if (req.url === '/.well-known/jwks.json') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(buildJwks([key.publicJwk])))
+    } else {
+      res.writeHead(404).end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+after(async () => {
+  await new Promise((resolve) => server.close(resolve))
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function verify(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runVerifyCommand(argv, {
+    stdout: (s) => {
+      stdout += s
+    },
+    stderr: (s) => {
+      stderr += s
+    },
+  })
+  return { code, stdout, stderr }
+}
+
+describe('arbiter verify <envelope.json> --jwks <jwks>', () => {
+  it('exits 0 and names the manifest and kid for a valid envelope', async () => {
+    const result = await verify(envelopeFile, '--jwks', jwksFile)
+    assert.deepEqual(result, {
+      code: 0,
+      stdout: `ok: manifest ${MANIFEST_ID} signed by ${key.kid}\n`,
+      stderr: '',
+    })
+  })
+
+  it('accepts --jwks=<path> before the envelope', async () => {
+    assert.equal((await verify(`--jwks=${jwksFile}`, envelopeFile)).code, 0)
+  })
+
+  it('fetches the JWKS from an http(s) URL', async () => {
+    const result = await verify(envelopeFile, '--jwks', `${baseUrl}/.well-known/jwks.json`)
+    assert.equal(result.code, 0, result.stderr)
+  })
+
+  it('exits 1 with "invalid: <reason>" for a tampered envelope', async () => {
+    const result = await verify(tamperedFile, '--jwks', jwksFile)
+    assert.equal(result.code, 1)
+    assert.equal(result.stdout, '')
+    assert.match(result.stderr, /^invalid: JWS payload does not match the manifest\n$/)
+  })
+
+  it('exits 1 when the JWKS lacks the signing kid', async () => {
+    const result = await verify(envelopeFile, '--jwks', otherJwksFile)
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, new RegExp(`^invalid: unknown kid "${key.kid}"`))
+  })
+
+  it('exits 1 when the envelope file is not JSON', async () => {
+    const file = path.join(dir, 'broken.json')
+    await writeFile(file, '{"manifest":')
+    const result = await verify(file, '--jwks', jwksFile)
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /^invalid: .*not valid JSON/)
+  })
+
+  const usageErrors: [string, string[]][] = [
+    ['no arguments', []],
+    ['no --jwks', [envelopeFile]],
+    ['no envelope', ['--jwks', 'jwks.json']],
+    ['two envelopes', ['a.json', 'b.json', '--jwks', 'jwks.json']],
+    ['an unknown flag', [envelopeFile, '--jwks', 'jwks.json', '--verbose']],
+  ]
+  for (const [name, argv] of usageErrors) {
+    it(`exits 2 with a usage line for ${name}`, async () => {
+      const result = await verify(...argv)
+      assert.equal(result.code, 2)
+      assert.match(result.stderr, /^error: .+\nusage: arbiter verify <envelope\.json> --jwks /)
+    })
+  }
+
+  it('exits 2 when the envelope file cannot be read', async () => {
+    const result = await verify(path.join(dir, 'missing.json'), '--jwks', jwksFile)
+    assert.equal(result.code, 2)
+    assert.match(result.stderr, /^error: cannot read .*missing\.json: ENOENT/)
+  })
+
+  it('exits 2 when the JWKS cannot be loaded', async () => {
+    const missing = await verify(envelopeFile, '--jwks', path.join(dir, 'nope.json'))
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /^error: cannot read JWKS file .*nope\.json: ENOENT/)
+
+    const notFound = await verify(envelopeFile, '--jwks', `${baseUrl}/missing`)
+    assert.equal(notFound.code, 2)
+    assert.match(notFound.stderr, /^error: JWKS fetch from .* failed: HTTP 404/)
+
+    const notJwks = path.join(dir, 'not-jwks.json')
+    await writeFile(notJwks, '{"kty":"OKP"}')
+    const shape = await verify(envelopeFile, '--jwks', notJwks)
+    assert.equal(shape.code, 2)
+    assert.match(shape.stderr, /has no "keys" array/)
+  })
+
+  it('prints the usage on --help and exits 0', async () => {
+    const result = await verify('--help')
+    assert.equal(result.code, 0)
+    assert.match(result.stdout, /^usage: arbiter verify/)
+  })
+})

@@ -1,0 +1,72 @@
+import { generateKeyPairSync } from 'node:crypto'
+import type { TestContext } from 'node:test'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { type AppConfig, buildApp } from '../../src/app.ts'
+import { type SigningKey, signingKeyFromPem } from '../../src/crypto/signing-key.ts'
+import type { Role } from '../../src/db/repositories/api-keys.ts'
+import { createApiKey } from '../../src/services/keys.ts'
+import { createTestDatabase, type TestDatabase, testPoolMax } from './database.ts'
+
+export async function newSigningKey(): Promise<SigningKey> {
+  const { privateKey } = generateKeyPairSync('ed25519')
+  return signingKeyFromPem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString())
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  db: TestDatabase
+  adminKey: string
+  /** Creates a key of the given role through the service (orchestrator keys need ids). */
+  key(role: Role, orchestratorIds?: string[]): Promise<string>
+  /** `app.inject` with a bearer key. */
+  request(key: string | null, options: InjectOptions): Promise<LightMyRequestResponse>
+}
+
+export interface TestAppOptions {
+  config?: Partial<AppConfig>
+  signingKey?: SigningKey
+  /** Reuse a database (several app instances on one database); otherwise one is created for this app. */
+  database?: TestDatabase
+}
+
+/** Builds the app on a database of its own and closes both when the test (or suite) ends. */
+export async function buildTestApp(
+  t: Pick<TestContext, 'after'>,
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const ownDatabase = options.database === undefined
+  const db = options.database ?? (await createTestDatabase())
+  const app = await buildApp({
+    config: {
+      connectionString: db.connectionString,
+      dbPoolMax: testPoolMax(db.kind),
+      bodyLimitBytes: 1024 * 1024,
+      rateLimitPerMinute: 0,
+      probeAllowedHosts: [],
+      probeAllowPrivate: true,
+      probeEnv: {},
+      ...options.config,
+    },
+    signingKey: options.signingKey ?? (await newSigningKey()),
+    logger: false,
+  })
+  t.after(async () => {
+    await app.close()
+    if (ownDatabase) await db.stop()
+  })
+  const key = async (role: Role, orchestratorIds?: string[]) =>
+    (await createApiKey(app.db, { role, orchestrator_ids: orchestratorIds, label: `test ${role}` }, 'system'))
+      .key
+  const adminKey = await key('admin')
+  return {
+    app,
+    db,
+    adminKey,
+    key,
+    request: (bearer, injectOptions) =>
+      app.inject({
+        ...injectOptions,
+        headers: { ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...injectOptions.headers },
+      }),
+  }
+}
