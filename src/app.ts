@@ -83,8 +83,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('signingKey', options.signingKey)
 
   // An empty body with a JSON content type means "no body" (e.g. `POST .../evaluate`); the rest is the stock parser.
+  // JSON is the only body type (SPEC §2): anything else is a 415, not a confusing validation error.
+  app.removeAllContentTypeParsers()
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser(['application/json', 'application/problem+json'], { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined)
     parseJson(request, body as string, done)
   })

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { describe, it } from 'node:test'
+import { OPENAPI_FILE, renderOpenApi } from '../../src/openapi-write.ts'
+import { buildTestApp } from '../helpers/app.ts'
+
+function assertProblem(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number) {
+  assert.equal(response.statusCode, status, response.body)
+  assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
+  const problem = JSON.parse(response.body)
+  assert.equal(problem.status, status)
+  assert.equal(typeof problem.type, 'string')
+  assert.equal(typeof problem.title, 'string')
+  assert.equal(typeof problem.detail, 'string')
+  assert.doesNotMatch(response.body, /at .*\.ts:\d+|SELECT|INSERT/, 'no stack traces or SQL in responses')
+  return problem
+}
+
+describe('HTTP conventions', async () => {
+  it('answers errors as RFC 9457 problem+json', async (t) => {
+    const { request, adminKey } = await buildTestApp(t)
+    const post = (payload: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+      request(adminKey, { method: 'POST', url: '/v1/admin/keys', payload, headers })
+
+    assertProblem(await post('{"role":'), 400)
+    const unknownField = assertProblem(await post('{"role":"admin","label":"x","extra":1}'), 400)
+    assert.deepEqual(unknownField.errors, [{ path: 'body/extra', message: 'unknown field' }])
+    const wrongType = assertProblem(await post('{"role":"wizard","label":"x"}'), 400)
+    assert.equal(wrongType.errors[0].path, 'body/role')
+    assertProblem(await post('{"__proto__":{"x":1},"role":"admin","label":"x"}'), 400)
+    assertProblem(await post('{"role":"admin","label":"x"}', { 'content-type': 'text/plain' }), 415)
+    assertProblem(await post(JSON.stringify({ role: 'admin', label: 'x'.repeat(2 * 1024 * 1024) })), 413)
+    assertProblem(await request(adminKey, { method: 'GET', url: '/v1/nothing-here' }), 404)
+    assertProblem(await request(adminKey, { method: 'DELETE', url: '/v1/admin/keys/not-a-uuid' }), 400)
+    assertProblem(
+      await request(adminKey, { method: 'DELETE', url: '/v1/admin/keys/00000000-0000-4000-8000-000000000000' }),
+      404,
+    )
+    assertProblem(await request(adminKey, { method: 'GET', url: '/v1/admin/keys?cursor=%%%' }), 400)
+    assertProblem(await request(adminKey, { method: 'GET', url: '/v1/admin/keys?limit=0' }), 400)
+  })
+
+  it('echoes or assigns a request id', async (t) => {
+    const { request } = await buildTestApp(t)
+    const given = await request(null, { method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } })
+    assert.equal(given.headers['x-request-id'], 'abc-123')
+    const assigned = await request(null, { method: 'GET', url: '/healthz' })
+    assert.match(String(assigned.headers['x-request-id']), /^[0-9a-f-]{36}$/)
+  })
+
+  it('serves health, readiness, metrics, the OpenAPI document and the docs without a key', async (t) => {
+    const { request } = await buildTestApp(t)
+    assert.deepEqual((await request(null, { method: 'GET', url: '/healthz' })).json(), { status: 'ok' })
+    assert.deepEqual((await request(null, { method: 'GET', url: '/readyz' })).json(), { status: 'ready' })
+    const metrics = await request(null, { method: 'GET', url: '/metrics' })
+    assert.equal(metrics.statusCode, 200)
+    assert.match(metrics.body, /process_cpu_user_seconds_total/)
+    assert.match(metrics.body, /arbiter_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"[^}]*status_code="200"/)
+    assert.match(metrics.body, /arbiter_db_pool_connections\{state="total"\}/)
+    const openapi = await request(null, { method: 'GET', url: '/openapi.json' })
+    assert.equal(openapi.json().openapi, '3.1.0')
+    assert.equal((await request(null, { method: 'GET', url: '/docs' })).statusCode < 400, true)
+  })
+
+  it('keeps openapi/openapi.json identical to what the routes produce (run `npm run openapi`)', async (t) => {
+    const { app } = await buildTestApp(t)
+    const committed = await readFile(OPENAPI_FILE, 'utf8')
+    assert.equal(committed, renderOpenApi(app), 'openapi/openapi.json drifted from the route schemas')
+  })
+
+  it('limits requests per key with 429 and Retry-After', async (t) => {
+    const { request, adminKey, key } = await buildTestApp(t, { config: { rateLimitPerMinute: 3 } })
+    const statuses: number[] = []
+    let last: Awaited<ReturnType<typeof request>> | undefined
+    for (let i = 0; i < 4; i++) {
+      last = await request(adminKey, { method: 'GET', url: '/v1/admin/keys' })
+      statuses.push(last.statusCode)
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429])
+    assertProblem(last!, 429)
+    assert.ok(Number(last!.headers['retry-after']) > 0)
+    const other = await key('admin')
+    assert.equal((await request(other, { method: 'GET', url: '/v1/admin/keys' })).statusCode, 200, 'per key')
+  })
+})
