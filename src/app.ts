@@ -86,10 +86,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON is the only body type (SPEC §2): anything else is a 415, not a confusing validation error.
   app.removeAllContentTypeParsers()
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser(['application/json', 'application/problem+json'], { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined)
-    parseJson(request, body as string, done)
-  })
+  app.addContentTypeParser(
+    ['application/json', 'application/problem+json'],
+    { parseAs: 'string' },
+    (request, body, done) => {
+      if (body === '') return done(null, undefined)
+      parseJson(request, body as string, done)
+    },
+  )
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })

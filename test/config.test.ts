@@ -48,7 +48,9 @@ describe('loadConfig', () => {
       assert.throws(
         () => loadConfig({ [variable]: value }),
         (err: unknown) =>
-          err instanceof ConfigError && err.message.startsWith(`invalid ${variable}:`) && !err.message.includes('\n'),
+          err instanceof ConfigError &&
+          err.message.startsWith(`invalid ${variable}:`) &&
+          !err.message.includes('\n'),
       )
     })
   }

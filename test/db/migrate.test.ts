@@ -8,10 +8,16 @@ describe('migrations', () => {
   it('apply once, even when several replicas migrate at the same time', async (t) => {
     const db = await createTestDatabase({ migrate: false })
     t.after(() => db.stop())
-    const pools = [1, 2, 3].map(() => createPool({ connectionString: db.connectionString, max: testPoolMax(db.kind) }))
+    const pools = [1, 2, 3].map(() =>
+      createPool({ connectionString: db.connectionString, max: testPoolMax(db.kind) }),
+    )
     t.after(() => Promise.all(pools.map((pool) => pool.end())))
     const migrations = await readMigrations()
-    assert.equal(await pendingMigrationCount(pools[0]!, migrations).catch(() => -1), -1, 'no table before the first run')
+    assert.equal(
+      await pendingMigrationCount(pools[0]!, migrations).catch(() => -1),
+      -1,
+      'no table before the first run',
+    )
     const applied = await Promise.all(pools.map((pool) => migrate(pool, migrations)))
     const all = applied.flat()
     assert.equal(all.length, migrations.length, 'each migration applied exactly once across replicas')
@@ -27,6 +33,6 @@ describe('migrations', () => {
   it('reads numbered files in order', async () => {
     const migrations = await readMigrations()
     assert.ok(migrations.length >= 1)
-    migrations.forEach((m, index) => assert.equal(m.version, index + 1))
+    for (const [index, m] of migrations.entries()) assert.equal(m.version, index + 1)
   })
 })

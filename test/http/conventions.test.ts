@@ -4,7 +4,10 @@ import { describe, it } from 'node:test'
 import { OPENAPI_FILE, renderOpenApi } from '../../src/openapi-write.ts'
 import { buildTestApp } from '../helpers/app.ts'
 
-function assertProblem(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number) {
+function assertProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; body: string },
+  status: number,
+) {
   assert.equal(response.statusCode, status, response.body)
   assert.match(String(response.headers['content-type']), /^application\/problem\+json/)
   const problem = JSON.parse(response.body)
@@ -19,8 +22,10 @@ function assertProblem(response: { statusCode: number; headers: Record<string, u
 describe('HTTP conventions', async () => {
   it('answers errors as RFC 9457 problem+json', async (t) => {
     const { request, adminKey } = await buildTestApp(t)
-    const post = (payload: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-      request(adminKey, { method: 'POST', url: '/v1/admin/keys', payload, headers })
+    const post = (
+      payload: string,
+      headers: Record<string, string> = { 'content-type': 'application/json' },
+    ) => request(adminKey, { method: 'POST', url: '/v1/admin/keys', payload, headers })
 
     assertProblem(await post('{"role":'), 400)
     const unknownField = assertProblem(await post('{"role":"admin","label":"x","extra":1}'), 400)
@@ -33,7 +38,10 @@ describe('HTTP conventions', async () => {
     assertProblem(await request(adminKey, { method: 'GET', url: '/v1/nothing-here' }), 404)
     assertProblem(await request(adminKey, { method: 'DELETE', url: '/v1/admin/keys/not-a-uuid' }), 400)
     assertProblem(
-      await request(adminKey, { method: 'DELETE', url: '/v1/admin/keys/00000000-0000-4000-8000-000000000000' }),
+      await request(adminKey, {
+        method: 'DELETE',
+        url: '/v1/admin/keys/00000000-0000-4000-8000-000000000000',
+      }),
       404,
     )
     assertProblem(await request(adminKey, { method: 'GET', url: '/v1/admin/keys?cursor=%%%' }), 400)
@@ -42,7 +50,11 @@ describe('HTTP conventions', async () => {
 
   it('echoes or assigns a request id', async (t) => {
     const { request } = await buildTestApp(t)
-    const given = await request(null, { method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } })
+    const given = await request(null, {
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'abc-123' },
+    })
     assert.equal(given.headers['x-request-id'], 'abc-123')
     const assigned = await request(null, { method: 'GET', url: '/healthz' })
     assert.match(String(assigned.headers['x-request-id']), /^[0-9a-f-]{36}$/)
@@ -55,7 +67,10 @@ describe('HTTP conventions', async () => {
     const metrics = await request(null, { method: 'GET', url: '/metrics' })
     assert.equal(metrics.statusCode, 200)
     assert.match(metrics.body, /process_cpu_user_seconds_total/)
-    assert.match(metrics.body, /arbiter_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"[^}]*status_code="200"/)
+    assert.match(
+      metrics.body,
+      /arbiter_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"[^}]*status_code="200"/,
+    )
     assert.match(metrics.body, /arbiter_db_pool_connections\{state="total"\}/)
     const openapi = await request(null, { method: 'GET', url: '/openapi.json' })
     assert.equal(openapi.json().openapi, '3.1.0')
