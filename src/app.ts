@@ -13,18 +13,24 @@ import {
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
 import { type Migration, migrate, readMigrations } from './db/migrate.ts'
+import { assertAcceptableJson } from './http/json-guard.ts'
 import authPlugin from './http/plugins/auth.ts'
 import dbPlugin from './http/plugins/db.ts'
 import errorsPlugin from './http/plugins/errors.ts'
 import metricsPlugin from './http/plugins/metrics.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { keyRoutes } from './http/routes/keys.ts'
+import { manifestRoutes } from './http/routes/manifests.ts'
+import { outcomeRoutes } from './http/routes/outcomes.ts'
+import type { ServiceContext } from './services/context.ts'
 import { registerSigningKey } from './services/signing.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: AppConfig
     signingKey: SigningKey
+    /** What the use cases in src/services need, in one object. */
+    services: ServiceContext
   }
 }
 
@@ -37,6 +43,9 @@ export interface AppConfig
   connectionString: string
   /** Environment probe headers `{env: NAME}` read from at call time (the process env in production). */
   probeEnv: Record<string, string | undefined>
+  /** Manifest stream: how often new manifests are looked for, and the heartbeat interval. */
+  ssePollMs?: number
+  sseHeartbeatMs?: number
 }
 
 export interface AppOptions {
@@ -91,7 +100,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     { parseAs: 'string' },
     (request, body, done) => {
       if (body === '') return done(null, undefined)
-      parseJson(request, body as string, done)
+      parseJson(request, body as string, (err, parsed) => {
+        if (err) return done(err)
+        try {
+          assertAcceptableJson(parsed)
+        } catch (guardErr) {
+          return done(guardErr as Error)
+        }
+        done(null, parsed)
+      })
     },
   )
   app.addHook('onSend', async (request, reply) => {
@@ -138,9 +155,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     })
   }
 
+  app.decorate('services', {
+    db: app.db,
+    signingKey: options.signingKey,
+    metrics: app.metrics,
+    log: app.log,
+    probes: {
+      policy: { allowedHosts: config.probeAllowedHosts, allowPrivate: config.probeAllowPrivate },
+      env: config.probeEnv,
+    },
+  } satisfies ServiceContext)
+
   // 2. Routes.
   await app.register(healthRoutes, { migrations })
   await app.register(keyRoutes)
+  await app.register(outcomeRoutes)
+  await app.register(manifestRoutes, {
+    ssePollMs: config.ssePollMs ?? 500,
+    sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,
+  })
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger())
 
   await app.ready()

@@ -4,7 +4,7 @@ import { createApiKey, listKeys, ROLES, revokeKey } from '../../services/keys.ts
 import { problemSchema } from '../errors.ts'
 import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
 import { principalOf } from '../plugins/auth.ts'
-import { authProblems, idParams, rfc3339, uuidParam } from '../schemas.ts'
+import { authProblems, idParams, rfc3339, uuidParam } from '../schemas/common.ts'
 
 const apiKeySchema = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { problemSchema } from './errors.ts'
+import { problemSchema } from '../errors.ts'
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 

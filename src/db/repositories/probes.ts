@@ -1,0 +1,66 @@
+import type { ProbeDefinition } from '../../probes/probe-definition.ts'
+import type { Queryable } from '../pool.ts'
+
+/**
+ * probes: the current version of each registered probe (id, name, version, definition, probe_digest,
+ * created_at, updated_at); probe_versions keeps every version, so a manifest's probe_version stays explainable.
+ */
+export interface ProbeRow {
+  id: string
+  name: string
+  version: number
+  definition: ProbeDefinition
+  probe_digest: string
+  created_at: Date
+  updated_at: Date
+}
+
+const COLUMNS = 'id, name, version, definition, probe_digest, created_at, updated_at'
+
+export async function insertProbe(db: Queryable, row: ProbeRow): Promise<void> {
+  await db.query(`INSERT INTO probes (${COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
+    row.id,
+    row.name,
+    row.version,
+    JSON.stringify(row.definition),
+    row.probe_digest,
+    row.created_at,
+    row.updated_at,
+  ])
+  await insertProbeVersion(db, row)
+}
+
+async function insertProbeVersion(db: Queryable, row: ProbeRow): Promise<void> {
+  await db.query(
+    `INSERT INTO probe_versions (probe_id, version, definition, probe_digest, created_at)
+     VALUES ($1, $2, $3::jsonb, $4, $5)`,
+    [row.id, row.version, JSON.stringify(row.definition), row.probe_digest, row.updated_at],
+  )
+}
+
+export async function findProbe(db: Queryable, id: string, options: { lock?: boolean } = {}) {
+  const { rows } = await db.query<ProbeRow>(
+    `SELECT ${COLUMNS} FROM probes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0]
+}
+
+/** Replaces the definition: version + 1, the old version kept in probe_versions. */
+export async function updateProbe(db: Queryable, row: ProbeRow): Promise<void> {
+  await db.query(
+    'UPDATE probes SET name = $2, version = $3, definition = $4::jsonb, probe_digest = $5, updated_at = $6 WHERE id = $1',
+    [row.id, row.name, row.version, JSON.stringify(row.definition), row.probe_digest, row.updated_at],
+  )
+  await insertProbeVersion(db, row)
+}
+
+export async function listProbes(db: Queryable, after: { at: Date; id: string } | null, limit: number) {
+  const { rows } = await db.query<ProbeRow>(
+    `SELECT ${COLUMNS} FROM probes
+     WHERE ($1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid))
+     ORDER BY created_at, id LIMIT $3`,
+    [after?.at ?? null, after?.id ?? null, limit],
+  )
+  return rows
+}

@@ -1,0 +1,217 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { AppError } from '../../errors.ts'
+import { evaluateOutcome } from '../../services/evaluation.ts'
+import { submitInterpretation } from '../../services/interpretations.ts'
+import { appendEvidence, createOutcome, getOutcome, listOutcomes } from '../../services/outcomes.ts'
+import { resolveOutcome } from '../../services/resolutions.ts'
+import { problemSchema } from '../errors.ts'
+import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
+import { assertMaySpeakFor, principalOf } from '../plugins/auth.ts'
+import {
+  appendEvidenceBody,
+  createOutcomeBody,
+  envelopeSchema,
+  interpretationBody,
+  interpretationCreatedSchema,
+  outcomeSchema,
+  outcomeStatusSchema,
+  pendingSchema,
+  resolutionBody,
+} from '../schemas/arbitration.ts'
+import { authProblems, idParams } from '../schemas/common.ts'
+
+const WRITERS = ['orchestrator', 'admin'] as const
+const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
+const seqCursor = z.object({ seq: z.number().int().nonnegative() })
+
+export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/v1/outcomes',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['outcomes'],
+        summary: 'Record a sub-agent result and its evidence (idempotent on subagent_id + run_id)',
+        body: createOutcomeBody,
+        response: {
+          200: outcomeSchema,
+          201: outcomeSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { created, outcome } = await createOutcome(app.services, request.body, principalOf(request).keyId)
+      return reply.code(created ? 201 : 200).send(outcome)
+    },
+  )
+
+  app.get(
+    '/v1/outcomes',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['outcomes'],
+        summary: 'List outcomes, oldest first',
+        querystring: z.strictObject({
+          subagent_id: z.string().min(1).optional(),
+          status: outcomeStatusSchema.optional(),
+          ...pageQuery,
+        }),
+        response: { 200: pageOf(outcomeSchema), ...authProblems },
+      },
+    },
+    async (request) => {
+      const { limit, cursor, subagent_id, status } = request.query
+      const after = decodeCursor(cursor, seqCursor)
+      const { rows, views } = await listOutcomes(
+        app.services,
+        { subagentId: subagent_id, status, afterSeq: after?.seq ?? null },
+        limit + 1,
+      )
+      const page = toPage(
+        rows,
+        limit,
+        (row) => views[rows.indexOf(row)]!,
+        (row) => ({ seq: row.list_seq }),
+      )
+      return page
+    },
+  )
+
+  app.get(
+    '/v1/outcomes/:id',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['outcomes'],
+        summary:
+          'One outcome: evidence versions, latest interpretation per orchestrator, current manifest id',
+        params: idParams,
+        response: { 200: outcomeSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) => getOutcome(app.services, request.params.id),
+  )
+
+  app.post(
+    '/v1/outcomes/:id/evidence',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['outcomes'],
+        summary:
+          'Add evidence items; the outcome gets a new evidence_hash over the union (200 when nothing new)',
+        params: idParams,
+        body: appendEvidenceBody,
+        response: {
+          200: outcomeSchema,
+          201: outcomeSchema,
+          404: problemSchema,
+          409: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { created, outcome } = await appendEvidence(
+        app.services,
+        request.params.id,
+        request.body.evidence,
+        principalOf(request).keyId,
+      )
+      return reply.code(created ? 201 : 200).send(outcome)
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/interpretations',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['interpretations'],
+        summary: "Submit an orchestrator's interpretation (a new revision unless identical to its latest)",
+        params: idParams,
+        body: interpretationBody,
+        response: {
+          200: interpretationCreatedSchema,
+          201: interpretationCreatedSchema,
+          404: problemSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request)
+      assertMaySpeakFor(principal, request.body.orchestrator_id)
+      const result = await submitInterpretation(app.services, request.params.id, request.body, principal)
+      if (result.kind === 'dissent') {
+        // Stored and audited before this answer: the decision stands, the dissent is on record.
+        throw new AppError(
+          'CONFLICT',
+          'the outcome already has a final decision; this interpretation was recorded as dissent and does not change it',
+          { manifest_id: result.manifestId },
+        )
+      }
+      return reply.code(result.kind === 'created' ? 201 : 200).send(result.interpretation)
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/evaluate',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['evaluation'],
+        summary:
+          'Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators)',
+        params: idParams,
+        body: z.strictObject({}).optional(),
+        response: {
+          200: envelopeSchema,
+          202: pendingSchema,
+          404: problemSchema,
+          409: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await evaluateOutcome(app.services, request.params.id, principalOf(request).keyId)
+      if (result.kind === 'pending') {
+        return reply
+          .code(202)
+          .send({ status: 'pending' as const, missing_orchestrators: result.missing_orchestrators })
+      }
+      return reply.code(200).send(result.envelope)
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/resolution',
+    {
+      config: { auth: ['ops', 'admin'] },
+      schema: {
+        tags: ['escalations'],
+        summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',
+        params: idParams,
+        body: resolutionBody,
+        response: { 201: envelopeSchema, 404: problemSchema, 409: problemSchema, ...authProblems },
+      },
+    },
+    async (request, reply) => {
+      const envelope = await resolveOutcome(
+        app.services,
+        request.params.id,
+        request.body,
+        principalOf(request),
+      )
+      return reply.code(201).send(envelope)
+    },
+  )
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import canonicalize from 'canonicalize'
+import type { TestApp } from './app.ts'
+
+/** Independent of the service's own helpers: the hash as a client would compute it from SPEC §3. */
+export function clientHash(value: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalize(value)!).digest('hex')}`
+}
+
+export function clientEvidenceHash(items: unknown[]): string {
+  return clientHash([...new Set(items.map(clientHash))].sort())
+}
+
+let runCounter = 0
+export function uniqueRun(prefix = 'run'): string {
+  runCounter += 1
+  return `${prefix}-${process.pid}-${Date.now()}-${runCounter}`
+}
+
+export const EVIDENCE = [
+  { kind: 'result_payload', name: 'result', content: { refund_id: 're_1', status: 'ok' } },
+  { kind: 'exit_code', content: 0 },
+]
+
+export interface OutcomeBody {
+  subagent_id: string
+  run_id: string
+  evidence: unknown[]
+  expected_orchestrators?: string[]
+  deadline?: string
+  arbiter_orchestrator_id?: string
+  probe?: { probe_id: string; params?: Record<string, unknown> }
+  fallback_policy?: 'escalate' | 'strictest_wins'
+}
+
+export async function createOutcome(t: TestApp, key: string, body: Partial<OutcomeBody> = {}) {
+  const response = await t.request(key, {
+    method: 'POST',
+    url: '/v1/outcomes',
+    payload: { subagent_id: 'refund-agent', run_id: uniqueRun(), evidence: EVIDENCE, ...body },
+  })
+  assert.equal(response.statusCode, 201, response.body)
+  return response.json() as { outcome_id: string; evidence_hash: string; [k: string]: unknown }
+}
+
+export interface InterpretationBody {
+  orchestrator_id: string
+  outcome_interpretation: 'success' | 'partial' | 'failure'
+  success_criterion?: unknown
+  success_criterion_hash?: string
+  evidence_hash?: string
+  intended_action?: { kind: string; resources: string[] }
+  rationale?: string
+}
+
+export const CRITERION = { require: ['exit_code == 0', 'receipt present'], min_confidence: 0.8 }
+
+export async function interpret(
+  t: TestApp,
+  key: string,
+  outcomeId: string,
+  body: InterpretationBody,
+  status = 201,
+) {
+  const response = await t.request(key, {
+    method: 'POST',
+    url: `/v1/outcomes/${outcomeId}/interpretations`,
+    payload: { success_criterion: CRITERION, ...body },
+  })
+  assert.equal(response.statusCode, status, response.body)
+  return response.json()
+}
+
+export async function evaluate(t: TestApp, key: string, outcomeId: string, status = 200) {
+  const response = await t.request(key, { method: 'POST', url: `/v1/outcomes/${outcomeId}/evaluate` })
+  assert.equal(response.statusCode, status, response.body)
+  return response.json()
+}
