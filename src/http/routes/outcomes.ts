@@ -171,7 +171,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
         summary:
           'Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators)',
         params: idParams,
-        body: z.strictObject({}).optional(),
+        body: z.strictObject({}).nullish(),
         response: {
           200: envelopeSchema,
           202: pendingSchema,
