@@ -18,10 +18,12 @@ import authPlugin from './http/plugins/auth.ts'
 import dbPlugin from './http/plugins/db.ts'
 import errorsPlugin from './http/plugins/errors.ts'
 import metricsPlugin from './http/plugins/metrics.ts'
+import { auditRoutes } from './http/routes/audit.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { keyRoutes } from './http/routes/keys.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { outcomeRoutes } from './http/routes/outcomes.ts'
+import { probeRoutes } from './http/routes/probes.ts'
 import type { ServiceContext } from './services/context.ts'
 import { registerSigningKey } from './services/signing.ts'
 
@@ -170,6 +172,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { migrations })
   await app.register(keyRoutes)
   await app.register(outcomeRoutes)
+  await app.register(probeRoutes)
+  await app.register(auditRoutes)
   await app.register(manifestRoutes, {
     ssePollMs: config.ssePollMs ?? 500,
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,

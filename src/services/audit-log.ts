@@ -28,6 +28,7 @@ export class AuditBatch {
     private head: { seq: number; hash: string },
   ) {}
 
+  /** `db` must be a client inside a transaction: outside one, the head lock would end with the statement. */
   static async open(db: Queryable): Promise<AuditBatch> {
     return new AuditBatch(db, await lockAuditHead(db))
   }

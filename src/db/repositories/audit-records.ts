@@ -60,3 +60,61 @@ export async function insertAuditRecords(db: Queryable, records: AuditRecord[]):
   const last = records[records.length - 1]!
   await db.query('UPDATE audit_head SET seq = $1, hash = $2', [last.seq, last.hash])
 }
+
+export interface AuditFilter {
+  outcomeId?: string | undefined
+  subagentId?: string | undefined
+  orchestratorId?: string | undefined
+  kind?: string | undefined
+  verdict?: string | undefined
+  from?: Date | undefined
+  to?: Date | undefined
+  afterSeq: number | null
+}
+
+/** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
+export async function listAuditRecords(
+  db: Queryable,
+  filter: AuditFilter,
+  limit: number,
+): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditRow>(
+    `SELECT ${AUDIT_COLUMNS} FROM audit_records
+     WHERE ($1::uuid IS NULL OR outcome_id = $1) AND ($2::text IS NULL OR subagent_id = $2)
+       AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
+       AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)
+       AND ($7::timestamptz IS NULL OR at <= $7) AND ($8::bigint IS NULL OR seq > $8)
+     ORDER BY seq LIMIT $9`,
+    [
+      filter.outcomeId ?? null,
+      filter.subagentId ?? null,
+      filter.orchestratorId ?? null,
+      filter.kind ?? null,
+      filter.verdict ?? null,
+      filter.from ?? null,
+      filter.to ?? null,
+      filter.afterSeq,
+      limit,
+    ],
+  )
+  return rows
+}
+
+/** Records with from <= seq <= to, ascending, at most `limit` (the verifier reads the chain in such slices). */
+export async function auditRange(
+  db: Queryable,
+  fromSeq: number,
+  toSeq: number,
+  limit: number,
+): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditRow>(
+    `SELECT ${AUDIT_COLUMNS} FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+    [fromSeq, toSeq, limit],
+  )
+  return rows
+}
+
+export async function readAuditHead(db: Queryable): Promise<{ seq: number; hash: string }> {
+  const { rows } = await db.query<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_head')
+  return rows[0]!
+}

@@ -1,0 +1,215 @@
+import { once } from 'node:events'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { listEscalations } from '../../db/repositories/escalations.ts'
+import { AUDIT_KINDS } from '../../domain/audit-chain.ts'
+import {
+  auditCheckpoint,
+  outcomeStory,
+  queryAuditRecords,
+  streamAuditRecords,
+  verifyAuditChain,
+} from '../../services/audit.ts'
+import type { Manifest } from '../../services/manifests.ts'
+import { problemSchema } from '../errors.ts'
+import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
+import {
+  envelopeSchema,
+  escalationSchema,
+  outcomeStatusSchema,
+  verdictSchema,
+} from '../schemas/arbitration.ts'
+import { authProblems, idParams, rfc3339 } from '../schemas/common.ts'
+
+const OPS = { auth: ['ops', 'admin'] as const }
+const seqCursor = z.object({ seq: z.number().int().nonnegative() })
+
+export const auditRecordSchema = z
+  .object({
+    seq: z.number().int(),
+    at: z.string(),
+    kind: z.enum(AUDIT_KINDS),
+    actor: z.string(),
+    outcome_id: z.string().nullable(),
+    manifest_id: z.string().nullable(),
+    subagent_id: z.string().nullable(),
+    orchestrator_id: z.string().nullable(),
+    verdict: z.string().nullable(),
+    data: z.record(z.string(), z.json()),
+    prev_hash: z.string(),
+    hash: z.string(),
+  })
+  .meta({ id: 'AuditRecord' })
+
+const auditQuery = z.strictObject({
+  outcome_id: z.uuid().optional(),
+  subagent_id: z.string().min(1).optional(),
+  orchestrator_id: z.string().min(1).optional(),
+  kind: z.enum(AUDIT_KINDS).optional(),
+  verdict: verdictSchema.optional(),
+  from: rfc3339.optional(),
+  to: rfc3339.optional(),
+  ...pageQuery,
+})
+
+const seqNumber = z.coerce.number().int().min(1)
+
+export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/v1/audit/records',
+    {
+      config: OPS,
+      schema: {
+        tags: ['audit'],
+        summary:
+          'Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.',
+        querystring: auditQuery,
+        response: { 200: pageOf(auditRecordSchema), ...authProblems },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor, outcome_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
+        request.query
+      const after = decodeCursor(cursor, seqCursor)
+      const filter = {
+        outcomeId: outcome_id,
+        subagentId: subagent_id,
+        orchestratorId: orchestrator_id,
+        kind,
+        verdict,
+        from: from ? new Date(from) : undefined,
+        to: to ? new Date(to) : undefined,
+      }
+      if ((request.headers.accept ?? '').includes('application/x-ndjson')) {
+        reply.hijack()
+        const raw = reply.raw
+        raw.writeHead(200, {
+          'content-type': 'application/x-ndjson; charset=utf-8',
+          'x-request-id': request.id,
+        })
+        try {
+          for await (const record of streamAuditRecords(app.db, filter, after?.seq ?? null)) {
+            if (raw.destroyed) return
+            // Respect backpressure: a slow reader slows the export down instead of filling memory.
+            if (!raw.write(`${JSON.stringify(record)}\n`)) await once(raw, 'drain')
+          }
+        } catch (err) {
+          request.log.error({ err }, 'audit export failed mid-stream')
+          raw.destroy()
+          return
+        }
+        raw.end()
+        return
+      }
+      const rows = await queryAuditRecords(app.db, { ...filter, afterSeq: after?.seq ?? null }, limit + 1)
+      return toPage(
+        rows,
+        limit,
+        (row) => row,
+        (row) => ({ seq: row.seq }),
+      )
+    },
+  )
+
+  app.get(
+    '/v1/audit/outcomes/:id',
+    {
+      config: OPS,
+      schema: {
+        tags: ['audit'],
+        summary: "One outcome's reconciled story: every audit record about it and its current manifest",
+        params: idParams,
+        response: {
+          200: z.object({
+            outcome_id: z.uuid(),
+            status: outcomeStatusSchema,
+            records: z.array(auditRecordSchema),
+            manifest: envelopeSchema.nullable(),
+          }),
+          404: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request) => outcomeStory(app.services, request.params.id),
+  )
+
+  app.get(
+    '/v1/audit/verify',
+    {
+      config: OPS,
+      schema: {
+        tags: ['audit'],
+        summary: 'Recompute the hash chain over a seq range and report the first bad record',
+        querystring: z.strictObject({ from_seq: seqNumber.optional(), to_seq: seqNumber.optional() }),
+        response: {
+          200: z.object({
+            ok: z.boolean(),
+            checked: z.number().int(),
+            head_seq: z.number().int().nullable(),
+            head_hash: z.string().nullable(),
+            first_bad_seq: z.number().int().nullable(),
+          }),
+          ...authProblems,
+        },
+      },
+    },
+    async (request) => verifyAuditChain(app.db, request.query.from_seq ?? 1, request.query.to_seq),
+  )
+
+  app.get(
+    '/v1/audit/checkpoint',
+    {
+      config: OPS,
+      schema: {
+        tags: ['audit'],
+        summary: 'A signed checkpoint of the chain head (JWS over JCS(checkpoint), manifest key)',
+        response: {
+          200: z.object({
+            checkpoint: z.object({ seq: z.number().int(), hash: z.string(), at: z.string() }),
+            jws: z.string(),
+          }),
+          ...authProblems,
+        },
+      },
+    },
+    async () => auditCheckpoint(app.services),
+  )
+
+  app.get(
+    '/v1/escalations',
+    {
+      config: OPS,
+      schema: {
+        tags: ['escalations'],
+        summary: 'HALTed outcomes awaiting (or given) a human resolution, with their divergence receipts',
+        querystring: z.strictObject({ status: z.enum(['open', 'resolved']).optional(), ...pageQuery }),
+        response: { 200: pageOf(escalationSchema), ...authProblems },
+      },
+    },
+    async (request) => {
+      const { status, limit, cursor } = request.query
+      const after = decodeCursor(cursor, seqCursor)
+      const rows = await listEscalations(app.db, { status, afterSeq: after?.seq ?? null }, limit + 1)
+      return toPage(
+        rows,
+        limit,
+        (row) => {
+          const halt = JSON.parse(row.manifest_jcs) as Manifest
+          return {
+            outcome_id: row.outcome_id,
+            subagent_id: row.subagent_id,
+            run_id: row.run_id,
+            status: row.status,
+            manifest_id: row.manifest_id,
+            verdict: halt.verdict,
+            interpretation_divergence_receipt: halt.interpretation_divergence_receipt,
+            opened_at: row.opened_at.toISOString(),
+            resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+          }
+        },
+        (row) => ({ seq: row.list_seq }),
+      )
+    },
+  )
+}

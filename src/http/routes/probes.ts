@@ -1,0 +1,138 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { probeDefinitionSchema } from '../../probes/probe-definition.ts'
+import { dryRunProbe, getProbe, listProbes, registerProbe, replaceProbe } from '../../services/probes.ts'
+import { problemSchema } from '../errors.ts'
+import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
+import { principalOf } from '../plugins/auth.ts'
+import { groundTruthSchema } from '../schemas/arbitration.ts'
+import { authProblems, idParams, rfc3339, uuidParam } from '../schemas/common.ts'
+
+const probeSchema = z
+  .object({
+    probe_id: z.uuid(),
+    name: z.string(),
+    version: z.number().int(),
+    probe_digest: z.string(),
+    definition: z.object({
+      name: z.string(),
+      request: z.object({
+        method: z.string(),
+        url: z.string(),
+        headers: z.record(z.string(), z.union([z.string(), z.object({ env: z.string() })])),
+      }),
+      timeout_ms: z.number().int(),
+      retries: z.number().int(),
+      predicate: z.object({
+        status: z.number().int(),
+        pointer: z.string(),
+        map: z.record(z.string(), z.string()),
+      }),
+    }),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Probe' })
+
+const dryRunBody = z.strictObject({
+  params: z.record(z.string(), z.json()).optional(),
+  outcome: z.strictObject({ subagent_id: z.string().max(200), run_id: z.string().max(200) }).optional(),
+})
+
+const probeCursor = z.object({ at: rfc3339, id: uuidParam })
+const ADMIN = { auth: ['admin'] as const }
+
+export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/v1/probes',
+    {
+      config: ADMIN,
+      schema: {
+        tags: ['probes'],
+        summary: 'Register a ground-truth HTTP probe',
+        body: probeDefinitionSchema,
+        response: { 201: probeSchema, ...authProblems },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await registerProbe(app.services, request.body, principalOf(request).keyId)),
+  )
+
+  app.put(
+    '/v1/probes/:id',
+    {
+      config: ADMIN,
+      schema: {
+        tags: ['probes'],
+        summary: 'Replace a probe definition (version + 1, new digest)',
+        params: idParams,
+        body: probeDefinitionSchema,
+        response: { 200: probeSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) =>
+      replaceProbe(app.services, request.params.id, request.body, principalOf(request).keyId),
+  )
+
+  app.get(
+    '/v1/probes',
+    {
+      config: ADMIN,
+      schema: {
+        tags: ['probes'],
+        summary: 'List probes',
+        querystring: z.strictObject(pageQuery),
+        response: { 200: pageOf(probeSchema), ...authProblems },
+      },
+    },
+    async (request) => {
+      const { limit, cursor } = request.query
+      const after = decodeCursor(cursor, probeCursor)
+      const rows = await listProbes(
+        app.services,
+        after ? { at: new Date(after.at), id: after.id } : null,
+        limit + 1,
+      )
+      return toPage(
+        rows,
+        limit,
+        (row) => row,
+        (row) => ({ at: row.created_at, id: row.probe_id }),
+      )
+    },
+  )
+
+  app.get(
+    '/v1/probes/:id',
+    {
+      config: ADMIN,
+      schema: {
+        tags: ['probes'],
+        summary: 'One probe, current version',
+        params: idParams,
+        response: { 200: probeSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) => getProbe(app.services, request.params.id),
+  )
+
+  app.post(
+    '/v1/probes/:id/dry-run',
+    {
+      config: ADMIN,
+      schema: {
+        tags: ['probes'],
+        summary: 'Execute the probe now without touching any outcome (a probe error is a 200 with error set)',
+        params: idParams,
+        body: dryRunBody.nullish(),
+        response: { 200: groundTruthSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) =>
+      dryRunProbe(
+        app.services,
+        request.params.id,
+        { params: request.body?.params as never, outcome: request.body?.outcome },
+        principalOf(request).keyId,
+      ),
+  )
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto'
+import { withTransaction } from '../db/pool.ts'
+import {
+  findProbe,
+  insertProbe,
+  listProbes as listProbeRows,
+  type ProbeRow,
+  updateProbe,
+} from '../db/repositories/probes.ts'
+import { hashJson, type JsonValue } from '../domain/canonical-json.ts'
+import { AppError } from '../errors.ts'
+import { normalizeProbeDefinition, type ProbeDefinitionInput } from '../probes/probe-definition.ts'
+import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
+import { checkRegistrationUrl } from '../probes/ssrf-guard.ts'
+import { appendAuditRecord } from './audit-log.ts'
+import type { Actor, ServiceContext } from './context.ts'
+import { observeProbe, probeExecutedEntry } from './evaluation.ts'
+
+export function toProbeView(row: ProbeRow) {
+  return {
+    probe_id: row.id,
+    name: row.name,
+    version: row.version,
+    probe_digest: row.probe_digest,
+    definition: row.definition,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+/** Defaults filled, registration-time SSRF check (a non-public IP literal is refused unless allowed). */
+function prepareDefinition(ctx: ServiceContext, input: ProbeDefinitionInput) {
+  const definition = normalizeProbeDefinition(input)
+  const refusal = checkRegistrationUrl(definition.request.url, ctx.probes.policy)
+  if (refusal) {
+    throw new AppError('VALIDATION', `probe url refused: ${refusal}`, {}, [
+      { path: 'body/request/url', message: refusal },
+    ])
+  }
+  return { definition, digest: hashJson(definition) }
+}
+
+function registeredEntry(row: ProbeRow, actor: Actor) {
+  return {
+    kind: 'probe.registered' as const,
+    actor,
+    data: { probe_id: row.id, name: row.name, version: row.version, probe_digest: row.probe_digest },
+  }
+}
+
+export async function registerProbe(ctx: ServiceContext, input: ProbeDefinitionInput, actor: Actor) {
+  const { definition, digest } = prepareDefinition(ctx, input)
+  const now = new Date()
+  const row: ProbeRow = {
+    id: randomUUID(),
+    name: definition.name,
+    version: 1,
+    definition,
+    probe_digest: digest,
+    created_at: now,
+    updated_at: now,
+  }
+  await withTransaction(ctx.db, async (tx) => {
+    await insertProbe(tx, row)
+    await appendAuditRecord(tx, registeredEntry(row, actor))
+  })
+  return toProbeView(row)
+}
+
+/** PUT: replaces the definition, version + 1; outcomes keep naming the probe and use the version current at run time. */
+export async function replaceProbe(
+  ctx: ServiceContext,
+  probeId: string,
+  input: ProbeDefinitionInput,
+  actor: Actor,
+) {
+  const { definition, digest } = prepareDefinition(ctx, input)
+  return withTransaction(ctx.db, async (tx) => {
+    const current = await findProbe(tx, probeId, { lock: true })
+    if (!current) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+    const row: ProbeRow = {
+      ...current,
+      name: definition.name,
+      version: current.version + 1,
+      definition,
+      probe_digest: digest,
+      updated_at: new Date(),
+    }
+    await updateProbe(tx, row)
+    await appendAuditRecord(tx, registeredEntry(row, actor))
+    return toProbeView(row)
+  })
+}
+
+export async function getProbe(ctx: ServiceContext, probeId: string) {
+  const row = await findProbe(ctx.db, probeId)
+  if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+  return toProbeView(row)
+}
+
+export async function listProbes(ctx: ServiceContext, after: { at: Date; id: string } | null, limit: number) {
+  return (await listProbeRows(ctx.db, after, limit)).map(toProbeView)
+}
+
+/**
+ * POST /v1/probes/{id}/dry-run: executes the current version against the given params without touching any
+ * outcome. The execution is still audited (`probe.executed` with no outcome): it called a real endpoint.
+ */
+export async function dryRunProbe(
+  ctx: ServiceContext,
+  probeId: string,
+  input: {
+    params?: Record<string, JsonValue> | undefined
+    outcome?: { subagent_id: string; run_id: string } | undefined
+  },
+  actor: Actor,
+): Promise<GroundTruthRecord> {
+  const row = await findProbe(ctx.db, probeId)
+  if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+  const { record, durationMs } = await runProbe(
+    { probe_id: row.id, version: row.version, probe_digest: row.probe_digest, definition: row.definition },
+    input.params ?? {},
+    input.outcome ?? { subagent_id: '', run_id: '' },
+    { policy: ctx.probes.policy, env: ctx.probes.env },
+  )
+  observeProbe(ctx, record, durationMs)
+  const entry = probeExecutedEntry(record, actor, null)
+  await withTransaction(ctx.db, (tx) =>
+    appendAuditRecord(tx, { ...entry, data: { ...entry.data, dry_run: true } }),
+  )
+  return record
+}
