@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
   jsonSchemaTransform,
@@ -13,6 +14,7 @@ import {
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
 import { type Migration, migrate, readMigrations } from './db/migrate.ts'
+import { AppError } from './errors.ts'
 import { assertAcceptableJson } from './http/json-guard.ts'
 import authPlugin from './http/plugins/auth.ts'
 import dbPlugin from './http/plugins/db.ts'
@@ -48,6 +50,23 @@ export interface AppConfig
   /** Manifest stream: how often new manifests are looked for, and the heartbeat interval. */
   ssePollMs?: number
   sseHeartbeatMs?: number
+  /** Load shedding (503 + Retry-After) instead of unbounded queues; defaults suit production. */
+  overload?: Partial<OverloadLimits>
+}
+
+export interface OverloadLimits {
+  /** Shed when the event loop lags more than this (ms). */
+  maxEventLoopDelayMs: number
+  /** Shed when the V8 heap exceeds this (bytes); 0 disables. */
+  maxHeapUsedBytes: number
+  /** Shed when more requests than this already wait for a database connection. */
+  maxDbWaiting: number
+}
+
+const DEFAULT_OVERLOAD: OverloadLimits = {
+  maxEventLoopDelayMs: 1000,
+  maxHeapUsedBytes: 768 * 1024 * 1024,
+  maxDbWaiting: 256,
 }
 
 export interface AppOptions {
@@ -70,6 +89,9 @@ export const LOG_REDACT = [
 ]
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+const OPERATIONS_ROUTES = new Set(['/healthz', '/readyz', '/metrics'])
+const isPublicProbeRoute = (url: string) => OPERATIONS_ROUTES.has(url.split('?')[0]!)
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
@@ -124,6 +146,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.migrate !== false) await migrate(app.db, migrations)
   await registerSigningKey(app.db, options.signingKey)
   await app.register(metricsPlugin)
+  const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
+  const shed = (reason: string) =>
+    new AppError('OVERLOADED', `the service is shedding load (${reason}); retry later`)
+  await app.register(underPressure, {
+    maxEventLoopDelay: overload.maxEventLoopDelayMs,
+    maxHeapUsedBytes: overload.maxHeapUsedBytes,
+    // Liveness, readiness and metrics stay answerable under load; everything else is shed with a 503 problem.
+    pressureHandler: async (request, _reply, type) => {
+      if (!isPublicProbeRoute(request.url)) throw shed(type)
+    },
+  })
+  app.addHook('onRequest', async (request) => {
+    if (app.db.waitingCount > overload.maxDbWaiting && !isPublicProbeRoute(request.url)) {
+      throw shed('database queue full')
+    }
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

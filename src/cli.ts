@@ -1,7 +1,7 @@
-import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
+import { createWriteStream } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { ConfigError, type Config, loadConfig } from './config.ts'
+import { type Config, ConfigError, loadConfig } from './config.ts'
 import { rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
 import { migrate } from './db/migrate.ts'
@@ -29,7 +29,10 @@ With the embedded database, stop the service first: one process at a time may op
 const out = (text: string) => process.stdout.write(text)
 const err = (text: string) => process.stderr.write(text)
 
-async function withPool<T>(config: Config, fn: (pool: Awaited<ReturnType<typeof openPool>>['pool']) => Promise<T>) {
+async function withPool<T>(
+  config: Config,
+  fn: (pool: Awaited<ReturnType<typeof openPool>>['pool']) => Promise<T>,
+) {
   const { pool, close } = await openPool(config)
   try {
     await migrate(pool)
@@ -141,7 +144,11 @@ export async function main(argv: string[]): Promise<number> {
       const { pool, close } = await openPool(config)
       try {
         const applied = await migrate(pool)
-        out(applied.length === 0 ? 'schema is current; nothing to apply\n' : `applied:\n${applied.join('\n')}\n`)
+        out(
+          applied.length === 0
+            ? 'schema is current; nothing to apply\n'
+            : `applied:\n${applied.join('\n')}\n`,
+        )
       } finally {
         await close()
       }

@@ -35,7 +35,7 @@ export async function startRuntime(
         rateLimitPerMinute: config.rateLimitPerMinute,
         probeAllowedHosts: config.probeAllowedHosts,
         probeAllowPrivate: config.probeAllowPrivate,
-        probeEnv: env,
+        probeEnv: probeEnvironment(env),
       },
       signingKey,
       logger,
@@ -64,4 +64,18 @@ export async function openPool(config: Config): Promise<{ pool: Pool; close: () 
       await database.embedded?.stop()
     },
   }
+}
+
+/**
+ * The variables probe headers may name with `{env: NAME}`: the process environment minus Arbiter's own
+ * secrets, so a probe definition can never ship the database URL or a key to a remote host.
+ */
+export function probeEnvironment(
+  env: Record<string, string | undefined>,
+): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      ([name]) => !name.startsWith('ARBITER_') && !/DATABASE_URL$/.test(name) && !name.startsWith('PG'),
+    ),
+  )
 }
