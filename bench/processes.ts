@@ -1,0 +1,158 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { request } from 'undici'
+
+/** Child processes the benchmark starts (Arbiter, the baseline server): output kept for errors, stopped on exit. */
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port)
+        else reject(new Error('could not pick a free port'))
+      })
+    })
+  })
+}
+
+export interface ManagedProcess {
+  name: string
+  pid: number
+  origin: string
+  /** The last lines the process wrote (stdout and stderr), for error messages. */
+  logTail(): string
+  /** SIGTERM (graceful shutdown), then SIGKILL after `graceMs`. Safe to call twice. */
+  stop(graceMs?: number): Promise<void>
+}
+
+export function startProcess(options: {
+  name: string
+  args: string[]
+  env: Record<string, string>
+  cwd: string
+  port: number
+}): ManagedProcess {
+  const child: ChildProcess = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  if (child.pid === undefined) throw new Error(`${options.name}: could not start`)
+  const lines: string[] = []
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
+    if (lines.length > 200) lines.splice(0, lines.length - 200)
+  }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  let exited = false
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = true
+      lines.push(`[${options.name} exited: code ${code}, signal ${signal}]`)
+      resolve()
+    })
+  })
+  return {
+    name: options.name,
+    pid: child.pid,
+    origin: `http://127.0.0.1:${options.port}`,
+    logTail: () => lines.slice(-30).join('\n'),
+    async stop(graceMs = 10_000) {
+      if (exited) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+      await exit
+      clearTimeout(timer)
+    },
+  }
+}
+
+/** Polls `path` until it answers 200; fails early when the process dies. */
+export async function waitReady(proc: ManagedProcess, path: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (!processAlive(proc.pid)) throw new Error(`${proc.name} exited during start-up:\n${proc.logTail()}`)
+    try {
+      const res = await request(`${proc.origin}${path}`, { headersTimeout: 2000, bodyTimeout: 2000 })
+      await res.body.dump()
+      if (res.statusCode === 200) return
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${proc.name} not ready after ${timeoutMs} ms:\n${proc.logTail()}`)
+    await sleep(100)
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Field 3 is the state; Z is a zombie (exited, not yet reaped).
+    return stat.split(') ')[1]?.[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Resident memory of one process: VmRSS polled every 200 ms (remembering during which phase the peak came) and
+ * the kernel's own high-water mark VmHWM, read last just before the process is stopped.
+ */
+export class MemorySampler {
+  phase = 'start-up'
+  peakRssBytes = 0
+  peakPhase = ''
+  hwmBytes = 0
+  samples = 0
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(readonly pid: number) {}
+
+  start(intervalMs = 200): void {
+    this.sample()
+    this.timer = setInterval(() => this.sample(), intervalMs)
+    this.timer.unref()
+  }
+
+  sample(): void {
+    let status: string
+    try {
+      status = readFileSync(`/proc/${this.pid}/status`, 'utf8')
+    } catch {
+      return
+    }
+    const rss = kilobytes(status, 'VmRSS')
+    const hwm = kilobytes(status, 'VmHWM')
+    if (rss === null) return
+    this.samples += 1
+    if (rss > this.peakRssBytes) {
+      this.peakRssBytes = rss
+      this.peakPhase = this.phase
+    }
+    if (hwm !== null && hwm > this.hwmBytes) this.hwmBytes = hwm
+  }
+
+  /** Takes a last sample (the process must still be running) and stops polling. */
+  stop(): void {
+    this.sample()
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+
+  /** The higher of the polled peak and the kernel's high-water mark. */
+  get peakBytes(): number {
+    return Math.max(this.peakRssBytes, this.hwmBytes)
+  }
+}
+
+function kilobytes(status: string, field: string): number | null {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)
+  return match ? Number(match[1]) * 1024 : null
+}
