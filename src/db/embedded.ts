@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { PGliteWireServer } from './pglite-wire-server.ts'
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL the app's `pg` pool connects to: the app has one data path either way. */
@@ -13,8 +13,8 @@ export interface EmbeddedOptions {
   /** Directory holding the database files; undefined keeps everything in memory (tests). */
   dataDir?: string
   /**
-   * Socket connections the server accepts. PGlite runs one query at a time; the socket server interleaves
-   * connections only between transactions, so a transaction on one connection holds every other one back.
+   * Socket connections the server accepts. PGlite is one session: connections take turns unit by unit, and a
+   * connection inside a transaction holds every other one back until it commits (see PGliteWireServer).
    */
   maxConnections?: number
 }
@@ -31,14 +31,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   } else {
     db = await PGlite.create()
   }
-  const server = new PGLiteSocketServer({
-    db,
+  const server = new PGliteWireServer(db, {
     host: '127.0.0.1',
     port: 0,
-    maxConnections: options.maxConnections ?? 16,
+    maxConnections: options.maxConnections ?? 64,
   })
-  await server.start()
-  const connectionString = `postgres://postgres@${server.getServerConn()}/postgres`
+  const { host, port } = await server.start()
+  const connectionString = `postgres://postgres@${host}:${port}/postgres`
   let stopped = false
   return {
     connectionString,
@@ -65,7 +64,7 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       const holder = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10)
-      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+      if (Number.isInteger(holder) && isAlive(holder)) {
         throw new Error(
           `another Arbiter process (pid ${holder}) is using the embedded database in ${dataDir}; stop it or set DATABASE_URL`,
         )

@@ -1,0 +1,199 @@
+import { createServer, type Server, type Socket } from 'node:net'
+import type { PGlite } from '@electric-sql/pglite'
+
+// Startup-phase request codes (first message of a connection, no type byte).
+const SSL_REQUEST = 80877103
+const GSSENC_REQUEST = 80877104
+const CANCEL_REQUEST = 80877102
+// Frontend message types that end a unit of work: Sync ends an extended-protocol batch, Query is a whole
+// simple-protocol statement, Terminate ends the connection.
+const SYNC = 0x53 // 'S'
+const QUERY = 0x51 // 'Q'
+const TERMINATE = 0x58 // 'X'
+
+interface Connection {
+  id: number
+  socket: Socket
+  buffer: Buffer
+  started: boolean
+  /** Messages of the unit being received (e.g. Parse, Bind, Execute, before its Sync). */
+  pending: Buffer[]
+  /** Complete units waiting for their turn, in arrival order. */
+  units: Buffer[][]
+  running: boolean
+  closed: boolean
+}
+
+/**
+ * Serves one PGlite (a single-session PostgreSQL) to several wire-protocol clients, correctly.
+ *
+ * `@electric-sql/pglite-socket` interleaves clients message by message; with the extended protocol that is
+ * unsafe: client B's Bind can land between client A's Parse and Bind and bind A's unnamed statement. Here a
+ * client's messages run as whole units (through its Sync, or one simple Query), and a client inside an open
+ * transaction keeps the session until the transaction ends, so every client sees PostgreSQL semantics: its
+ * statements are its own, and transactions are serialized (which is what PGlite can offer).
+ */
+export class PGliteWireServer {
+  private server: Server | null = null
+  private readonly connections = new Set<Connection>()
+  /** The connection that holds the session: mid-unit, or inside an open transaction. */
+  private owner: Connection | null = null
+  private busy = false
+  private nextId = 1
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly options: { host: string; port: number; maxConnections: number },
+  ) {}
+
+  async start(): Promise<{ host: string; port: number }> {
+    await this.db.waitReady
+    const server = createServer((socket) => this.accept(socket))
+    server.maxConnections = this.options.maxConnections
+    this.server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.options.port, this.options.host, () => resolve())
+    })
+    const address = server.address()
+    if (address === null || typeof address === 'string')
+      throw new Error('embedded database did not bind a TCP port')
+    return { host: this.options.host, port: address.port }
+  }
+
+  async stop(): Promise<void> {
+    for (const connection of this.connections) connection.socket.destroy()
+    const server = this.server
+    this.server = null
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
+    // Let a unit that was mid-flight finish before the database is closed underneath it.
+    while (this.busy) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  private accept(socket: Socket): void {
+    socket.setNoDelay(true)
+    const connection: Connection = {
+      id: this.nextId++,
+      socket,
+      buffer: Buffer.alloc(0),
+      started: false,
+      pending: [],
+      units: [],
+      running: false,
+      closed: false,
+    }
+    this.connections.add(connection)
+    socket.on('data', (chunk) => this.receive(connection, chunk))
+    socket.on('error', () => socket.destroy())
+    socket.on('close', () => void this.drop(connection))
+  }
+
+  private receive(connection: Connection, chunk: Buffer): void {
+    connection.buffer = Buffer.concat([connection.buffer, chunk])
+    for (;;) {
+      const message = this.nextMessage(connection)
+      if (message === null) break
+      if (message === 'handled') continue
+      connection.pending.push(message)
+      const type = connection.started ? message[0] : -1
+      if (!connection.started || type === SYNC || type === QUERY || type === TERMINATE) {
+        connection.started = true
+        connection.units.push(connection.pending)
+        connection.pending = []
+      }
+    }
+    void this.pump()
+  }
+
+  /** One complete message off the buffer, 'handled' for startup requests answered here, or null for "need more". */
+  private nextMessage(connection: Connection): Buffer | 'handled' | null {
+    const buffer = connection.buffer
+    if (!connection.started) {
+      if (buffer.length < 8) return null
+      const length = buffer.readInt32BE(0)
+      if (buffer.length < length) return null
+      const code = buffer.readInt32BE(4)
+      connection.buffer = buffer.subarray(length)
+      if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+        connection.socket.write('N') // no TLS on the loopback socket
+        return 'handled'
+      }
+      if (code === CANCEL_REQUEST) {
+        connection.socket.destroy()
+        return 'handled'
+      }
+      return Buffer.from(buffer.subarray(0, length))
+    }
+    if (buffer.length < 5) return null
+    const length = 1 + buffer.readInt32BE(1)
+    if (buffer.length < length) return null
+    connection.buffer = buffer.subarray(length)
+    return Buffer.from(buffer.subarray(0, length))
+  }
+
+  /** Runs the next unit whose connection may use the session now. */
+  private async pump(): Promise<void> {
+    if (this.busy) return
+    const next = this.pickNext()
+    if (!next) return
+    this.busy = true
+    next.running = true
+    const unit = next.units.shift()!
+    try {
+      for (const message of unit) {
+        if (next.closed) break
+        if (message[0] === TERMINATE && next.started) {
+          next.socket.end()
+          break
+        }
+        await this.db.runExclusive(() =>
+          this.db.execProtocolRawStream(new Uint8Array(message), {
+            onRawData: (data: Uint8Array) => {
+              if (!next.closed && data.length > 0) next.socket.write(data)
+            },
+          }),
+        )
+      }
+    } catch {
+      next.socket.destroy()
+    } finally {
+      next.running = false
+      this.owner = this.db.isInTransaction() && !next.closed ? next : null
+      if (next.closed) await this.rollbackIfOwned()
+      this.busy = false
+      void this.pump()
+    }
+  }
+
+  private pickNext(): Connection | null {
+    if (this.owner) return this.owner.units.length > 0 ? this.owner : null
+    for (const connection of this.connections) {
+      if (connection.units.length > 0 && !connection.running) return connection
+    }
+    return null
+  }
+
+  private async drop(connection: Connection): Promise<void> {
+    connection.closed = true
+    connection.units = []
+    this.connections.delete(connection)
+    if (this.owner === connection && !connection.running) {
+      this.owner = null
+      await this.rollbackIfOwned()
+      void this.pump()
+    }
+  }
+
+  /** A client that vanished mid-transaction must not leave the single session inside it. */
+  private async rollbackIfOwned(): Promise<void> {
+    if (this.db.isInTransaction()) {
+      this.busy = true
+      try {
+        // exec() takes PGlite's own lock; wrapping it in runExclusive would deadlock.
+        await this.db.exec('ROLLBACK')
+      } finally {
+        this.busy = false
+      }
+    }
+  }
+}

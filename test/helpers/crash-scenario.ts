@@ -1,0 +1,364 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { compactVerify, createLocalJWKSet } from 'jose'
+import { type ChildServer, freePort, startChildServer } from './child-server.ts'
+import { createTestDatabase, testPoolMax } from './database.ts'
+import { CRITERION, clientHash, EVIDENCE, uniqueRun } from './fixtures.ts'
+import { type HttpAnswer, httpClient } from './http-client.ts'
+import { assertStoreIntegrity } from './integrity.ts'
+import { runLoad } from './load.ts'
+
+/**
+ * Crash safety (SPEC §4, "loses nothing"): the real service runs as a child process under concurrent
+ * orchestrator traffic and is killed with SIGKILL at random moments, then restarted on the same database.
+ * Afterwards everything any client was told succeeded (a 2xx) must be there, whole, with its audit records;
+ * no outcome may have two decisions; the audit chain must verify.
+ */
+
+export interface CrashScenarioOptions {
+  cycles: number
+  workers: number
+  /** Each kill comes a random time in [min, max] ms after the server became ready. */
+  killAfterMs: [number, number]
+  /** Traffic after the last restart, before the checks. */
+  settleMs: number
+}
+
+export interface CrashReport {
+  cycles: number
+  killDelaysMs: number[]
+  inFlightAtKills: number[]
+  requests: number
+  networkFailures: number
+  acked: {
+    outcomes: number
+    evidence: number
+    interpretations: number
+    manifests: number
+    resolutions: number
+  }
+  auditRecords: number
+}
+
+type Scenario = 'agree' | 'halt' | 'policy'
+
+interface AckedOutcome {
+  id: string
+  runId: string
+  scenario: Scenario
+  evidenceHashes: string[]
+  interpretationIds: string[]
+  manifestId?: string
+  directive?: string
+  resolutionManifestId?: string
+}
+
+class Abandoned extends Error {}
+
+export async function runCrashScenario(
+  t: Pick<TestContext, 'after' | 'diagnostic'>,
+  options: CrashScenarioOptions,
+): Promise<CrashReport> {
+  const db = await createTestDatabase()
+  const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-crash-'))
+  const bootstrapKey = randomBytes(30).toString('base64url').slice(0, 40)
+  const port = await freePort()
+  const env = {
+    DATABASE_URL: db.connectionString,
+    ARBITER_DATA_DIR: dataDir,
+    ARBITER_BOOTSTRAP_ADMIN_KEY: bootstrapKey,
+    ARBITER_RATE_LIMIT_PER_MINUTE: '0',
+    // Like production: the embedded database takes one connection at a time.
+    ARBITER_DB_POOL_MAX: String(testPoolMax(db.kind)),
+    LOG_LEVEL: 'warn',
+  }
+  let server: ChildServer = await startChildServer({ env, port })
+  const outputs: string[] = []
+  const http = httpClient(server.baseUrl)
+  let load: ReturnType<typeof runLoad> | undefined
+  t.after(async () => {
+    await load?.stop()
+    await server.killHard()
+    await http.close()
+    await db.stop()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  const admin = bootstrapKey
+  const createKey = async (body: object) => {
+    const answer = await http.call('POST', '/v1/admin/keys', admin, body)
+    assert.equal(answer.status, 201, answer.text)
+    return answer.json.key as string
+  }
+  const keyA = await createKey({ role: 'orchestrator', orchestrator_ids: ['orch-a'], label: 'crash a' })
+  const keyB = await createKey({ role: 'orchestrator', orchestrator_ids: ['orch-b'], label: 'crash b' })
+
+  const acked: AckedOutcome[] = []
+  const unexpected: string[] = []
+  let requests = 0
+  let networkFailures = 0
+
+  /**
+   * Sends one request until it gets an answer in `ok`: a network failure (the server is dead or restarting)
+   * or a 503 is retried with the very same body, as a real client would. A status outside `ok` is recorded
+   * as a failure of the test; 409 is accepted where a retry may find its own earlier, committed attempt.
+   */
+  const send = async (
+    method: string,
+    path: string,
+    key: string,
+    body: unknown,
+    ok: number[],
+    okAfterRetry: number[] = [],
+  ): Promise<HttpAnswer> => {
+    let retried = false
+    for (;;) {
+      if (load?.stopping) throw new Abandoned()
+      let answer: HttpAnswer
+      try {
+        requests += 1
+        answer = await http.call(method, path, key, body)
+      } catch {
+        networkFailures += 1
+        retried = true
+        await sleep(30)
+        continue
+      }
+      if (ok.includes(answer.status) || (retried && okAfterRetry.includes(answer.status))) return answer
+      if (answer.status === 503) {
+        retried = true
+        await sleep(30)
+        continue
+      }
+      unexpected.push(`${method} ${path} → ${answer.status} ${answer.text.slice(0, 300)}`)
+      throw new Abandoned()
+    }
+  }
+
+  const oneOutcome = async (loop: number) => {
+    const scenario: Scenario = (['agree', 'halt', 'policy'] as const)[(loop + acked.length) % 3]!
+    const runId = uniqueRun('crash')
+    const created = await send(
+      'POST',
+      '/v1/outcomes',
+      keyA,
+      {
+        subagent_id: 'crash-agent',
+        run_id: runId,
+        evidence: EVIDENCE,
+        fallback_policy: scenario === 'policy' ? 'strictest_wins' : 'escalate',
+      },
+      [200, 201],
+    )
+    const record: AckedOutcome = {
+      id: created.json.outcome_id,
+      runId,
+      scenario,
+      evidenceHashes: [created.json.evidence_hash],
+      interpretationIds: [],
+    }
+    acked.push(record)
+    const base = `/v1/outcomes/${record.id}`
+    if (acked.length % 2 === 0) {
+      const added = await send(
+        'POST',
+        `${base}/evidence`,
+        keyA,
+        { evidence: [{ kind: 'log', content: `note for ${runId}` }] },
+        [200, 201],
+      )
+      record.evidenceHashes.push(added.json.evidence_hash)
+    }
+    const readings = {
+      agree: ['success', 'success'],
+      halt: ['failure', 'success'],
+      policy: ['partial', 'success'],
+    }[scenario]
+    for (const [index, [key, orchestrator]] of [
+      [keyA, 'orch-a'],
+      [keyB, 'orch-b'],
+    ].entries()) {
+      const interpretation = await send(
+        'POST',
+        `${base}/interpretations`,
+        key!,
+        {
+          orchestrator_id: orchestrator,
+          outcome_interpretation: readings[index],
+          success_criterion: scenario === 'halt' && index === 1 ? { require: ['exit_code == 0'] } : CRITERION,
+        },
+        [200, 201],
+      )
+      record.interpretationIds.push(interpretation.json.interpretation_id)
+    }
+    const evaluated = await send('POST', `${base}/evaluate`, keyA, undefined, [200])
+    record.manifestId = evaluated.json.manifest.manifest_id
+    record.directive = evaluated.json.manifest.directive
+    if (record.directive === 'HALT' && acked.length % 2 === 1) {
+      const resolved = await send(
+        'POST',
+        `${base}/resolution`,
+        admin,
+        { outcome: 'failure', rationale: 'ledger shows no refund' },
+        [201],
+        [409],
+      )
+      if (resolved.status === 201) record.resolutionManifestId = resolved.json.manifest.manifest_id
+    }
+  }
+
+  load = runLoad(options.workers, async (loop) => {
+    try {
+      await oneOutcome(loop)
+    } catch (err) {
+      if (!(err instanceof Abandoned)) throw err
+    }
+  })
+
+  const killDelaysMs: number[] = []
+  const inFlightAtKills: number[] = []
+  for (let cycle = 0; cycle < options.cycles; cycle++) {
+    const [min, max] = options.killAfterMs
+    const delay = Math.round(min + Math.random() * (max - min))
+    killDelaysMs.push(delay)
+    await sleep(delay)
+    inFlightAtKills.push(http.inFlight)
+    await server.killHard()
+    outputs.push(server.output())
+    server = await startChildServer({ env, port })
+  }
+  await sleep(options.settleMs)
+  await load.stop()
+  outputs.push(server.output())
+  assert.deepEqual(load.errors, [], 'the load itself never threw')
+  assert.deepEqual(unexpected, [], 'every answer was a success, a 503, or a retry finding its own work')
+  assert.ok(
+    inFlightAtKills.some((n) => n > 0),
+    `some kill hit requests in flight (${inFlightAtKills.join(', ')})`,
+  )
+
+  // 1. Everything acknowledged is there, whole, with its audit records.
+  const jwks = createLocalJWKSet((await http.call('GET', '/.well-known/jwks.json', null)).json)
+  const finals = new Map<string, string>()
+  for (const outcome of acked) {
+    const got = await http.call('GET', `/v1/outcomes/${outcome.id}`, admin)
+    assert.equal(got.status, 200, `acknowledged outcome ${outcome.id}: ${got.text}`)
+    assert.equal(got.json.run_id, outcome.runId)
+    const versions = new Set(
+      got.json.evidence_versions.map((v: { evidence_hash: string }) => v.evidence_hash),
+    )
+    for (const hash of outcome.evidenceHashes) assert.ok(versions.has(hash), `evidence version ${hash} kept`)
+
+    const records = await http.call('GET', `/v1/audit/records?outcome_id=${outcome.id}&limit=500`, admin)
+    assert.equal(records.status, 200, records.text)
+    const items = records.json.items as {
+      kind: string
+      manifest_id: string | null
+      data: Record<string, unknown>
+    }[]
+    const has = (kind: string, match: (r: (typeof items)[number]) => boolean) =>
+      items.some((r) => r.kind === kind && match(r))
+    assert.ok(
+      has('outcome.created', () => true),
+      `outcome.created audited for ${outcome.id}`,
+    )
+    for (const hash of outcome.evidenceHashes.slice(1)) {
+      assert.ok(
+        has('evidence.appended', (r) => r.data.evidence_hash === hash),
+        `evidence ${hash} audited`,
+      )
+    }
+    for (const id of outcome.interpretationIds) {
+      assert.ok(
+        has('interpretation.recorded', (r) => r.data.interpretation_id === id),
+        `interpretation ${id}`,
+      )
+    }
+    for (const manifestId of [outcome.manifestId, outcome.resolutionManifestId]) {
+      if (!manifestId) continue
+      assert.ok(
+        has('manifest.issued', (r) => r.manifest_id === manifestId),
+        `manifest ${manifestId} audited`,
+      )
+      const envelope = await http.call('GET', `/v1/manifests/${manifestId}`, admin)
+      assert.equal(envelope.status, 200, `acknowledged manifest ${manifestId}: ${envelope.text}`)
+      const { payload } = await compactVerify(envelope.json.jws, jwks, { algorithms: ['Ed25519', 'EdDSA'] })
+      assert.deepEqual(JSON.parse(new TextDecoder().decode(payload)), envelope.json.manifest)
+      assert.equal(envelope.json.manifest_digest, clientHash(envelope.json.manifest))
+    }
+    if (outcome.manifestId) finals.set(outcome.id, outcome.manifestId)
+  }
+
+  // 2. One decision per outcome, for every outcome in the store (acknowledged or not).
+  let cursor: string | null = null
+  let listed = 0
+  do {
+    const page = await http.call(
+      'GET',
+      `/v1/outcomes?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      admin,
+    )
+    assert.equal(page.status, 200, page.text)
+    for (const outcome of page.json.items as { outcome_id: string }[]) {
+      listed += 1
+      const manifests = await http.call(
+        'GET',
+        `/v1/manifests?outcome_id=${outcome.outcome_id}&limit=500`,
+        admin,
+      )
+      assert.equal(manifests.status, 200, manifests.text)
+      const all = manifests.json.items.map((e: { manifest: Record<string, string> }) => e.manifest)
+      const machine = all.filter(
+        (m: Record<string, string>) => m.directive !== 'REEVALUATE' && m.verdict !== 'HUMAN_RESOLVED',
+      )
+      const human = all.filter((m: Record<string, string>) => m.verdict === 'HUMAN_RESOLVED')
+      assert.ok(machine.length <= 1, `outcome ${outcome.outcome_id} has ${machine.length} final manifests`)
+      assert.ok(human.length <= 1, `outcome ${outcome.outcome_id} has ${human.length} resolutions`)
+      const acknowledged = finals.get(outcome.outcome_id)
+      if (acknowledged)
+        assert.equal(machine[0]?.manifest_id, acknowledged, 'the acknowledged decision stands')
+    }
+    cursor = page.json.next_cursor
+  } while (cursor)
+  assert.ok(listed >= acked.length)
+
+  // 3. Evaluating again after the crashes returns the acknowledged decision, not a new one.
+  for (const outcome of acked.filter((o) => o.manifestId).slice(0, 20)) {
+    const again = await http.call('POST', `/v1/outcomes/${outcome.id}/evaluate`, keyA)
+    assert.equal(again.status, 200, again.text)
+    assert.equal(again.json.manifest.manifest_id, outcome.resolutionManifestId ?? outcome.manifestId)
+  }
+
+  // 4. One unbroken audit chain, through the API and in the store.
+  const verify = await http.call('GET', '/v1/audit/verify', admin)
+  assert.equal(verify.status, 200, verify.text)
+  assert.equal(verify.json.ok, true, verify.text)
+  assert.equal(verify.json.checked, verify.json.head_seq)
+  const integrity = await assertStoreIntegrity(db.connectionString)
+
+  // 5. No secret ever reached the process output.
+  const output = outputs.join('')
+  for (const secret of [bootstrapKey, keyA, keyB])
+    assert.ok(!output.includes(secret), 'a key leaked to the logs')
+
+  return {
+    cycles: options.cycles,
+    killDelaysMs,
+    inFlightAtKills,
+    requests,
+    networkFailures,
+    acked: {
+      outcomes: acked.length,
+      evidence: acked.reduce((n, o) => n + o.evidenceHashes.length - 1, 0),
+      interpretations: acked.reduce((n, o) => n + o.interpretationIds.length, 0),
+      manifests: acked.filter((o) => o.manifestId).length,
+      resolutions: acked.filter((o) => o.resolutionManifestId).length,
+    },
+    auditRecords: integrity.auditRecords,
+  }
+}

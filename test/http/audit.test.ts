@@ -1,0 +1,297 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { compactVerify, createLocalJWKSet } from 'jose'
+import pg from 'pg'
+import { buildTestApp, type TestApp } from '../helpers/app.ts'
+import { createTestDatabase } from '../helpers/database.ts'
+import { clientHash, createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+
+async function halted(app: TestApp, a: string, b: string) {
+  const outcome = await createOutcome(app, a)
+  await interpret(app, a, outcome.outcome_id, {
+    orchestrator_id: 'orch-a',
+    outcome_interpretation: 'failure',
+  })
+  await interpret(app, b, outcome.outcome_id, {
+    orchestrator_id: 'orch-b',
+    outcome_interpretation: 'success',
+    success_criterion: { require: ['exit_code == 0'] },
+  })
+  const { manifest } = await evaluate(app, a, outcome.outcome_id)
+  assert.equal(manifest.directive, 'HALT')
+  return { outcome, manifest }
+}
+
+/** Runs `fn` on a direct connection, as a database superuser would have one; closed before the database is dropped. */
+async function asSuperuser(app: TestApp, fn: (client: pg.Client) => Promise<void>) {
+  const client = new pg.Client({ connectionString: app.db.connectionString })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function setup(
+  t: Parameters<typeof buildTestApp>[0],
+  database?: Awaited<ReturnType<typeof createTestDatabase>>,
+) {
+  const app = await buildTestApp(t, database ? { database } : {})
+  return {
+    app,
+    a: await app.key('orchestrator', ['orch-a']),
+    b: await app.key('orchestrator', ['orch-b']),
+    ops: await app.key('ops'),
+  }
+}
+
+describe('the audit log', () => {
+  it('chains every change and tells one outcome its whole story', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    const { outcome, manifest } = await halted(app, a, b)
+    const story = (
+      await app.request(ops, { method: 'GET', url: `/v1/audit/outcomes/${outcome.outcome_id}` })
+    ).json()
+    assert.equal(story.status, 'halted')
+    assert.equal(story.manifest.manifest.manifest_id, manifest.manifest_id)
+    assert.deepEqual(
+      story.records.map((r: { kind: string }) => r.kind),
+      [
+        'outcome.created',
+        'interpretation.recorded',
+        'interpretation.recorded',
+        'manifest.issued',
+        'escalation.opened',
+      ],
+    )
+    const issued = story.records.find((r: { kind: string }) => r.kind === 'manifest.issued')
+    assert.equal(issued.seq, manifest.audit_seq)
+    assert.equal(issued.verdict, 'CRITERIA_DIFFER')
+    assert.deepEqual(issued.data, { manifest_digest: clientHash(manifest), directive: 'HALT' })
+    // Each record hashes as SPEC says: sha256(prev_hash + JCS(record without hash)).
+    const all = (await app.request(ops, { method: 'GET', url: '/v1/audit/records?limit=500' })).json().items
+    let prev = `sha256:${'0'.repeat(64)}`
+    for (const [index, record] of all.entries()) {
+      assert.equal(record.seq, index + 1)
+      assert.equal(record.prev_hash, prev)
+      const { hash, ...rest } = record
+      const canonical = (await import('canonicalize')).default(rest)!
+      const expected = `sha256:${(await import('node:crypto'))
+        .createHash('sha256')
+        .update(prev + canonical)
+        .digest('hex')}`
+      assert.equal(hash, expected)
+      prev = hash
+    }
+    const verify = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+    assert.deepEqual(verify, {
+      ok: true,
+      checked: all.length,
+      head_seq: all.length,
+      head_hash: prev,
+      first_bad_seq: null,
+    })
+  })
+
+  it('filters, pages with stable cursors while appends continue, and streams NDJSON', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    for (let i = 0; i < 3; i++) await halted(app, a, b)
+    const page1 = (
+      await app.request(ops, { method: 'GET', url: '/v1/audit/records?kind=interpretation.recorded&limit=4' })
+    ).json()
+    assert.equal(page1.items.length, 4)
+    await halted(app, a, b) // appends between pages
+    const page2 = (
+      await app.request(ops, {
+        method: 'GET',
+        url: `/v1/audit/records?kind=interpretation.recorded&limit=4&cursor=${page1.next_cursor}`,
+      })
+    ).json()
+    const seqs = [...page1.items, ...page2.items].map((r: { seq: number }) => r.seq)
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((x, y) => x - y),
+    )
+    assert.equal(new Set(seqs).size, seqs.length)
+    assert.equal(seqs.length, 8)
+    const byOrchestrator = (
+      await app.request(ops, { method: 'GET', url: '/v1/audit/records?orchestrator_id=orch-b' })
+    ).json()
+    assert.ok(byOrchestrator.items.every((r: { orchestrator_id: string }) => r.orchestrator_id === 'orch-b'))
+    assert.equal(byOrchestrator.items.length, 4)
+    const verdicts = (
+      await app.request(ops, {
+        method: 'GET',
+        url: '/v1/audit/records?verdict=CRITERIA_DIFFER&kind=manifest.issued',
+      })
+    ).json()
+    assert.equal(verdicts.items.length, 4)
+    const future = (
+      await app.request(ops, { method: 'GET', url: '/v1/audit/records?from=2999-01-01T00:00:00Z' })
+    ).json()
+    assert.deepEqual(future, { items: [], next_cursor: null })
+
+    const stream = await app.request(ops, {
+      method: 'GET',
+      url: '/v1/audit/records?kind=manifest.issued',
+      headers: { accept: 'application/x-ndjson' },
+    })
+    assert.match(String(stream.headers['content-type']), /application\/x-ndjson/)
+    const lines = stream.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    assert.equal(lines.length, 4)
+    assert.ok(lines.every((r) => r.kind === 'manifest.issued'))
+  })
+
+  it('refuses UPDATE, DELETE and TRUNCATE, even under session_replication_role = replica', async (t) => {
+    const { app } = await setup(t)
+    await app.request(app.adminKey, {
+      method: 'POST',
+      url: '/v1/admin/keys',
+      payload: { role: 'ops', label: 'x' },
+    })
+    const attempts = [
+      'UPDATE audit_records SET actor = $$x$$',
+      'DELETE FROM audit_records',
+      'TRUNCATE audit_records',
+    ]
+    await asSuperuser(app, async (client) => {
+      for (const replica of [false, true]) {
+        for (const sql of attempts) {
+          await client.query('BEGIN')
+          if (replica) await client.query('SET LOCAL session_replication_role = replica')
+          await assert.rejects(client.query(sql), /append-only/, `${sql} (replica=${replica})`)
+          await client.query('ROLLBACK')
+        }
+      }
+      const { rows } = await client.query('SELECT count(*)::int AS n FROM audit_records')
+      assert.ok(rows[0].n >= 2)
+    })
+  })
+
+  it('reports the exact first_bad_seq after a superuser edits a row behind its back', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    await halted(app, a, b)
+    // What a superuser could do: disable the protection (test only), rewrite history, re-enable it.
+    await asSuperuser(app, async (client) => {
+      await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
+      await client.query(`UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`)
+      await client.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
+    })
+    const report = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+    assert.equal(report.ok, false)
+    assert.equal(report.first_bad_seq, 4)
+    assert.equal(report.head_seq, 3)
+    const before = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?to_seq=3' })).json()
+    assert.equal(before.ok, true)
+    const after = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?from_seq=5' })).json()
+    assert.equal(after.ok, true, 'a range after the edit still links to its own predecessor')
+  })
+
+  it('signs checkpoints with the manifest key', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    await halted(app, a, b)
+    const { checkpoint, jws } = (
+      await app.request(ops, { method: 'GET', url: '/v1/audit/checkpoint' })
+    ).json()
+    const head = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+    assert.equal(checkpoint.seq, head.head_seq)
+    assert.equal(checkpoint.hash, head.head_hash)
+    const jwks = (await app.request(null, { method: 'GET', url: '/.well-known/jwks.json' })).json()
+    const { payload, protectedHeader } = await compactVerify(jws, createLocalJWKSet(jwks))
+    assert.equal(protectedHeader.alg, 'Ed25519')
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(payload)), checkpoint)
+  })
+
+  it('keeps one unbroken chain when 3 instances append at once', async (t) => {
+    const db = await createTestDatabase()
+    t.after(() => db.stop())
+    const instances = [await setup(t, db), await setup(t, db), await setup(t, db)]
+    await Promise.all(
+      instances.flatMap(({ app, a, b }) => Array.from({ length: 3 }, () => halted(app, a, b))),
+    )
+    const { app, ops } = instances[0]!
+    const report = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+    assert.equal(report.ok, true)
+    const { rows } = await app.app.db.query(
+      'SELECT count(*)::int AS n, max(seq)::int AS max FROM audit_records',
+    )
+    assert.equal(rows[0].n, rows[0].max, 'gapless')
+    assert.equal(report.checked, rows[0].n)
+    assert.equal(report.head_seq, rows[0].max)
+  })
+})
+
+describe('escalations and resolutions', () => {
+  it('lists HALTs with their receipts and resolves one with a HUMAN_RESOLVED manifest', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    const { outcome, manifest } = await halted(app, a, b)
+    const open = (await app.request(ops, { method: 'GET', url: '/v1/escalations?status=open' })).json()
+    assert.equal(open.items.length, 1)
+    const escalation = open.items[0]
+    assert.equal(escalation.outcome_id, outcome.outcome_id)
+    assert.equal(escalation.manifest_id, manifest.manifest_id)
+    assert.equal(escalation.verdict, 'CRITERIA_DIFFER')
+    assert.deepEqual(escalation.interpretation_divergence_receipt, manifest.interpretation_divergence_receipt)
+    assert.equal(escalation.resolved_at, null)
+
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        app.request(ops, {
+          method: 'POST',
+          url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
+          payload: { outcome: 'failure', rationale: 'ledger shows the refund reversed' },
+        }),
+      ),
+    )
+    assert.deepEqual(racing.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409])
+    const resolved = racing.find((r) => r.statusCode === 201)!.json().manifest
+    assert.equal(resolved.verdict, 'HUMAN_RESOLVED')
+    assert.equal(resolved.directive, 'PROCEED')
+    assert.equal(resolved.resolved_outcome, 'failure')
+    assert.equal(resolved.supersedes, manifest.manifest_id)
+    assert.equal(resolved.action_owner, 'orch-a', 'the first orchestrator whose reading agrees')
+    assert.equal(resolved.resolution.rationale, 'ledger shows the refund reversed')
+    assert.match(resolved.resolution.by, /^[0-9a-f-]{36}$/)
+    assert.equal((await evaluate(app, a, outcome.outcome_id)).manifest.manifest_id, resolved.manifest_id)
+    const done = (await app.request(ops, { method: 'GET', url: '/v1/escalations?status=resolved' })).json()
+    assert.equal(done.items[0].status, 'resolved')
+    assert.notEqual(done.items[0].resolved_at, null)
+    const kinds = (
+      await app.request(ops, { method: 'GET', url: `/v1/audit/records?outcome_id=${outcome.outcome_id}` })
+    )
+      .json()
+      .items.map((r: { kind: string }) => r.kind)
+    assert.deepEqual(kinds.slice(-2), ['resolution.recorded', 'manifest.issued'])
+
+    const notHalted = await createOutcome(app, a)
+    const conflict = await app.request(ops, {
+      method: 'POST',
+      url: `/v1/outcomes/${notHalted.outcome_id}/resolution`,
+      payload: { outcome: 'success', rationale: 'x' },
+    })
+    assert.equal(conflict.statusCode, 409)
+    const empty = await app.request(ops, {
+      method: 'POST',
+      url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
+      payload: { outcome: 'success', rationale: '  ' },
+    })
+    assert.equal(empty.statusCode, 400)
+  })
+
+  it('uses the given action owner', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    const { outcome } = await halted(app, a, b)
+    const response = await app.request(ops, {
+      method: 'POST',
+      url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
+      payload: { outcome: 'success', rationale: 'verified by phone', action_owner: 'orch-ops' },
+    })
+    assert.equal(response.statusCode, 201)
+    assert.equal(response.json().manifest.action_owner, 'orch-ops')
+  })
+})
