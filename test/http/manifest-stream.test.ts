@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import { buildTestApp, type TestApp } from '../helpers/app.ts'
+import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+
+interface SseEvent {
+  event?: string
+  id?: string
+  data?: string
+}
+
+/** A minimal SSE reader over a real socket: collects events and comment lines until closed. */
+function openStream(base: string, key: string | null, headers: Record<string, string> = {}) {
+  const events: SseEvent[] = []
+  const comments: string[] = []
+  let status = 0
+  let buffer = ''
+  const waiters: Array<() => void> = []
+  const req = httpRequest(`${base}/v1/manifests/stream`, {
+    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+  })
+  const ready = new Promise<void>((resolve, reject) => {
+    req.on('response', (res) => {
+      status = res.statusCode ?? 0
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        buffer += chunk
+        let end = buffer.indexOf('\n\n')
+        while (end >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const event: SseEvent = {}
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line.slice(1).trim())
+            else if (line.startsWith('event: ')) event.event = line.slice(7)
+            else if (line.startsWith('id: ')) event.id = line.slice(4)
+            else if (line.startsWith('data: ')) event.data = line.slice(6)
+          }
+          if (event.event) events.push(event)
+          end = buffer.indexOf('\n\n')
+        }
+        for (const wake of waiters.splice(0)) wake()
+      })
+      resolve()
+    })
+    req.on('error', reject)
+  })
+  req.end()
+  return {
+    ready,
+    events,
+    comments,
+    status: () => status,
+    async until(predicate: () => boolean, ms = 5000) {
+      const deadline = Date.now() + ms
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error(`timed out; have ${events.length} events`)
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve)
+          setTimeout(resolve, 50)
+        })
+      }
+    },
+    close: () => req.destroy(),
+  }
+}
+
+async function decideOne(app: TestApp, key: string) {
+  const outcome = await createOutcome(app, key)
+  await interpret(app, key, outcome.outcome_id, {
+    orchestrator_id: 'orch-a',
+    outcome_interpretation: 'success',
+  })
+  return (await evaluate(app, key, outcome.outcome_id)).manifest
+}
+
+describe('GET /v1/manifests/stream', () => {
+  it('pushes new manifests, resumes after Last-Event-ID, and sends heartbeats', async (t) => {
+    const app = await buildTestApp(t, { config: { ssePollMs: 50, sseHeartbeatMs: 100 } })
+    await app.app.listen({ port: 0, host: '127.0.0.1' })
+    const base = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`
+    const dashboard = await app.key('dashboard')
+    const a = await app.key('orchestrator', ['orch-a'])
+
+    const early = await decideOne(app, a)
+    const live = openStream(base, dashboard)
+    t.after(() => live.close())
+    await live.ready
+    assert.equal(live.status(), 200)
+    const first = await decideOne(app, a)
+    const second = await decideOne(app, a)
+    await live.until(() => live.events.length >= 2)
+    assert.deepEqual(
+      live.events.map((e) => e.id),
+      [String(first.audit_seq), String(second.audit_seq)],
+      'without Last-Event-ID only new manifests arrive',
+    )
+    const envelope = JSON.parse(live.events[0]!.data!)
+    assert.equal(envelope.manifest.manifest_id, first.manifest_id)
+    assert.equal(live.events[0]!.event, 'manifest')
+    await live.until(() => live.comments.includes('heartbeat'))
+
+    const resumed = openStream(base, dashboard, { 'last-event-id': String(early.audit_seq) })
+    t.after(() => resumed.close())
+    await resumed.until(() => resumed.events.length >= 2)
+    assert.deepEqual(
+      resumed.events.map((e) => JSON.parse(e.data!).manifest.manifest_id),
+      [first.manifest_id, second.manifest_id],
+    )
+    const fromZero = openStream(base, dashboard, { 'last-event-id': '0' })
+    t.after(() => fromZero.close())
+    await fromZero.until(() => fromZero.events.length >= 3)
+    assert.equal(JSON.parse(fromZero.events[0]!.data!).manifest.manifest_id, early.manifest_id)
+
+    const anonymous = openStream(base, null)
+    await anonymous.ready
+    assert.equal(anonymous.status(), 401)
+    anonymous.close()
+    const bad = openStream(base, dashboard, { 'last-event-id': 'yesterday' })
+    await bad.ready
+    assert.equal(bad.status(), 400)
+    bad.close()
+  })
+
+  it('does not let a client that stops reading hold the database', async (t) => {
+    const app = await buildTestApp(t, { config: { ssePollMs: 20, sseHeartbeatMs: 1000 } })
+    await app.app.listen({ port: 0, host: '127.0.0.1' })
+    const base = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`
+    const a = await app.key('orchestrator', ['orch-a'])
+    for (let i = 0; i < 5; i++) await decideOne(app, a)
+    const ops = await app.key('ops')
+    // A reader that never consumes: its socket buffer fills; the feed must skip it, not wait on it.
+    const stalled = httpRequest(`${base}/v1/manifests/stream`, {
+      headers: { authorization: `Bearer ${ops}`, 'last-event-id': '0' },
+    })
+    stalled.on('response', (res) => res.pause())
+    stalled.on('error', () => {})
+    stalled.end()
+    t.after(() => stalled.destroy())
+    for (let i = 0; i < 30; i++) await decideOne(app, a)
+    const started = performance.now()
+    const response = await app.request(ops, { method: 'GET', url: '/v1/manifests?limit=5' })
+    assert.equal(response.statusCode, 200)
+    assert.ok(performance.now() - started < 2000)
+    assert.equal(app.app.db.waitingCount, 0)
+  })
+})

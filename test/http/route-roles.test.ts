@@ -1,0 +1,337 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { InjectOptions } from 'fastify'
+import type { Role } from '../../src/db/repositories/api-keys.ts'
+import { buildTestApp, type TestApp } from '../helpers/app.ts'
+import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { json, startTarget } from '../helpers/http-target.ts'
+
+const ROLES: Role[] = ['orchestrator', 'dashboard', 'ops', 'admin']
+const READERS: Role[] = ['orchestrator', 'dashboard', 'ops', 'admin']
+const WRITERS: Role[] = ['orchestrator', 'admin']
+const OPS: Role[] = ['ops', 'admin']
+const ADMIN: Role[] = ['admin']
+
+interface RouteCase {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  /** The route as OpenAPI names it. */
+  route: string
+  allowed: Role[]
+  /** A request that succeeds (2xx) for an allowed role; fresh fixtures each call. */
+  request: () => Promise<InjectOptions>
+}
+
+/**
+ * Every authenticated route × every role: no key and an unknown key → 401, a role outside the route's roles →
+ * 403, an allowed role → 2xx. The table is checked against the OpenAPI document so a new route cannot slip by.
+ */
+describe('route × role authorization', () => {
+  it('answers 401, 403 or 2xx exactly as SPEC §2 assigns roles', async (t) => {
+    const app = await buildTestApp(t)
+    const target = await startTarget(t, (_req, res) => json(res, 200, { state: 'settled' }))
+    const keys = Object.fromEntries(
+      await Promise.all(
+        ROLES.map(async (role) => [
+          role,
+          role === 'orchestrator' ? await app.key(role, ['orch-a', 'orch-b']) : await app.key(role),
+        ]),
+      ),
+    ) as Record<Role, string>
+    const fixtures = new Fixtures(app, keys.admin, target.url)
+    const probeId = await fixtures.probe()
+    const decided = await fixtures.decided()
+
+    const table: RouteCase[] = [
+      {
+        method: 'POST',
+        route: '/v1/admin/keys',
+        allowed: ADMIN,
+        request: async () => ({ url: '/v1/admin/keys', payload: { role: 'dashboard', label: 'x' } }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/admin/keys',
+        allowed: ADMIN,
+        request: async () => ({ url: '/v1/admin/keys' }),
+      },
+      {
+        method: 'DELETE',
+        route: '/v1/admin/keys/{id}',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/admin/keys/${await fixtures.keyId()}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/outcomes',
+        allowed: WRITERS,
+        request: async () => ({ url: '/v1/outcomes', payload: fixtures.outcomeBody() }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/outcomes',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/outcomes' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/outcomes/{id}',
+        allowed: READERS,
+        request: async () => ({ url: `/v1/outcomes/${decided.outcomeId}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/outcomes/{id}/evidence',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/outcomes/${await fixtures.open()}/evidence`,
+          payload: { evidence: [{ kind: 'log', content: 'more' }] },
+        }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/outcomes/{id}/interpretations',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/outcomes/${await fixtures.open()}/interpretations`,
+          payload: { orchestrator_id: 'orch-a', outcome_interpretation: 'success', success_criterion: {} },
+        }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/outcomes/{id}/evaluate',
+        allowed: WRITERS,
+        request: async () => ({ url: `/v1/outcomes/${await fixtures.interpreted()}/evaluate` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/outcomes/{id}/resolution',
+        allowed: OPS,
+        request: async () => ({
+          url: `/v1/outcomes/${await fixtures.halted()}/resolution`,
+          payload: { outcome: 'success', rationale: 'checked' },
+        }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/manifests',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/manifests' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/manifests/{id}',
+        allowed: READERS,
+        request: async () => ({ url: `/v1/manifests/${decided.manifestId}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/probes',
+        allowed: ADMIN,
+        request: async () => ({ url: '/v1/probes', payload: fixtures.probeBody() }),
+      },
+      { method: 'GET', route: '/v1/probes', allowed: ADMIN, request: async () => ({ url: '/v1/probes' }) },
+      {
+        method: 'GET',
+        route: '/v1/probes/{id}',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/probes/${probeId}` }),
+      },
+      {
+        method: 'PUT',
+        route: '/v1/probes/{id}',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/probes/${probeId}`, payload: fixtures.probeBody() }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/probes/{id}/dry-run',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/probes/${probeId}/dry-run`, payload: {} }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/records',
+        allowed: OPS,
+        request: async () => ({ url: '/v1/audit/records' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/outcomes/{id}',
+        allowed: OPS,
+        request: async () => ({ url: `/v1/audit/outcomes/${decided.outcomeId}` }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/verify',
+        allowed: OPS,
+        request: async () => ({ url: '/v1/audit/verify' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/checkpoint',
+        allowed: OPS,
+        request: async () => ({ url: '/v1/audit/checkpoint' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/escalations',
+        allowed: OPS,
+        request: async () => ({ url: '/v1/escalations' }),
+      },
+    ]
+
+    // Completeness: every authenticated operation in the OpenAPI document is in the table (the stream is tested
+    // for roles in manifest-stream.test.ts, since an open SSE response cannot be injected).
+    const documented = Object.entries(app.app.swagger().paths ?? {}).flatMap(([path, item]) =>
+      Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`),
+    )
+    const publicRoutes = new Set([
+      'GET /healthz',
+      'GET /readyz',
+      'GET /.well-known/jwks.json',
+      'GET /v1/manifests/stream',
+    ])
+    const covered = new Set(table.map((c) => `${c.method} ${c.route}`))
+    assert.deepEqual(
+      documented.filter((r) => !publicRoutes.has(r) && !covered.has(r)),
+      [],
+      'routes missing from the table',
+    )
+
+    let checked = 0
+    for (const c of table) {
+      const options = await c.request()
+      const label = `${c.method} ${c.route}`
+      const none = await app.request(null, { ...options, method: c.method })
+      assert.equal(none.statusCode, 401, `${label} without a key`)
+      const unknown = await app.request('arb_not-a-real-key', { ...options, method: c.method })
+      assert.equal(unknown.statusCode, 401, `${label} with an unknown key`)
+      for (const role of ROLES) {
+        const response = await app.request(keys[role], { ...(await c.request()), method: c.method })
+        if (c.allowed.includes(role)) {
+          assert.ok(
+            response.statusCode >= 200 && response.statusCode < 300,
+            `${label} as ${role}: ${response.statusCode} ${response.body}`,
+          )
+        } else {
+          assert.equal(response.statusCode, 403, `${label} as ${role}: ${response.body}`)
+          assert.match(String(response.headers['content-type']), /application\/problem\+json/)
+        }
+        checked++
+      }
+    }
+    assert.equal(checked, table.length * ROLES.length)
+  })
+
+  it('stops accepting a revoked key on the very next request', async (t) => {
+    const app = await buildTestApp(t)
+    const created = (
+      await app.request(app.adminKey, {
+        method: 'POST',
+        url: '/v1/admin/keys',
+        payload: { role: 'ops', label: 'temp' },
+      })
+    ).json()
+    assert.equal((await app.request(created.key, { method: 'GET', url: '/v1/escalations' })).statusCode, 200)
+    assert.equal(
+      (await app.request(app.adminKey, { method: 'DELETE', url: `/v1/admin/keys/${created.id}` })).statusCode,
+      204,
+    )
+    assert.equal((await app.request(created.key, { method: 'GET', url: '/v1/escalations' })).statusCode, 401)
+    const listed = (await app.request(app.adminKey, { method: 'GET', url: '/v1/admin/keys' })).json()
+    const revoked = listed.items.find((k: { id: string }) => k.id === created.id)
+    assert.notEqual(revoked.revoked_at, null)
+    assert.ok(!JSON.stringify(listed).includes(created.key), 'secrets are never listed')
+    const { rows } = await app.app.db.query('SELECT key_hash FROM api_keys WHERE id = $1', [created.id])
+    assert.notEqual(rows[0].key_hash, created.key, 'stored hashed')
+    assert.match(rows[0].key_hash, /^[0-9a-f]{64}$/)
+  })
+
+  it('requires orchestrator ids for orchestrator keys', async (t) => {
+    const app = await buildTestApp(t)
+    const response = await app.request(app.adminKey, {
+      method: 'POST',
+      url: '/v1/admin/keys',
+      payload: { role: 'orchestrator', label: 'x' },
+    })
+    assert.equal(response.statusCode, 400)
+    assert.equal(response.json().errors[0].path, 'body/orchestrator_ids')
+  })
+})
+
+class Fixtures {
+  private n = 0
+  constructor(
+    private readonly app: TestApp,
+    private readonly admin: string,
+    private readonly targetUrl: string,
+  ) {}
+
+  outcomeBody() {
+    this.n += 1
+    return {
+      subagent_id: 'roles',
+      run_id: `roles-${process.pid}-${Date.now()}-${this.n}`,
+      evidence: [{ kind: 'exit_code', content: 0 }],
+    }
+  }
+
+  probeBody() {
+    return {
+      name: 'p',
+      request: { url: `${this.targetUrl}/x` },
+      predicate: { status: 200, pointer: '/state', map: { settled: 'success' } },
+    }
+  }
+
+  async probe(): Promise<string> {
+    return (
+      await this.app.request(this.admin, { method: 'POST', url: '/v1/probes', payload: this.probeBody() })
+    ).json().probe_id
+  }
+
+  async keyId(): Promise<string> {
+    return (
+      await this.app.request(this.admin, {
+        method: 'POST',
+        url: '/v1/admin/keys',
+        payload: { role: 'dashboard', label: 'victim' },
+      })
+    ).json().id
+  }
+
+  async open(): Promise<string> {
+    return (await createOutcome(this.app, this.admin, this.outcomeBody())).outcome_id
+  }
+
+  async interpreted(): Promise<string> {
+    const id = await this.open()
+    await interpret(this.app, this.admin, id, {
+      orchestrator_id: 'orch-a',
+      outcome_interpretation: 'success',
+    })
+    return id
+  }
+
+  async decided() {
+    const outcomeId = await this.interpreted()
+    const envelope = await evaluate(this.app, this.admin, outcomeId)
+    return { outcomeId, manifestId: envelope.manifest.manifest_id as string }
+  }
+
+  async halted(): Promise<string> {
+    const id = await this.open()
+    await interpret(this.app, this.admin, id, {
+      orchestrator_id: 'orch-a',
+      outcome_interpretation: 'success',
+    })
+    await interpret(this.app, this.admin, id, {
+      orchestrator_id: 'orch-b',
+      outcome_interpretation: 'failure',
+      success_criterion: { other: true },
+    })
+    const envelope = await evaluate(this.app, this.admin, id)
+    assert.equal(envelope.manifest.directive, 'HALT')
+    return id
+  }
+}
