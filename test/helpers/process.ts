@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+
+export interface ServiceProcess {
+  child: ChildProcess
+  baseUrl: string
+  stdout: () => string
+  stderr: () => string
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `src/server.ts` as a real process (port 0) and waits until it logs where it listens. */
+export async function startService(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (chunk) => {
+    out += chunk
+  })
+  child.stderr!.on('data', (chunk) => {
+    err += chunk
+  })
+  const deadline = Date.now() + timeoutMs
+  let baseUrl: string | undefined
+  while (!baseUrl) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+    if (match) baseUrl = match[1]
+    else if (child.exitCode !== null) throw new Error(`service exited ${child.exitCode}: ${err}${out}`)
+    else if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`service did not start: ${err}${out}`)
+    } else await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return {
+    child,
+    baseUrl,
+    stdout: () => out,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode
+      child.kill(signal)
+      const [code] = await once(child, 'exit')
+      return code as number | null
+    },
+  }
+}
+
+/** Runs the CLI to completion. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk
+  })
+  const [code] = await once(child, 'exit')
+  return { code: code as number | null, stdout, stderr }
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it } from 'node:test'
+import { createTestDatabase } from './helpers/database.ts'
+import { runCli, startService } from './helpers/process.ts'
+
+async function call(base: string, key: string | null, path: string, init: RequestInit = {}) {
+  return fetch(`${base}${path}`, {
+    ...init,
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      'content-type': 'application/json',
+      ...init.headers,
+    },
+  })
+}
+
+describe('the service process', () => {
+  it('starts on the embedded database with no server, prints an admin key once, and keeps data across a restart', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-start-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const first = await startService({ ARBITER_DATA_DIR: dataDir })
+    t.after(() => first.stop('SIGKILL'))
+    const key = /\b(arb_[A-Za-z0-9_-]{43})\b/.exec(first.stdout())?.[1]
+    assert.ok(key, 'the generated admin key is printed on stdout')
+    assert.equal((await call(first.baseUrl, null, '/readyz')).status, 200)
+    const created = await call(first.baseUrl, key, '/v1/outcomes', {
+      method: 'POST',
+      body: JSON.stringify({ subagent_id: 's', run_id: 'r', evidence: [{ kind: 'exit_code', content: 0 }] }),
+    })
+    assert.equal(created.status, 201)
+    const { outcome_id } = (await created.json()) as { outcome_id: string }
+    assert.ok(
+      !first
+        .stdout()
+        .split('\n')
+        .some((line) => line.startsWith('{') && line.includes(key)),
+      'never logged',
+    )
+    assert.equal(await first.stop(), 0, 'SIGTERM shuts down cleanly')
+    assert.equal(((await stat(join(dataDir, 'signing-key.pem'))).mode & 0o777).toString(8), '600')
+
+    const second = await startService({ ARBITER_DATA_DIR: dataDir })
+    t.after(() => second.stop('SIGKILL'))
+    assert.doesNotMatch(second.stdout(), /arb_[A-Za-z0-9_-]{43}/, 'no second key')
+    const again = await call(second.baseUrl, key, `/v1/outcomes/${outcome_id}`)
+    assert.equal(again.status, 200, 'the key and the outcome survived the restart')
+    assert.equal(await second.stop(), 0)
+  })
+
+  it('uses DATABASE_URL and a bootstrap admin key; the CLI creates keys and verifies the audit log', async (t) => {
+    const db = await createTestDatabase({ migrate: false })
+    t.after(() => db.stop())
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-url-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const bootstrap = `boot_${randomBytes(24).toString('hex')}`
+    const env = {
+      DATABASE_URL: db.connectionString,
+      ARBITER_DATA_DIR: dataDir,
+      ARBITER_BOOTSTRAP_ADMIN_KEY: bootstrap,
+    }
+    const service = await startService(env)
+    t.after(() => service.stop('SIGKILL'))
+    assert.doesNotMatch(service.stdout(), /arb_/, 'a bootstrapped key is never echoed')
+    assert.equal((await call(service.baseUrl, bootstrap, '/v1/admin/keys')).status, 200)
+    assert.equal(await service.stop(), 0)
+
+    const created = await runCli(
+      ['keys', 'create', '--role', 'orchestrator', '--orchestrator-id', 'orch-a'],
+      env,
+    )
+    assert.equal(created.code, 0, created.stderr)
+    const key = JSON.parse(created.stdout)
+    assert.deepEqual(key.orchestrator_ids, ['orch-a'])
+    const verify = await runCli(['audit', 'verify'], env)
+    assert.equal(verify.code, 0, verify.stderr)
+    assert.equal(JSON.parse(verify.stdout).ok, true)
+    const exported = await runCli(['audit', 'export'], env)
+    const kinds = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).kind)
+    assert.deepEqual(kinds, ['key.created', 'key.created'])
+    const migrate = await runCli(['migrate'], env)
+    assert.match(migrate.stdout, /nothing to apply/)
+  })
+
+  it('refuses a bad configuration with one line naming the variable', async () => {
+    const result = await runCli(['keys', 'list'], { PORT: 'eighty' })
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim(), 'arbiter: invalid PORT: expected a port number')
+  })
+})
