@@ -35,35 +35,26 @@ export interface AuditRecord {
 
 export type UnhashedAuditRecord = Omit<AuditRecord, 'hash'>
 
+/** The fields that are hashed, in SPEC order: every field of the record but `hash`. */
+const HASHED_FIELDS = [
+  'seq',
+  'at',
+  'kind',
+  'actor',
+  'outcome_id',
+  'manifest_id',
+  'subagent_id',
+  'orchestrator_id',
+  'verdict',
+  'data',
+  'prev_hash',
+] as const satisfies readonly (keyof UnhashedAuditRecord)[]
+
 /** `hash = sha256(prev_hash + JCS(record without hash))`, the two strings concatenated as UTF-8. */
 export function hashAuditRecord(record: UnhashedAuditRecord): Sha256 {
-  const {
-    seq,
-    at,
-    kind,
-    actor,
-    outcome_id,
-    manifest_id,
-    subagent_id,
-    orchestrator_id,
-    verdict,
-    data,
-    prev_hash,
-  } = record
-  const body = {
-    seq,
-    at,
-    kind,
-    actor,
-    outcome_id,
-    manifest_id,
-    subagent_id,
-    orchestrator_id,
-    verdict,
-    data,
-    prev_hash,
-  }
-  return sha256(prev_hash + canonicalJson(body))
+  // Picked field by field so nothing else a caller's object carries can slip into the hash.
+  const body = Object.fromEntries(HASHED_FIELDS.map((field) => [field, record[field]]))
+  return sha256(record.prev_hash + canonicalJson(body))
 }
 
 export interface ChainCheck {

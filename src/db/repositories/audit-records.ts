@@ -9,20 +9,7 @@ import type { Queryable } from '../pool.ts'
 export const AUDIT_COLUMNS =
   'seq, at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data, prev_hash, hash'
 
-export interface AuditRow {
-  seq: number
-  at: Date
-  kind: string
-  actor: string
-  outcome_id: string | null
-  manifest_id: string | null
-  subagent_id: string | null
-  orchestrator_id: string | null
-  verdict: string | null
-  data: AuditRecord['data']
-  prev_hash: string
-  hash: string
-}
+export type AuditRow = Omit<AuditRecord, 'at' | 'kind'> & { at: Date; kind: string }
 
 export function auditRowToRecord(row: AuditRow): AuditRecord {
   return { ...row, at: row.at.toISOString(), kind: row.kind as AuditRecord['kind'] }
