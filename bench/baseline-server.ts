@@ -65,9 +65,10 @@ app.post('/insert3', async (request, reply) => {
 app.get('/select', async (request, reply) => {
   const id = Number((request.query as { id?: string }).id)
   if (!Number.isSafeInteger(id)) return reply.code(400).send({ error: 'id must be an integer' })
-  const { rows } = await pool.query('SELECT id, position, body, created_at FROM baseline_items WHERE id = $1', [
-    id,
-  ])
+  const { rows } = await pool.query(
+    'SELECT id, position, body, created_at FROM baseline_items WHERE id = $1',
+    [id],
+  )
   if (rows.length === 0) return reply.code(404).send({ error: `no row ${id}` })
   return rows[0]
 })

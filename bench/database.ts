@@ -8,10 +8,21 @@ export interface BenchDatabase {
   drop(): Promise<void>
 }
 
-/** Creates `arbiter_bench_<tag>_<pid>_<random>` from the server that `adminUrl` names. */
-export async function createDatabase(adminUrl: string, tag: string): Promise<BenchDatabase> {
+/** Creates `arbiter_bench_<tag>_<pid>_<random>` on the server that `adminUrl` names, with database-level settings. */
+export async function createDatabase(
+  adminUrl: string,
+  tag: string,
+  settings: Record<string, string> = {},
+): Promise<BenchDatabase> {
   const name = `arbiter_bench_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+  await withClient(adminUrl, async (client) => {
+    await client.query(`CREATE DATABASE ${name}`)
+    // Investigation only (BENCH_DB_SETTINGS), e.g. synchronous_commit=off to see what WAL flushes cost.
+    for (const [setting, value] of Object.entries(settings)) {
+      if (!/^[a-z_]+$/.test(setting)) throw new Error(`bad setting name ${setting}`)
+      await client.query(`ALTER DATABASE ${name} SET ${setting} = ${client.escapeLiteral(value)}`)
+    }
+  })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   let dropped = false

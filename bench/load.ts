@@ -24,9 +24,11 @@ export interface LatencySummary {
 
 /** Nearest-rank percentiles over every sample (no histogram rounding). */
 export function summarize(samples: readonly number[]): LatencySummary {
-  if (samples.length === 0) return { count: 0, mean: Number.NaN, p50: Number.NaN, p95: Number.NaN, p99: Number.NaN, max: Number.NaN }
+  if (samples.length === 0)
+    return { count: 0, mean: Number.NaN, p50: Number.NaN, p95: Number.NaN, p99: Number.NaN, max: Number.NaN }
   const sorted = Float64Array.from(samples).sort()
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
   let sum = 0
   for (const value of sorted) sum += value
   return {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
+import { withClient } from './database.ts'
 
 /** Child processes the benchmark starts (Arbiter, the baseline server): output kept for errors, stopped on exit. */
 
@@ -86,7 +87,8 @@ export async function waitReady(proc: ManagedProcess, path: string, timeoutMs = 
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`${proc.name} not ready after ${timeoutMs} ms:\n${proc.logTail()}`)
+    if (Date.now() > deadline)
+      throw new Error(`${proc.name} not ready after ${timeoutMs} ms:\n${proc.logTail()}`)
     await sleep(100)
   }
 }
@@ -111,14 +113,50 @@ export class MemorySampler {
   peakPhase = ''
   hwmBytes = 0
   samples = 0
+  /** Highest polled RSS per phase label. */
+  readonly phasePeaks = new Map<string, number>()
+  /** Highest V8 heap figures per phase, from the server's own /metrics (Arbiter only). */
+  readonly heapPeaks = new Map<string, { heapTotal: number; heapUsed: number; external: number }>()
   private timer: NodeJS.Timeout | undefined
+  private heapTimer: NodeJS.Timeout | undefined
 
-  constructor(readonly pid: number) {}
+  constructor(
+    readonly pid: number,
+    private readonly metricsUrl?: string,
+  ) {}
 
   start(intervalMs = 200): void {
     this.sample()
     this.timer = setInterval(() => this.sample(), intervalMs)
     this.timer.unref()
+    if (this.metricsUrl) {
+      // Once a second: enough to tell heap growth from native memory, too rare to load the server.
+      this.heapTimer = setInterval(() => void this.sampleHeap(), 1000)
+      this.heapTimer.unref()
+    }
+  }
+
+  private async sampleHeap(): Promise<void> {
+    const phase = this.phase
+    let text: string
+    try {
+      const res = await request(this.metricsUrl!, { headersTimeout: 2000, bodyTimeout: 2000 })
+      text = await res.body.text()
+    } catch {
+      return
+    }
+    const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN)
+    const now = {
+      heapTotal: metric('nodejs_heap_size_total_bytes'),
+      heapUsed: metric('nodejs_heap_size_used_bytes'),
+      external: metric('nodejs_external_memory_bytes'),
+    }
+    const peak = this.heapPeaks.get(phase) ?? { heapTotal: 0, heapUsed: 0, external: 0 }
+    this.heapPeaks.set(phase, {
+      heapTotal: Math.max(peak.heapTotal, now.heapTotal || 0),
+      heapUsed: Math.max(peak.heapUsed, now.heapUsed || 0),
+      external: Math.max(peak.external, now.external || 0),
+    })
   }
 
   sample(): void {
@@ -132,6 +170,7 @@ export class MemorySampler {
     const hwm = kilobytes(status, 'VmHWM')
     if (rss === null) return
     this.samples += 1
+    if (rss > (this.phasePeaks.get(this.phase) ?? 0)) this.phasePeaks.set(this.phase, rss)
     if (rss > this.peakRssBytes) {
       this.peakRssBytes = rss
       this.peakPhase = this.phase
@@ -143,13 +182,75 @@ export class MemorySampler {
   stop(): void {
     this.sample()
     if (this.timer) clearInterval(this.timer)
+    if (this.heapTimer) clearInterval(this.heapTimer)
     this.timer = undefined
+    this.heapTimer = undefined
   }
 
   /** The higher of the polled peak and the kernel's high-water mark. */
   get peakBytes(): number {
     return Math.max(this.peakRssBytes, this.hwmBytes)
   }
+}
+
+/** CPU time (user + system) a process has used so far, in seconds; null once it is gone. */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After the ") " that ends the command name: state is field 3, utime field 14, stime field 15.
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S
+  } catch {
+    return null
+  }
+}
+
+// sysconf(_SC_CLK_TCK): 100 on every Linux this runs on.
+const CLOCK_TICKS_PER_S = 100
+
+/**
+ * CPU used over a window by one server process and by the PostgreSQL processes working for it: the backends
+ * connected to the bench database plus the WAL writer, checkpointer and background writer. (Other tenants of the
+ * shared server are left out.) Backends that appear during the window count in full; ones that exit are lost.
+ */
+export class CpuWindow {
+  private constructor(
+    private readonly pid: number,
+    private readonly pg: { adminUrl: string; database: string },
+    private readonly serverStart: number,
+    private readonly postgresStart: Map<number, number>,
+    private readonly started: number,
+  ) {}
+
+  static async start(pid: number, pg: { adminUrl: string; database: string }): Promise<CpuWindow> {
+    const postgres = await postgresCpu(pg)
+    return new CpuWindow(pid, pg, processCpuSeconds(pid) ?? Number.NaN, postgres, performance.now())
+  }
+
+  async end(): Promise<{ wallS: number; serverCpuS: number; postgresCpuS: number }> {
+    const wallS = (performance.now() - this.started) / 1000
+    const serverCpuS = (processCpuSeconds(this.pid) ?? Number.NaN) - this.serverStart
+    let postgresCpuS = 0
+    for (const [pid, seconds] of await postgresCpu(this.pg))
+      postgresCpuS += seconds - (this.postgresStart.get(pid) ?? 0)
+    return { wallS, serverCpuS, postgresCpuS }
+  }
+}
+
+async function postgresCpu(pg: { adminUrl: string; database: string }): Promise<Map<number, number>> {
+  const { rows } = await withClient(pg.adminUrl, (client) =>
+    client.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+       WHERE datname = $1 OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
+      [pg.database],
+    ),
+  )
+  const cpu = new Map<number, number>()
+  for (const { pid } of rows) {
+    const seconds = processCpuSeconds(pid)
+    if (seconds !== null) cpu.set(pid, seconds)
+  }
+  return cpu
 }
 
 function kilobytes(status: string, field: string): number | null {

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort, type ManagedProcess, MemorySampler, startProcess, waitReady } from './processes.ts'
+
+/** The two servers under test, each a child process started the way production starts it. */
+
+export interface RunningServer {
+  proc: ManagedProcess
+  origin: string
+  stop(): Promise<void>
+}
+
+export interface RunningArbiter extends RunningServer {
+  memory: MemorySampler
+  /** ARBITER_BOOTSTRAP_ADMIN_KEY: 40 random characters. */
+  adminKey: string
+}
+
+// A clean environment: nothing from the caller's shell (a stray ARBITER_SIGNING_KEY, LOG_LEVEL…) leaks in.
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const name of ['PATH', 'HOME', 'LANG', 'TMPDIR']) {
+    const value = process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return env
+}
+
+/** `node --import tsx src/server.ts` on `databaseUrl`, ready once GET /readyz answers 200. */
+export async function startArbiter(options: {
+  repoRoot: string
+  databaseUrl: string
+  poolMax: number
+  name: string
+  /** Write a V8 CPU profile of the server here when it stops (BENCH_CPU_PROF=1). */
+  cpuProfileDir?: string | undefined
+}): Promise<RunningArbiter> {
+  const port = await freePort()
+  const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-bench-'))
+  const adminKey = randomBytes(30).toString('base64url')
+  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []
+  const proc = startProcess({
+    name: options.name,
+    args: [...profile, '--import', 'tsx', 'src/server.ts'],
+    cwd: options.repoRoot,
+    port,
+    env: {
+      ...baseEnv(),
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ARBITER_DATA_DIR: dataDir,
+      ARBITER_BOOTSTRAP_ADMIN_KEY: adminKey,
+      ARBITER_RATE_LIMIT_PER_MINUTE: '0',
+      // The default, stated so the baseline's pool is provably the same size.
+      ARBITER_DB_POOL_MAX: String(options.poolMax),
+      LOG_LEVEL: 'warn',
+    },
+  })
+  const memory = new MemorySampler(proc.pid, `${proc.origin}/metrics`)
+  memory.start(200)
+  const stop = async () => {
+    memory.stop()
+    await proc.stop()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+  try {
+    await waitReady(proc, '/readyz')
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return { proc, origin: proc.origin, memory, adminKey, stop }
+}
+
+/** bench/baseline-server.ts: bare fastify + pg with the same pool size, on the same database server. */
+export async function startBaseline(options: {
+  repoRoot: string
+  databaseUrl: string
+  poolMax: number
+}): Promise<RunningServer> {
+  const port = await freePort()
+  const proc = startProcess({
+    name: 'baseline',
+    args: ['--import', 'tsx', 'bench/baseline-server.ts'],
+    cwd: options.repoRoot,
+    port,
+    env: {
+      ...baseEnv(),
+      BASELINE_DATABASE_URL: options.databaseUrl,
+      BASELINE_POOL_MAX: String(options.poolMax),
+      PORT: String(port),
+    },
+  })
+  try {
+    await waitReady(proc, '/readyz')
+  } catch (err) {
+    await proc.stop()
+    throw err
+  }
+  return { proc, origin: proc.origin, stop: () => proc.stop() }
+}
