@@ -138,6 +138,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
+  // Query strings are text columns' filters: U+0000 can never match and PostgreSQL refuses it, so say so.
+  app.addHook('preValidation', async (request) => {
+    const query = request.query as Record<string, unknown> | undefined
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (
+        (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))
+      ) {
+        throw new AppError('VALIDATION', `querystring/${name}: must not contain U+0000`, {}, [
+          { path: `querystring/${name}`, message: 'must not contain U+0000' },
+        ])
+      }
+    }
+  })
 
   // 1. External and shared plugins, in dependency order.
   await app.register(errorsPlugin)

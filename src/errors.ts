@@ -16,6 +16,7 @@ export const ERRORS = {
   INTERNAL: { status: 500, slug: 'internal', title: 'Internal error' },
   DATABASE_UNAVAILABLE: { status: 503, slug: 'database-unavailable', title: 'Database unavailable' },
   OVERLOADED: { status: 503, slug: 'overloaded', title: 'Service overloaded' },
+  PROBE_IN_PROGRESS: { status: 503, slug: 'probe-in-progress', title: 'Ground-truth probe still running' },
 } as const
 
 export type ErrorName = keyof typeof ERRORS

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey } from './crypto/signing-key.ts'
-import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded.ts'
+import type { EmbeddedPostgres } from './db/embedded.ts'
 import { createPool, type Pool } from './db/pool.ts'
 
 /**
@@ -14,6 +14,8 @@ export async function openDatabase(
   config: Config,
 ): Promise<{ connectionString: string; poolMax: number; embedded?: EmbeddedPostgres }> {
   if (config.databaseUrl) return { connectionString: config.databaseUrl, poolMax: config.dbPoolMax }
+  // Loaded only when used: PGlite's WebAssembly build costs ~40 MB of memory a server-backed process never needs.
+  const { startEmbeddedPostgres } = await import('./db/embedded.ts')
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir })
   return { connectionString: embedded.connectionString, poolMax: 1, embedded }
 }

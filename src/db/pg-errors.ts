@@ -1,10 +1,5 @@
 /** PostgreSQL SQLSTATE codes the service reacts to, by name (STYLE §6). */
 export const PG = {
-  // 23505 unique_violation: a concurrent writer created the same natural key first.
-  UNIQUE_VIOLATION: '23505',
-  // 40001 serialization_failure / 40P01 deadlock_detected: safe to retry the transaction.
-  SERIALIZATION_FAILURE: '40001',
-  DEADLOCK_DETECTED: '40P01',
   // 22P05 untranslatable_character / 22021 character_not_in_repertoire: e.g. U+0000 in text or jsonb.
   UNTRANSLATABLE_CHARACTER: '22P05',
   CHARACTER_NOT_IN_REPERTOIRE: '22021',
@@ -50,9 +45,4 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (code !== undefined && (UNAVAILABLE_CODES.has(code) || NETWORK_CODES.has(code))) return true
   const message = (err as Error | null)?.message ?? ''
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment))
-}
-
-export function isRetryableTransactionError(err: unknown): boolean {
-  const code = pgErrorCode(err)
-  return code === PG.SERIALIZATION_FAILURE || code === PG.DEADLOCK_DETECTED
 }

@@ -86,6 +86,11 @@ export class ChainVerifier {
     const linked =
       (this.expectedPrev === null || record.prev_hash === this.expectedPrev) &&
       (this.expectedSeq === null || record.seq === this.expectedSeq)
+    if (this.expectedSeq !== null && record.seq > this.expectedSeq) {
+      // Records are missing: the chain breaks at the first missing seq.
+      this.result.firstBadSeq = this.expectedSeq
+      return false
+    }
     if (!linked || hashAuditRecord(record) !== record.hash) {
       this.result.firstBadSeq = record.seq
       return false

@@ -6,12 +6,15 @@ export const MAX_LIMIT = 500
 
 /** `?limit=&cursor=` shared by every list (SPEC §2): limits above 500 are clamped, not rejected. */
 export const pageQuery = {
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'must be a positive integer')
     .optional()
-    .transform((value) => Math.min(value ?? DEFAULT_LIMIT, MAX_LIMIT))
+    // Clamp from the digits, so even a number past 2^53 is clamped rather than refused (SPEC §2).
+    .transform((text) =>
+      text === undefined ? DEFAULT_LIMIT : text.length > 3 ? MAX_LIMIT : Math.min(Number(text), MAX_LIMIT),
+    )
+    .refine((value) => value >= 1, 'must be at least 1')
     .describe('page size (default 50, at most 500)'),
   cursor: z.string().max(512).optional().describe('opaque cursor from a previous page'),
 }

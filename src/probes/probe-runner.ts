@@ -208,7 +208,21 @@ function describeNetworkError(err: unknown): string {
   const code = (err as { code?: unknown }).code
   const text =
     typeof code === 'string' && !err.message.includes(code) ? `${code}: ${err.message}` : err.message
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text
+  return clip(text, 200)
+}
+
+/**
+ * Details quote text from remote servers: it is stored as jsonb and hashed with JCS, both of which refuse lone
+ * surrogates. Replace them, so no response can make a record unstorable.
+ */
+export function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+}
+
+/** Shortens to `max` code points (never splitting a surrogate pair), with an ellipsis when cut. */
+export function clip(text: string, max: number): string {
+  const points = Array.from(text)
+  return points.length > max ? `${points.slice(0, max).join('')}…` : text
 }
 
 /**
@@ -319,7 +333,10 @@ export async function runProbe(
       http_status: fields.http_status,
       response_digest: fields.response_digest,
       result: fields.result,
-      error: fields.error === null ? null : { code: fields.error.code, detail: scrub(fields.error.detail) },
+      error:
+        fields.error === null
+          ? null
+          : { code: fields.error.code, detail: wellFormed(scrub(fields.error.detail)) },
     },
     durationMs: performance.now() - started,
   })
@@ -400,8 +417,7 @@ export async function runProbe(
   const map = definition.predicate.map
   if (key === null || !Object.hasOwn(map, key)) {
     // Scrub first, then shorten: a server echoing a header back must not leak even a prefix.
-    let shown = scrub(JSON.stringify(value) ?? String(value))
-    if (shown.length > MAX_DETAIL_VALUE_CHARS) shown = `${shown.slice(0, MAX_DETAIL_VALUE_CHARS)}…`
+    const shown = clip(scrub(JSON.stringify(value) ?? String(value)), MAX_DETAIL_VALUE_CHARS)
     return fail('unmapped_value', `value ${shown} at '${pointer}' has no entry in the map`, status, digest)
   }
   return finish({ http_status: status, response_digest: digest, result: map[key] ?? null, error: null })

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
@@ -7,6 +8,7 @@ import {
   claimProbeRun,
   findManifest,
   findProbeRun,
+  releaseProbeRun,
   storeProbeRunRecord,
 } from '../db/repositories/manifests.ts'
 import {
@@ -41,6 +43,8 @@ type Step =
 
 // How long past a probe's own worst case a claim stays valid before another caller may take it over.
 const PROBE_CLAIM_SLACK_MS = 5_000
+// A caller waiting on another caller's probe gives up (503, retry) after this long instead of hanging.
+const MAX_PROBE_WAIT_MS = 30_000
 
 /**
  * POST /v1/outcomes/{id}/evaluate. Serialized per outcome by the outcome row lock, so concurrent callers on any
@@ -60,6 +64,12 @@ export async function evaluateOutcome(
 ): Promise<EvaluationResult> {
   let waitedMs = 0
   for (;;) {
+    if (waitedMs > MAX_PROBE_WAIT_MS) {
+      throw new AppError(
+        'PROBE_IN_PROGRESS',
+        'the ground-truth probe for this outcome is still running; retry shortly',
+      )
+    }
     const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, outcomeId, actor))
     if (step.kind === 'manifest' || step.kind === 'pending') return step
     if (step.kind === 'run_probe') {
@@ -177,7 +187,16 @@ async function issueDecision(
 ): Promise<ManifestEnvelope> {
   const { outcome, decision } = args
   const halted = decision.directive === 'HALT'
-  const envelope = await issueManifest(tx, ctx, {
+  const manifestId = randomUUID()
+  // Rows that name the manifest go first; issueManifest takes the global chain lock and must come last.
+  if (halted) await insertEscalation(tx, { outcomeId: outcome.id, manifestId, openedAt: new Date() })
+  await updateOutcomeDecision(tx, outcome.id, {
+    status: decision.directive === 'PROCEED' ? 'decided' : halted ? 'halted' : 'open',
+    manifestId,
+    reevaluationRounds: outcome.reevaluation_rounds + (decision.directive === 'REEVALUATE' ? 1 : 0),
+  })
+  return issueManifest(tx, ctx, {
+    manifestId,
     final: decision.final,
     inputsDigest: args.inputsDigest,
     actor: args.actor,
@@ -205,34 +224,20 @@ async function issueDecision(
       supersedes: args.supersedes,
       resolution: null,
     },
-    after: (manifestId) =>
-      halted
-        ? [
-            {
-              kind: 'escalation.opened',
-              actor: args.actor,
-              outcome_id: outcome.id,
-              manifest_id: manifestId,
-              subagent_id: outcome.subagent_id,
-              verdict: decision.verdict,
-              data: { receipt_digest: decision.interpretation_divergence_receipt?.receipt_digest ?? null },
-            },
-          ]
-        : [],
+    after: halted
+      ? [
+          {
+            kind: 'escalation.opened',
+            actor: args.actor,
+            outcome_id: outcome.id,
+            manifest_id: manifestId,
+            subagent_id: outcome.subagent_id,
+            verdict: decision.verdict,
+            data: { receipt_digest: decision.interpretation_divergence_receipt?.receipt_digest ?? null },
+          },
+        ]
+      : [],
   })
-  const manifestId = envelope.manifest.manifest_id
-  if (halted)
-    await insertEscalation(tx, {
-      outcomeId: outcome.id,
-      manifestId,
-      openedAt: new Date(envelope.manifest.issued_at),
-    })
-  await updateOutcomeDecision(tx, outcome.id, {
-    status: decision.directive === 'PROCEED' ? 'decided' : halted ? 'halted' : 'open',
-    manifestId,
-    reevaluationRounds: outcome.reevaluation_rounds + (decision.directive === 'REEVALUATE' ? 1 : 0),
-  })
-  return envelope
 }
 
 /** Runs the claimed probe with no database connection held, then records the execution (SPEC: probe.executed). */
@@ -242,22 +247,28 @@ async function executeProbe(
   actor: Actor,
 ): Promise<void> {
   const { probe, outcome } = step
-  const { record, durationMs } = await runProbe(
-    {
-      probe_id: probe.id,
-      version: probe.version,
-      probe_digest: probe.probe_digest,
-      definition: probe.definition,
-    },
-    outcome.probe_params ?? {},
-    { subagent_id: outcome.subagent_id, run_id: outcome.run_id },
-    { policy: ctx.probes.policy, env: ctx.probes.env },
-  )
-  observeProbe(ctx, record, durationMs)
-  await withTransaction(ctx.db, async (tx) => {
-    await storeProbeRunRecord(tx, outcome.id, step.inputsDigest, record)
-    await appendAuditRecord(tx, probeExecutedEntry(record, actor, outcome))
-  })
+  try {
+    const { record, durationMs } = await runProbe(
+      {
+        probe_id: probe.id,
+        version: probe.version,
+        probe_digest: probe.probe_digest,
+        definition: probe.definition,
+      },
+      outcome.probe_params ?? {},
+      { subagent_id: outcome.subagent_id, run_id: outcome.run_id },
+      { policy: ctx.probes.policy, env: ctx.probes.env },
+    )
+    observeProbe(ctx, record, durationMs)
+    await withTransaction(ctx.db, async (tx) => {
+      await storeProbeRunRecord(tx, outcome.id, step.inputsDigest, record)
+      await appendAuditRecord(tx, probeExecutedEntry(record, actor, outcome))
+    })
+  } catch (err) {
+    // Give the round back at once: otherwise every caller would wait out the claim before trying again.
+    await releaseProbeRun(ctx.db, outcome.id, step.inputsDigest).catch(() => {})
+    throw err
+  }
 }
 
 export function observeProbe(ctx: ServiceContext, record: GroundTruthRecord, durationMs: number): void {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Pool } from '../db/pool.ts'
 import { latestManifestSeq, listManifests } from '../db/repositories/manifests.ts'
+import { envelopeText } from './manifests.ts'
 
 interface Subscriber {
   raw: ServerResponse
@@ -113,7 +114,7 @@ export class ManifestFeed {
         const rows = await listManifests(this.db, { afterSeq: subscriber.cursor }, BATCH)
         for (const row of rows) {
           if (!this.subscribers.has(subscriber)) return
-          const envelope = `{"manifest":${row.manifest_jcs},"manifest_digest":"${row.manifest_digest}","jws":"${row.jws}"}`
+          const envelope = envelopeText(row)
           const flushed = subscriber.raw.write(`event: manifest\nid: ${row.audit_seq}\ndata: ${envelope}\n\n`)
           subscriber.cursor = row.audit_seq
           if (!flushed) {

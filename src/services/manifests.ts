@@ -54,20 +54,22 @@ export async function loadEnvelope(db: Queryable, manifestId: string): Promise<M
 }
 
 export interface IssueOptions {
+  /** Chosen by the caller when other rows name the manifest and are written before it. */
+  manifestId?: string
   content: ManifestContent
   final: boolean
   inputsDigest: string
   actor: Actor
   /** Audit entries that belong before `manifest.issued` (e.g. `resolution.recorded`). */
   before?: AuditEntry[]
-  /** Audit entries after it, given the new manifest's id (e.g. `escalation.opened`). */
-  after?: (manifestId: string) => AuditEntry[]
+  /** Audit entries after it (e.g. `escalation.opened`). */
+  after?: AuditEntry[]
 }
 
 /**
  * Signs and stores a manifest with its audit records, inside the caller's transaction. The chain head is locked
- * first because the manifest names its own `audit_seq` before it is signed; everything else in the
- * transaction should already be written, so the global lock is held only for the signing and the inserts.
+ * first because the manifest names its own `audit_seq` before it is signed. Callers write everything else
+ * before calling this, so the global lock is held only for signing, two inserts and the commit.
  */
 export async function issueManifest(
   tx: Queryable,
@@ -79,7 +81,7 @@ export async function issueManifest(
   const issuedAt = new Date().toISOString()
   const manifest: Manifest = {
     ...options.content,
-    manifest_id: randomUUID(),
+    manifest_id: options.manifestId ?? randomUUID(),
     issued_at: issuedAt,
     audit_seq: batch.nextSeq,
   }
@@ -110,7 +112,12 @@ export async function issueManifest(
     verdict: manifest.verdict,
     data: { manifest_digest: digest, directive: manifest.directive },
   })
-  for (const entry of options.after?.(manifest.manifest_id) ?? []) batch.append(entry)
+  for (const entry of options.after ?? []) batch.append(entry)
   await batch.write()
   return { manifest, manifest_digest: digest, jws }
+}
+
+/** The envelope as JSON text straight from the stored canonical manifest (no parse and re-serialize). */
+export function envelopeText(row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws'>): string {
+  return `{"manifest":${row.manifest_jcs},"manifest_digest":${JSON.stringify(row.manifest_digest)},"jws":${JSON.stringify(row.jws)}}`
 }

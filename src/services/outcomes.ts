@@ -34,7 +34,8 @@ export async function createOutcome(ctx: ServiceContext, body: CreateOutcomeBody
   const hashed = hashEvidence(body.evidence)
   const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
   const evidenceHash = hashEvidenceItems(itemHashes)
-  const requestDigest = hashJson(body)
+  // "The same body again" is judged with defaults filled in: spelling out the default policy is the same body.
+  const requestDigest = hashJson({ ...body, fallback_policy: body.fallback_policy ?? 'escalate' })
   const now = new Date()
   return withTransaction(ctx.db, async (tx) => {
     if (body.probe && !(await findProbe(tx, body.probe.probe_id))) {
@@ -74,6 +75,8 @@ export async function createOutcome(ctx: ServiceContext, body: CreateOutcomeBody
       item_hashes: itemHashes,
       created_at: now,
     })
+    // Everything else first: the audit append locks the global chain head until commit, so it goes last.
+    const view = await loadOutcomeView(tx, row)
     await appendAuditRecord(tx, {
       kind: 'outcome.created',
       actor,
@@ -92,7 +95,7 @@ export async function createOutcome(ctx: ServiceContext, body: CreateOutcomeBody
         request_digest: requestDigest,
       },
     })
-    return { created: true, outcome: await loadOutcomeView(tx, row) }
+    return { created: true, outcome: view }
   })
 }
 
@@ -139,6 +142,7 @@ export async function appendEvidence(
       created_at: now,
     })
     await updateOutcomeEvidenceHash(tx, outcomeId, evidenceHash)
+    const view = await loadOutcomeView(tx, { ...outcome, evidence_hash: evidenceHash })
     await appendAuditRecord(tx, {
       kind: 'evidence.appended',
       actor,
@@ -151,7 +155,7 @@ export async function appendEvidence(
         added_item_hashes: sortedUnique(added.map((a) => a.item_hash)),
       },
     })
-    return { created: true, outcome: await loadOutcomeView(tx, { ...outcome, evidence_hash: evidenceHash }) }
+    return { created: true, outcome: view }
   })
 }
 
@@ -179,12 +183,10 @@ async function loadOutcomeView(db: Queryable, row: OutcomeRow) {
 export async function loadOutcomeViews(db: Queryable, rows: OutcomeRow[]) {
   if (rows.length === 0) return []
   const ids = rows.map((row) => row.id)
-  const [versions, items, interpretations] = await Promise.all([
-    // Sequential on one client in practice (pg queues them); Promise.all only saves round-trip latency.
-    listEvidenceVersions(db, ids),
-    listEvidenceItemsFor(db, ids),
-    latestInterpretations(db, ids),
-  ])
+  // One after another: `db` may be a single transaction client, which runs one query at a time.
+  const versions = await listEvidenceVersions(db, ids)
+  const items = await listEvidenceItemsFor(db, ids)
+  const interpretations = await latestInterpretations(db, ids)
   return rows.map((row) => toOutcomeView(row, versions, items, interpretations))
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { withTransaction } from '../db/pool.ts'
 import { resolveEscalation } from '../db/repositories/escalations.ts'
 import { findManifest } from '../db/repositories/manifests.ts'
@@ -44,12 +45,22 @@ export async function resolveOutcome(
     const actionOwner =
       input.action_owner ?? chooseActionOwner(received, input.outcome, outcome.arbiter_orchestrator_id)
     const resolution = { by: principal.keyId, rationale: input.rationale }
-    const issued = await issueManifest(tx, ctx, {
+    const manifestId = randomUUID()
+    // Rows naming the new manifest first; issueManifest takes the global chain lock and comes last.
+    await resolveEscalation(tx, outcome.id, manifestId, new Date())
+    await updateOutcomeDecision(tx, outcome.id, {
+      status: 'resolved',
+      manifestId,
+      reevaluationRounds: outcome.reevaluation_rounds,
+    })
+    const { manifest_id: _halt, issued_at: _at, audit_seq: _seq, ...haltContent } = halt
+    return issueManifest(tx, ctx, {
+      manifestId,
       final: true,
       inputsDigest: halt.manifest_id,
       actor: principal.keyId,
       content: {
-        ...halt,
+        ...haltContent,
         verdict: 'HUMAN_RESOLVED',
         directive: 'PROCEED',
         resolved_outcome: input.outcome,
@@ -74,13 +85,6 @@ export async function resolveOutcome(
         },
       ],
     })
-    await resolveEscalation(tx, outcome.id, issued.manifest.manifest_id, new Date(issued.manifest.issued_at))
-    await updateOutcomeDecision(tx, outcome.id, {
-      status: 'resolved',
-      manifestId: issued.manifest.manifest_id,
-      reevaluationRounds: outcome.reevaluation_rounds,
-    })
-    return issued
   })
   ctx.metrics.manifestsIssued.inc({ verdict: 'HUMAN_RESOLVED', directive: 'PROCEED' })
   return envelope

@@ -145,8 +145,9 @@ describe('POST /v1/outcomes/:id/evidence', () => {
       url: `/v1/outcomes/${outcome.outcome_id}/evidence`,
       payload: { evidence: [receipt] },
     })
-    assert.equal(unchanged.statusCode, 200)
-    assert.equal(unchanged.json().evidence_hash, updated.evidence_hash)
+    assert.equal(unchanged.statusCode, 201)
+    assert.equal(unchanged.json().evidence_hash, updated.evidence_hash, 'nothing new: the hash stays')
+    assert.equal(unchanged.json().evidence_versions.length, 2)
     // An interpretation may still name the first version.
     const interpretation = await interpret(app, orch, outcome.outcome_id, {
       orchestrator_id: 'orch-a',

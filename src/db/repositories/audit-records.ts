@@ -23,12 +23,17 @@ export async function lockAuditHead(db: Queryable): Promise<{ seq: number; hash:
   return rows[0]!
 }
 
+/** Inserts the records and moves the chain head in one statement (one round trip while the head is locked). */
 export async function insertAuditRecords(db: Queryable, records: AuditRecord[]): Promise<void> {
-  if (records.length === 0) return
+  const last = records[records.length - 1]
+  if (!last) return
   await db.query(
-    `INSERT INTO audit_records (${AUDIT_COLUMNS})
-     SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                          $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])`,
+    `WITH inserted AS (
+       INSERT INTO audit_records (${AUDIT_COLUMNS})
+       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
+                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
+     )
+     UPDATE audit_head SET seq = $13, hash = $14`,
     [
       records.map((r) => r.seq),
       records.map((r) => r.at),
@@ -42,10 +47,10 @@ export async function insertAuditRecords(db: Queryable, records: AuditRecord[]):
       records.map((r) => JSON.stringify(r.data)),
       records.map((r) => r.prev_hash),
       records.map((r) => r.hash),
+      last.seq,
+      last.hash,
     ],
   )
-  const last = records[records.length - 1]!
-  await db.query('UPDATE audit_head SET seq = $1, hash = $2', [last.seq, last.hash])
 }
 
 export interface AuditFilter {

@@ -122,3 +122,12 @@ export async function storeProbeRunRecord(
     [outcomeId, inputsDigest, JSON.stringify(record)],
   )
 }
+
+/** Ends a claim early (its holder failed), so the next evaluate call runs the probe again. */
+export async function releaseProbeRun(db: Queryable, outcomeId: string, inputsDigest: string) {
+  await db.query(
+    `UPDATE probe_runs SET claimed_until = now() - interval '1 second'
+     WHERE outcome_id = $1 AND inputs_digest = $2 AND record IS NULL`,
+    [outcomeId, inputsDigest],
+  )
+}

@@ -160,14 +160,6 @@ export async function insertEvidenceVersion(
   )
 }
 
-export async function listEvidenceItems(db: Queryable, outcomeId: string) {
-  const { rows } = await db.query<EvidenceItemRow>(
-    'SELECT item_hash, position, item FROM evidence_items WHERE outcome_id = $1 ORDER BY position',
-    [outcomeId],
-  )
-  return rows
-}
-
 export async function listEvidenceVersions(db: Queryable, outcomeIds: string[]) {
   const { rows } = await db.query<EvidenceVersionRow & { outcome_id: string }>(
     `SELECT outcome_id, evidence_hash, version, item_hashes, created_at FROM evidence_versions

@@ -54,6 +54,15 @@ const auditQuery = z.strictObject({
 
 const seqNumber = z.coerce.number().int().min(1)
 
+/** True when the Accept header asks for NDJSON with a non-zero quality. */
+export function wantsNdjson(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((part) => {
+    const [type, ...params] = part.split(';').map((p) => p.trim().toLowerCase())
+    const q = params.find((p) => p.startsWith('q='))
+    return type === 'application/x-ndjson' && (q === undefined || Number(q.slice(2)) > 0)
+  })
+}
+
 export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/v1/audit/records',

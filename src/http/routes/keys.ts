@@ -36,11 +36,21 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['keys'],
         summary: 'Create an API key; the secret is returned only in this response',
         body: createKeyBody,
-        response: { 201: apiKeySchema.extend({ key: z.string() }), ...authProblems },
+        response: {
+          201: apiKeySchema
+            .omit({ revoked_at: true })
+            .extend({ key: z.string() })
+            .meta({ id: 'CreatedApiKey' }),
+          ...authProblems,
+        },
       },
     },
     async (request, reply) => {
-      const created = await createApiKey(app.db, request.body, principalOf(request).keyId)
+      const { revoked_at: _never, ...created } = await createApiKey(
+        app.db,
+        request.body,
+        principalOf(request).keyId,
+      )
       return reply.code(201).send(created)
     },
   )

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { buildJwks } from '../../crypto/jwks.ts'
-import { listManifests } from '../../db/repositories/manifests.ts'
+import { findManifest, listManifests } from '../../db/repositories/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { ManifestFeed } from '../../services/manifest-feed.ts'
-import { envelopeFromRow, loadEnvelope } from '../../services/manifests.ts'
+import { envelopeFromRow, envelopeText } from '../../services/manifests.ts'
 import { listSigningKeys } from '../../services/signing.ts'
 import { problemSchema } from '../errors.ts'
 import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
@@ -143,10 +143,14 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         response: { 200: envelopeSchema, 404: problemSchema, ...authProblems },
       },
     },
-    async (request) => {
-      const envelope = await loadEnvelope(app.db, request.params.id)
-      if (!envelope) throw new AppError('NOT_FOUND', `no manifest ${request.params.id}`)
-      return envelope
+    async (request, reply) => {
+      const row = await findManifest(app.db, request.params.id)
+      if (!row) throw new AppError('NOT_FOUND', `no manifest ${request.params.id}`)
+      // The stored canonical text is the signed payload itself: send it as is rather than parse and re-serialize.
+      return reply
+        .type('application/json; charset=utf-8')
+        .serializer((text: unknown) => text as string)
+        .send(envelopeText(row) as never)
     },
   )
 }

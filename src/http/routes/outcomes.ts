@@ -117,13 +117,13 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { created, outcome } = await appendEvidence(
+      const { outcome } = await appendEvidence(
         app.services,
         request.params.id,
         request.body.evidence,
         principalOf(request).keyId,
       )
-      return reply.code(created ? 201 : 200).send(outcome)
+      return reply.code(201).send(outcome)
     },
   )
 
