@@ -256,3 +256,44 @@ describe('ground-truth probes', () => {
     assert.equal(rows[0].n, 0)
   })
 })
+
+describe('probe responses that quote awkward text', () => {
+  it('still records and decides when a quoted value is cut inside a surrogate pair', async (t) => {
+    // 63 ASCII characters then an emoji: a naive 64-unit cut would leave half of it (a lone surrogate).
+    const value = `${'x'.repeat(62)}\u{1F600}${'y'.repeat(10)}`
+    const target = await startTarget(t, (_req, res) => json(res, 200, { state: value }))
+    const app = await buildTestApp(t)
+    const probe = (
+      await app.request(app.adminKey, {
+        method: 'POST',
+        url: '/v1/probes',
+        payload: {
+          name: 'p',
+          request: { url: `${target.url}/x` },
+          predicate: { status: 200, pointer: '/state', map: { settled: 'success' } },
+        },
+      })
+    ).json()
+    const a = await app.key('orchestrator', ['orch-a'])
+    const b = await app.key('orchestrator', ['orch-b'])
+    const outcome = await createOutcome(app, a, {
+      fallback_policy: 'strictest_wins',
+      probe: { probe_id: probe.probe_id },
+    })
+    await interpret(app, a, outcome.outcome_id, {
+      orchestrator_id: 'orch-a',
+      outcome_interpretation: 'success',
+    })
+    await interpret(app, b, outcome.outcome_id, {
+      orchestrator_id: 'orch-b',
+      outcome_interpretation: 'failure',
+    })
+    const { manifest } = await evaluate(app, a, outcome.outcome_id)
+    assert.equal(manifest.verdict, 'POLICY_RESOLVES')
+    assert.equal(manifest.ground_truth_arbiter_predicate.error.code, 'unmapped_value')
+    assert.doesNotMatch(
+      manifest.ground_truth_arbiter_predicate.error.detail,
+      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/,
+    )
+  })
+})
