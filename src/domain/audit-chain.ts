@@ -52,9 +52,32 @@ const HASHED_FIELDS = [
 
 /** `hash = sha256(prev_hash + JCS(record without hash))`, the two strings concatenated as UTF-8. */
 export function hashAuditRecord(record: UnhashedAuditRecord): Sha256 {
-  // Picked field by field so nothing else a caller's object carries can slip into the hash.
-  const body = Object.fromEntries(HASHED_FIELDS.map((field) => [field, record[field]]))
-  return sha256(record.prev_hash + canonicalJson(body))
+  return sha256(record.prev_hash + canonicalAuditRecord(record))
+}
+
+const text = (value: string) => JSON.stringify(value)
+const textOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+
+/**
+ * JCS of the record without its hash, written out field by field in JCS key order, with the general serializer
+ * only for `data`. Equal to `canonicalJson` of the picked fields (a property test holds it to that) and about
+ * twice as fast, which is what `audit verify` spends its time on. JSON.stringify escapes strings exactly as
+ * RFC 8785 does for well-formed strings; a lone surrogate (which JCS refuses) only makes the hash mismatch.
+ */
+export function canonicalAuditRecord(record: UnhashedAuditRecord): string {
+  const seq = Number.isSafeInteger(record.seq) ? String(record.seq) : canonicalJson(record.seq)
+  return (
+    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJson(record.data)},` +
+    `"kind":${text(record.kind)},"manifest_id":${textOrNull(record.manifest_id)},` +
+    `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
+    `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +
+    `"verdict":${textOrNull(record.verdict)}}`
+  )
+}
+
+/** The record's hashed fields as a plain object (what `canonicalAuditRecord` serializes). */
+export function hashedAuditFields(record: UnhashedAuditRecord): Record<string, unknown> {
+  return Object.fromEntries(HASHED_FIELDS.map((field) => [field, record[field]]))
 }
 
 export interface ChainCheck {

@@ -69,11 +69,14 @@ export async function verifyAuditChain(db: Queryable, fromSeq = 1, toSeq?: numbe
     previous ? { seq: previous.seq, hash: previous.hash } : null,
     fromSeq === 1,
   )
-  let cursor = fromSeq
   let expectedNext = fromSeq
-  while (cursor <= last) {
-    const rows = await auditRange(db, cursor, last, VERIFY_BATCH)
-    if (rows.length === 0) break
+  // The next slice is fetched while this one is hashed: database time and hashing overlap.
+  let pending = auditRange(db, fromSeq, last, VERIFY_BATCH)
+  for (;;) {
+    const rows = await pending
+    const lastRow = rows[rows.length - 1]
+    if (!lastRow) break
+    pending = lastRow.seq < last ? auditRange(db, lastRow.seq + 1, last, VERIFY_BATCH) : Promise.resolve([])
     let stop = false
     for (const row of rows) {
       if (!verifier.push(auditRowToRecord(row))) {
@@ -82,8 +85,10 @@ export async function verifyAuditChain(db: Queryable, fromSeq = 1, toSeq?: numbe
       }
       expectedNext = row.seq + 1
     }
-    if (stop) break
-    cursor = rows[rows.length - 1]!.seq + 1
+    if (stop) {
+      await pending.catch(() => [])
+      break
+    }
   }
   const report = verifier.result
   // Records missing at the end of the range (deleted tail) are a break at the first missing seq.

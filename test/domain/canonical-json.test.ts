@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CanonicalJsonError, canonicalJson, hashEvidenceItems, hashJson, sha256 } from '../../src/domain/canonical-json.ts'
+import {
+  CanonicalJsonError,
+  canonicalJson,
+  hashEvidenceItems,
+  hashJson,
+  sha256,
+} from '../../src/domain/canonical-json.ts'
 
 describe('canonical JSON (RFC 8785)', () => {
   it('serializes the RFC 8785 §3.2.2 example exactly', () => {
@@ -23,18 +29,15 @@ describe('canonical JSON (RFC 8785)', () => {
     // (Object.values would reorder the integer-like key "1"; read the order off the text instead.)
     const text = canonicalJson(input)
     const order = [...text.matchAll(/":"([^"]+)"/g)].map((m) => m[1])
-    assert.deepEqual(
-      order,
-      [
-        'Carriage Return',
-        'One',
-        'Control',
-        'Latin Small Letter O With Diaeresis',
-        'Euro Sign',
-        'Emoji: Grinning Face',
-        'Hebrew Letter Dalet With Dagesh',
-      ],
-    )
+    assert.deepEqual(order, [
+      'Carriage Return',
+      'One',
+      'Control',
+      'Latin Small Letter O With Diaeresis',
+      'Euro Sign',
+      'Emoji: Grinning Face',
+      'Hebrew Letter Dalet With Dagesh',
+    ])
   })
 
   it('formats numbers as ECMAScript does (RFC 8785 Appendix B samples)', () => {
