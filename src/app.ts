@@ -15,6 +15,7 @@ import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
 import { type Migration, migrate, readMigrations } from './db/migrate.ts'
 import { AppError } from './errors.ts'
+import { sendProblem, toProblem } from './http/errors.ts'
 import { assertAcceptableJson } from './http/json-guard.ts'
 import authPlugin from './http/plugins/auth.ts'
 import dbPlugin from './http/plugins/db.ts'
@@ -50,6 +51,8 @@ export interface AppConfig
   /** Manifest stream: how often new manifests are looked for, and the heartbeat interval. */
   ssePollMs?: number
   sseHeartbeatMs?: number
+  /** A request must arrive whole within this (slow clients are cut off with 408); default 30 s. */
+  requestTimeoutMs?: number
   /** Load shedding (503 + Retry-After) instead of unbounded queues; defaults suit production. */
   overload?: Partial<OverloadLimits>
 }
@@ -95,13 +98,19 @@ const isPublicProbeRoute = (url: string) => OPERATIONS_ROUTES.has(url.split('?')
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
+  const requestTimeoutMs = config.requestTimeoutMs ?? 30_000
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
-    // Slow clients are cut off: the whole request must arrive within 30 s, idle keep-alive sockets close at 65 s.
-    requestTimeout: 30_000,
+    // Slow clients are cut off: the whole request must arrive within requestTimeoutMs (408), idle keep-alive
+    // sockets close at 65 s. Node checks for expired requests every connectionsCheckingInterval, so that interval
+    // follows the timeout; otherwise a 30 s timeout could take up to 60 s to bite.
+    requestTimeout: requestTimeoutMs,
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 10))) },
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
+    // Router errors (a malformed %-escape, an overlong path parameter) are problems like any other.
+    frameworkErrors: (err, request, reply) => sendProblem(reply, toProblem(err, request)),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     genReqId: (req) => {
@@ -170,10 +179,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (!isPublicProbeRoute(request.url)) throw shed(type)
     },
   })
-  app.addHook('onRequest', async (request) => {
-    if (app.db.waitingCount > overload.maxDbWaiting && !isPublicProbeRoute(request.url)) {
+  // Admission control, counted synchronously: pg's waitingCount only grows once a request reaches the pool, so
+  // a burst arriving in one event-loop turn would all pass a check on it alone. Long-lived streams are not
+  // counted (they would hold a slot for good).
+  let admitted = 0
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0]!
+    if (isPublicProbeRoute(path) || path === '/v1/manifests/stream') return
+    if (app.db.waitingCount > overload.maxDbWaiting || admitted >= config.dbPoolMax + overload.maxDbWaiting) {
       throw shed('database queue full')
     }
+    admitted += 1
+    // 'close' fires once the response is finished or the client went away, hijacked (NDJSON) responses included.
+    reply.raw.once('close', () => {
+      admitted -= 1
+    })
   })
   await app.register(swagger, {
     openapi: {

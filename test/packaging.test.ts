@@ -22,10 +22,22 @@ describe('packaging', () => {
       )
     }
     const runtime = instructions.slice(instructions.lastIndexOf(stages[stages.length - 1]!))
-    assert.ok(runtime.some((line) => /^USER (?!root)/.test(line)), 'runs as a non-root user')
-    assert.ok(runtime.some((line) => /^HEALTHCHECK .*\/readyz/.test(line)), 'health-checked on /readyz')
-    assert.ok(runtime.some((line) => /HOST=0\.0\.0\.0/.test(line)), 'listens on all interfaces via HOST')
-    assert.ok(instructions.some((line) => /npm ci --omit=dev/.test(line)), 'production dependencies only')
+    assert.ok(
+      runtime.some((line) => /^USER (?!root)/.test(line)),
+      'runs as a non-root user',
+    )
+    assert.ok(
+      runtime.some((line) => /^HEALTHCHECK .*\/readyz/.test(line)),
+      'health-checked on /readyz',
+    )
+    assert.ok(
+      runtime.some((line) => /HOST=0\.0\.0\.0/.test(line)),
+      'listens on all interfaces via HOST',
+    )
+    assert.ok(
+      instructions.some((line) => /npm ci --omit=dev/.test(line)),
+      'production dependencies only',
+    )
     const cmd = JSON.parse(runtime.find((line) => line.startsWith('CMD '))!.slice(4))
     assert.deepEqual(cmd, ['node', '--import', 'tsx', 'src/server.ts'])
     const pkg = JSON.parse(await readFile('package.json', 'utf8'))

@@ -33,6 +33,11 @@ export function createPool(options: PoolOptions): pg.Pool {
   })
   // An idle client losing its server emits 'error' on the pool; unhandled, it would crash the process.
   pool.on('error', (err) => options.onError?.(err))
+  // A checked-out client has no pg-pool 'error' listener: a connection lost mid-request would otherwise surface as
+  // an uncaught error and crash the process. The query in flight still fails (→ 503), the process lives on.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => options.onError?.(err))
+  })
   return pool
 }
 

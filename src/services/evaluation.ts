@@ -44,7 +44,7 @@ type Step =
 // How long past a probe's own worst case a claim stays valid before another caller may take it over.
 const PROBE_CLAIM_SLACK_MS = 5_000
 // A caller waiting on another caller's probe gives up (503, retry) after this long instead of hanging.
-const MAX_PROBE_WAIT_MS = 30_000
+const MAX_PROBE_WAIT_MS = 15_000
 
 /**
  * POST /v1/outcomes/{id}/evaluate. Serialized per outcome by the outcome row lock, so concurrent callers on any

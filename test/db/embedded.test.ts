@@ -20,7 +20,7 @@ describe('embedded PostgreSQL over the wire protocol', () => {
         pools[i % 4]!.query('SELECT $1::int AS v, $2::text AS s', [i, `x${i}`]).then((r) => r.rows[0]),
       ),
     )
-    echoes.forEach((row, i) => assert.deepEqual(row, { v: i, s: `x${i}` }))
+    for (const [i, row] of echoes.entries()) assert.deepEqual(row, { v: i, s: `x${i}` })
     // Read-modify-write transactions from many clients: serialized, no lost update.
     await Promise.all(
       Array.from({ length: 40 }, async (_, i) => {

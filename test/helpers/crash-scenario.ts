@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -27,6 +30,11 @@ export interface CrashScenarioOptions {
   killAfterMs: [number, number]
   /** Traffic after the last restart, before the checks. */
   settleMs: number
+  /**
+   * Also settle some disagreements with a ground-truth probe (a local HTTP target answering after a short
+   * delay), so kills land in the middle of probe executions too.
+   */
+  probes?: boolean
 }
 
 export interface CrashReport {
@@ -41,11 +49,12 @@ export interface CrashReport {
     interpretations: number
     manifests: number
     resolutions: number
+    probeDecisions: number
   }
   auditRecords: number
 }
 
-type Scenario = 'agree' | 'halt' | 'policy'
+type Scenario = 'agree' | 'halt' | 'policy' | 'probe'
 
 interface AckedOutcome {
   id: string
@@ -68,7 +77,17 @@ export async function runCrashScenario(
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-crash-'))
   const bootstrapKey = randomBytes(30).toString('base64url').slice(0, 40)
   const port = await freePort()
+  // The ground truth the probe scenario asks: settled, after a little while.
+  const target = createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"state":"settled"}')
+    }, 30)
+  })
+  target.listen(0, '127.0.0.1')
+  await once(target, 'listening')
   const env = {
+    ARBITER_PROBE_ALLOW_PRIVATE: 'true',
     DATABASE_URL: db.connectionString,
     ARBITER_DATA_DIR: dataDir,
     ARBITER_BOOTSTRAP_ADMIN_KEY: bootstrapKey,
@@ -85,6 +104,7 @@ export async function runCrashScenario(
     await load?.stop()
     await server.killHard()
     await http.close()
+    await new Promise<void>((resolve) => target.close(() => resolve()))
     await db.stop()
     await rm(dataDir, { recursive: true, force: true })
   })
@@ -97,6 +117,14 @@ export async function runCrashScenario(
   }
   const keyA = await createKey({ role: 'orchestrator', orchestrator_ids: ['orch-a'], label: 'crash a' })
   const keyB = await createKey({ role: 'orchestrator', orchestrator_ids: ['orch-b'], label: 'crash b' })
+  const registered = await http.call('POST', '/v1/probes', admin, {
+    name: 'ledger',
+    request: { url: `http://127.0.0.1:${(target.address() as AddressInfo).port}/refunds/{{outcome.run_id}}` },
+    timeout_ms: 1_000,
+    predicate: { status: 200, pointer: '/state', map: { settled: 'success' } },
+  })
+  assert.equal(registered.status, 201, registered.text)
+  const probeId = registered.json.probe_id as string
 
   const acked: AckedOutcome[] = []
   const unexpected: string[] = []
@@ -141,7 +169,10 @@ export async function runCrashScenario(
   }
 
   const oneOutcome = async (loop: number) => {
-    const scenario: Scenario = (['agree', 'halt', 'policy'] as const)[(loop + acked.length) % 3]!
+    const scenarios: Scenario[] = options.probes
+      ? ['agree', 'halt', 'policy', 'probe']
+      : ['agree', 'halt', 'policy']
+    const scenario = scenarios[(loop + acked.length) % scenarios.length]!
     const runId = uniqueRun('crash')
     const created = await send(
       'POST',
@@ -152,6 +183,7 @@ export async function runCrashScenario(
         run_id: runId,
         evidence: EVIDENCE,
         fallback_policy: scenario === 'policy' ? 'strictest_wins' : 'escalate',
+        ...(scenario === 'probe' ? { probe: { probe_id: probeId } } : {}),
       },
       [200, 201],
     )
@@ -178,6 +210,7 @@ export async function runCrashScenario(
       agree: ['success', 'success'],
       halt: ['failure', 'success'],
       policy: ['partial', 'success'],
+      probe: ['failure', 'success'],
     }[scenario]
     for (const [index, [key, orchestrator]] of [
       [keyA, 'orch-a'],
@@ -199,6 +232,13 @@ export async function runCrashScenario(
     const evaluated = await send('POST', `${base}/evaluate`, keyA, undefined, [200])
     record.manifestId = evaluated.json.manifest.manifest_id
     record.directive = evaluated.json.manifest.directive
+    if (scenario === 'probe') {
+      const verdict = evaluated.json.manifest.verdict
+      const truth = evaluated.json.manifest.ground_truth_arbiter_predicate
+      if (verdict !== 'GROUND_TRUTH_RESOLVES' || truth?.result !== 'success') {
+        unexpected.push(`probe outcome ${record.id} decided ${verdict} with ${JSON.stringify(truth)}`)
+      }
+    }
     if (record.directive === 'HALT' && acked.length % 2 === 1) {
       const resolved = await send(
         'POST',
@@ -271,6 +311,12 @@ export async function runCrashScenario(
       assert.ok(
         has('evidence.appended', (r) => r.data.evidence_hash === hash),
         `evidence ${hash} audited`,
+      )
+    }
+    if (outcome.scenario === 'probe' && outcome.manifestId) {
+      assert.ok(
+        has('probe.executed', () => true),
+        `the probe execution behind ${outcome.manifestId} is audited`,
       )
     }
     for (const id of outcome.interpretationIds) {
@@ -358,6 +404,7 @@ export async function runCrashScenario(
       interpretations: acked.reduce((n, o) => n + o.interpretationIds.length, 0),
       manifests: acked.filter((o) => o.manifestId).length,
       resolutions: acked.filter((o) => o.resolutionManifestId).length,
+      probeDecisions: acked.filter((o) => o.scenario === 'probe' && o.manifestId).length,
     },
     auditRecords: integrity.auditRecords,
   }

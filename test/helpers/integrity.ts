@@ -10,7 +10,7 @@ export async function assertStoreIntegrity(connectionString: string) {
   const client = new pg.Client({ connectionString })
   await client.connect()
   try {
-    const one = async (sql: string) => (await client.query(sql)).rows[0] as Record<string, number>
+    const one = async (sql: string) => (await client.query(sql)).rows[0] as { [column: string]: number }
     const chain = await one(`SELECT count(*)::int AS n, coalesce(min(seq), 0)::int AS min,
         coalesce(max(seq), 0)::int AS max, count(DISTINCT prev_hash)::int AS prevs,
         (SELECT seq FROM audit_head)::int AS head FROM audit_records`)
@@ -59,7 +59,7 @@ export async function assertStoreIntegrity(connectionString: string) {
     assert.deepEqual(decisions, { twice_decided: 0, twice_resolved: 0 }, 'one decision per outcome')
     const counts = await one(`SELECT (SELECT count(*) FROM outcomes)::int AS outcomes,
         (SELECT count(*) FROM manifests)::int AS manifests`)
-    return { auditRecords: chain.n, outcomes: counts.outcomes, manifests: counts.manifests }
+    return { auditRecords: chain.n ?? 0, outcomes: counts.outcomes ?? 0, manifests: counts.manifests ?? 0 }
   } finally {
     await client.end()
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp, type TestApp } from './app.ts'
 import { createTestDatabase } from './database.ts'
@@ -95,7 +96,7 @@ export async function runReplicaScenario(
     })
 
   /** One outcome's storm: evaluate calls on every replica, with late submissions and resolutions in between. */
-  const storm = (id: string, scenario: Scenario): Promise<Call>[] => {
+  const storm = async (id: string, scenario: Scenario, headStartMs: number): Promise<Call[]> => {
     const n = options.evaluationsPerOutcome
     const extras = new Map<number, Call['kind'][]>()
     // Half of the extras go out before the first evaluate call, so some land before the decision and some after.
@@ -105,7 +106,15 @@ export async function runReplicaScenario(
     }
     put('late-c')
     put('late-a')
-    if (scenario === 'halt') for (let r = 0; r < options.resolutionsPerWave; r++) put('resolution')
+    // The resolutions go out together, at one point of the second half: a real race among themselves, and
+    // (when they come before the HALT is issued) with the evaluations.
+    if (scenario === 'halt') {
+      const at = Math.floor(n / 2 + Math.random() * (n / 2 + 1))
+      extras.set(at, [
+        ...(extras.get(at) ?? []),
+        ...Array<Call['kind']>(options.resolutionsPerWave).fill('resolution'),
+      ])
+    }
     const calls: Promise<Call>[] = []
     const send = (kind: Call['kind'], i: number) => {
       const target = replica(i)
@@ -140,15 +149,19 @@ export async function runReplicaScenario(
     }
     for (let i = 0; i <= n; i++) {
       for (const kind of extras.get(i) ?? []) send(kind, i + 1)
+      // A few milliseconds' head start for what went out first, on some outcomes, so that both orders occur.
+      if (i === 0 && headStartMs > 0) await sleep(headStartMs)
       if (i < n) send('evaluate', i)
     }
-    return calls
+    return Promise.all(calls)
   }
 
   const results = new Map<string, Call[]>()
   for (let w = 0; w < outcomes.length; w += options.outcomesPerWave) {
     const wave = outcomes.slice(w, w + options.outcomesPerWave)
-    const answered = await Promise.all(wave.map((o) => Promise.all(storm(o.id, o.scenario))))
+    const answered = await Promise.all(
+      wave.map((o, i) => storm(o.id, o.scenario, (w + i) % 2 ? 0 : Math.random() * 15)),
+    )
     wave.forEach((o, i) => {
       results.set(o.id, answered[i]!)
     })
@@ -157,7 +170,9 @@ export async function runReplicaScenario(
   // A second wave of resolutions once every HALT exists: across both waves, exactly one wins.
   for (const o of outcomes) {
     const wave = await Promise.all(
-      Array.from({ length: o.scenario === 'halt' ? options.resolutionsPerWave : 2 }, (_, i) => resolve(i, o.id)),
+      Array.from({ length: o.scenario === 'halt' ? options.resolutionsPerWave : 2 }, (_, i) =>
+        resolve(i, o.id),
+      ),
     )
     results.get(o.id)!.push(...wave.map((response) => ({ kind: 'resolution' as const, response })))
   }
@@ -178,7 +193,10 @@ export async function runReplicaScenario(
       `no 5xx for ${id}: ${statuses.filter((s) => / 5\d\d$/.test(s)).join(', ')}`,
     )
 
-    const listed = await first.request(keys.ops, { method: 'GET', url: `/v1/manifests?outcome_id=${id}&limit=500` })
+    const listed = await first.request(keys.ops, {
+      method: 'GET',
+      url: `/v1/manifests?outcome_id=${id}&limit=500`,
+    })
     assert.equal(listed.statusCode, 200, listed.body)
     const manifests = (listed.json().items as { manifest: Manifest }[]).map((e) => e.manifest)
     const machine = manifests.filter(isMachineFinal)
@@ -201,7 +219,8 @@ export async function runReplicaScenario(
       const { manifest, manifest_digest } = c.response.json()
       digests.set(manifest.manifest_id, (digests.get(manifest.manifest_id) ?? new Set()).add(manifest_digest))
     }
-    for (const set of digests.values()) assert.equal(set.size, 1, 'every replica returns the same signed bytes')
+    for (const set of digests.values())
+      assert.equal(set.size, 1, 'every replica returns the same signed bytes')
 
     // Late submissions either landed before the decision (201, and the decision counts them) or after it
     // (409 naming the decision, recorded as dissent, and the decision ignores them). Never lost, never both.
@@ -238,14 +257,21 @@ export async function runReplicaScenario(
       assert.equal(resolution.supersedes, decision.manifest_id)
       for (const r of replicas) {
         const again = await r.request(keys.a, { method: 'POST', url: `/v1/outcomes/${id}/evaluate` })
-        assert.equal(again.json().manifest.manifest_id, resolution.manifest_id, 'evaluate returns the resolution')
+        assert.equal(
+          again.json().manifest.manifest_id,
+          resolution.manifest_id,
+          'evaluate returns the resolution',
+        )
       }
     }
   }
 
   const open = await first.request(keys.ops, { method: 'GET', url: '/v1/escalations?status=open&limit=500' })
   assert.deepEqual(open.json().items, [], 'every escalation was resolved exactly once')
-  const closed = await first.request(keys.ops, { method: 'GET', url: '/v1/escalations?status=resolved&limit=500' })
+  const closed = await first.request(keys.ops, {
+    method: 'GET',
+    url: '/v1/escalations?status=resolved&limit=500',
+  })
   assert.equal(closed.json().items.length, outcomes.filter((o) => o.scenario === 'halt').length)
 
   const verify = await first.request(keys.ops, { method: 'GET', url: '/v1/audit/verify' })

@@ -1,0 +1,34 @@
+import type { Queryable } from '../../src/db/pool.ts'
+
+// Columns an accepted request may UPDATE in place (everything else is only ever inserted, which row counts see).
+const MUTABLE = {
+  outcomes: 'id, status, manifest_id, evidence_hash, reevaluation_rounds',
+  api_keys: 'id, revoked_at',
+  probes: 'id, version, probe_digest, definition',
+  escalations: 'outcome_id, status, resolution_manifest_id',
+  probe_runs: 'outcome_id, inputs_digest, claimed_until, record',
+} as const
+
+/**
+ * A fingerprint of everything the service stores: the row count of every table, a digest of the columns that
+ * change in place, and the audit chain head. Two equal snapshots mean nothing was written in between. Built
+ * once per database (the table list is read from the catalog, so a new table is covered without edits).
+ */
+export async function databaseSnapshotter(db: Queryable): Promise<() => Promise<Record<string, string>>> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT table_name AS name FROM information_schema.tables
+     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  )
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
+  const counts = rows.map(({ name }) => `(SELECT count(*) FROM ${quote(name)})::text AS ${quote(name)}`)
+  const digests = Object.entries(MUTABLE)
+    .filter(([table]) => rows.some((row) => row.name === table))
+    .map(
+      ([table, columns]) =>
+        `(SELECT md5(coalesce(string_agg(row(${columns})::text, ',' ORDER BY row(${columns})::text), ''))
+          FROM ${quote(table)}) AS ${quote(`${table} digest`)}`,
+    )
+  const sql = `SELECT ${[...counts, ...digests].join(', ')},
+    (SELECT seq::text || ':' || hash FROM audit_head) AS "audit head"`
+  return async () => (await db.query<Record<string, string>>(sql)).rows[0]!
+}
