@@ -747,9 +747,7 @@ describe('hostile clients', () => {
 
   it('bounds how long a slow client may take to send its request, and serves others meanwhile', async () => {
     const { app, port } = await listening()
-    // The server cuts a request that has not fully arrived after requestTimeout; Node enforces it on a
-    // periodic sweep. The byte-by-byte client that gets cut is in test/soak (it takes 30-60 s with the
-    // built-in 30 s limit, which AppConfig cannot lower yet).
+    // Production default: 30 s (the test below proves the cut-off with a short limit).
     const server = app.app.server
     assert.equal(server.requestTimeout, 30_000, 'requestTimeout is set')
     assert.ok(
@@ -770,5 +768,31 @@ describe('hostile clients', () => {
       clearInterval(drip)
       slow.destroy()
     }
+  })
+
+  it('cuts off a client that dribbles its headers forever with 408', async (t) => {
+    const app = await buildTestApp(t, { config: { requestTimeoutMs: 1_500 } })
+    await app.app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.app.server.address() as net.AddressInfo).port
+    const slow = net.connect(port, '127.0.0.1')
+    await once(slow, 'connect')
+    const received: Buffer[] = []
+    slow.on('data', (chunk) => received.push(chunk))
+    slow.on('error', () => {})
+    slow.write('GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    const drip = setInterval(() => slow.writable && slow.write('X-Slow: y\r\n'), 100)
+    const started = Date.now()
+    try {
+      const closed = once(slow, 'close').then(() => true)
+      const gaveUp = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000).unref())
+      assert.ok(await Promise.race([closed, gaveUp]), 'the slow client was disconnected')
+    } finally {
+      clearInterval(drip)
+      slow.destroy()
+    }
+    const elapsed = Date.now() - started
+    assert.ok(elapsed >= 1_000 && elapsed < 6_000, `cut after ${elapsed} ms`)
+    const response = Buffer.concat(received).toString('latin1')
+    assert.ok(response === '' || response.startsWith('HTTP/1.1 408'), response.slice(0, 80))
   })
 })
