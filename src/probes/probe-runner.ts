@@ -111,13 +111,17 @@ function scalarText(value: unknown): string | null {
 export function renderProbeUrl(
   template: string,
   params: Record<string, unknown>,
-  outcome: { subagent_id: string; run_id: string },
+  outcome: { subagent_id: string; run_id: string } | null,
 ): Rendered {
   const templates = parseTemplates(template)
   if (templates === null)
     return { ok: false, detail: 'url template contains an expression that is not allowed' }
   for (const expr of templates) {
-    if (expr.kind !== 'param') continue
+    if (expr.kind !== 'param') {
+      // A dry run may name no outcome: then an outcome template has nothing to fill it.
+      if (outcome === null) return { ok: false, detail: `outcome.${expr.field} is not given` }
+      continue
+    }
     if (!Object.hasOwn(params, expr.name)) return { ok: false, detail: `param ${expr.name} is missing` }
     if (scalarText(params[expr.name]) === null) {
       return { ok: false, detail: `param ${expr.name} is not a string, number or boolean` }
@@ -125,7 +129,7 @@ export function renderProbeUrl(
   }
   try {
     const url = replaceTemplates(template, (expr) => {
-      const value = expr.kind === 'param' ? params[expr.name] : outcome[expr.field]
+      const value = expr.kind === 'param' ? params[expr.name] : outcome?.[expr.field]
       return encodeURIComponent(scalarText(value) ?? '')
     })
     return { ok: true, url }
@@ -304,7 +308,8 @@ function isRetryable(outcome: AttemptOutcome, expectedStatus: number): boolean {
 export async function runProbe(
   probe: ProbeVersion,
   params: Record<string, unknown>,
-  outcome: { subagent_id: string; run_id: string },
+  /** The outcome being decided; null for a dry run that names none. */
+  outcome: { subagent_id: string; run_id: string } | null,
   options: ProbeRunOptions,
 ): Promise<{ record: GroundTruthRecord; durationMs: number }> {
   const started = performance.now()

@@ -119,7 +119,7 @@ export async function dryRunProbe(
   const { record, durationMs } = await runProbe(
     { probe_id: row.id, version: row.version, probe_digest: row.probe_digest, definition: row.definition },
     input.params ?? {},
-    input.outcome ?? { subagent_id: '', run_id: '' },
+    input.outcome ?? null,
     { policy: ctx.probes.policy, env: ctx.probes.env },
   )
   observeProbe(ctx, record, durationMs)

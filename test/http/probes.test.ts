@@ -251,6 +251,13 @@ describe('ground-truth probes', () => {
     })
     assert.equal(missing.statusCode, 200)
     assert.equal(missing.json().error.code, 'param_missing')
+    const noOutcome = await app.request(app.adminKey, {
+      method: 'POST',
+      url: `/v1/probes/${probe.probe_id}/dry-run`,
+      payload: { params: { refund_id: 're_9' } },
+    })
+    assert.equal(noOutcome.json().error.code, 'param_missing')
+    assert.match(noOutcome.json().error.detail, /outcome\.run_id/)
     assert.equal(target.requests.length, 1)
     const { rows } = await app.app.db.query('SELECT count(*)::int AS n FROM outcomes')
     assert.equal(rows[0].n, 0)
