@@ -75,8 +75,14 @@ export async function createOutcome(ctx: ServiceContext, body: CreateOutcomeBody
       item_hashes: itemHashes,
       created_at: now,
     })
-    // Everything else first: the audit append locks the global chain head until commit, so it goes last.
-    const view = await loadOutcomeView(tx, row)
+    // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
+    const view = toOutcomeView(
+      row,
+      [{ outcome_id: row.id, evidence_hash: evidenceHash, version: 1, item_hashes: itemHashes, created_at: now }],
+      firstOccurrences.map((h) => ({ outcome_id: row.id, item: h.item })),
+      [],
+    )
+    // The audit append locks the global chain head until commit, so it goes last.
     await appendAuditRecord(tx, {
       kind: 'outcome.created',
       actor,
