@@ -78,7 +78,15 @@ export async function createOutcome(ctx: ServiceContext, body: CreateOutcomeBody
     // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
     const view = toOutcomeView(
       row,
-      [{ outcome_id: row.id, evidence_hash: evidenceHash, version: 1, item_hashes: itemHashes, created_at: now }],
+      [
+        {
+          outcome_id: row.id,
+          evidence_hash: evidenceHash,
+          version: 1,
+          item_hashes: itemHashes,
+          created_at: now,
+        },
+      ],
       firstOccurrences.map((h) => ({ outcome_id: row.id, item: h.item })),
       [],
     )
