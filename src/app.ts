@@ -184,16 +184,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // counted (they would hold a slot for good).
   let admitted = 0
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?')[0]!
-    if (isPublicProbeRoute(path) || path === '/v1/manifests/stream') return
+    // Decided by the matched route, not the raw URL (which may be percent-encoded differently).
+    const route = request.routeOptions.url
+    if (route !== undefined && (OPERATIONS_ROUTES.has(route) || route === '/v1/manifests/stream')) return
     if (app.db.waitingCount > overload.maxDbWaiting || admitted >= config.dbPoolMax + overload.maxDbWaiting) {
       throw shed('database queue full')
     }
     admitted += 1
-    // 'close' fires once the response is finished or the client went away, hijacked (NDJSON) responses included.
-    reply.raw.once('close', () => {
+    // Released once, when the response closes or the socket does: a pipelined request queued behind others
+    // never gets its own 'close' if the client hangs up first.
+    const socket = request.raw.socket
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
       admitted -= 1
-    })
+      socket?.off('close', release)
+    }
+    reply.raw.once('close', release)
+    socket?.once('close', release)
   })
   await app.register(swagger, {
     openapi: {

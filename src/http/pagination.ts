@@ -11,9 +11,11 @@ export const pageQuery = {
     .regex(/^\d+$/, 'must be a positive integer')
     .optional()
     // Clamp from the digits, so even a number past 2^53 is clamped rather than refused (SPEC §2).
-    .transform((text) =>
-      text === undefined ? DEFAULT_LIMIT : text.length > 3 ? MAX_LIMIT : Math.min(Number(text), MAX_LIMIT),
-    )
+    .transform((text) => {
+      if (text === undefined) return DEFAULT_LIMIT
+      const digits = text.replace(/^0+(?=\d)/, '')
+      return digits.length > 3 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT)
+    })
     .refine((value) => value >= 1, 'must be at least 1')
     .describe('page size (default 50, at most 500)'),
   cursor: z.string().max(512).optional().describe('opaque cursor from a previous page'),

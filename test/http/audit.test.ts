@@ -145,6 +145,12 @@ describe('the audit log', () => {
       .map((line) => JSON.parse(line))
     assert.equal(lines.length, 4)
     assert.ok(lines.every((r) => r.kind === 'manifest.issued'))
+    const refused = await app.request(ops, {
+      method: 'GET',
+      url: '/v1/audit/records?kind=manifest.issued',
+      headers: { accept: 'application/x-ndjson;q=0, application/json' },
+    })
+    assert.equal(refused.json().items.length, 4, 'q=0 means "not NDJSON"')
   })
 
   it('refuses UPDATE, DELETE and TRUNCATE, even under session_replication_role = replica', async (t) => {

@@ -47,6 +47,8 @@ describe('GET /v1/manifests', () => {
     assert.deepEqual(idsOf(page2), [halt.manifest_id])
     assert.equal(page2.next_cursor, null)
     assert.equal((await list('limit=100000000000000000000000')).items.length, 4, 'huge limits are clamped')
+    assert.equal((await list('limit=0001')).items.length, 1, 'leading zeros are just zeros')
+    assert.equal((await app.request(a, { method: 'GET', url: '/v1/manifests?limit=0000' })).statusCode, 400)
 
     const bad = await app.request(a, { method: 'GET', url: '/v1/manifests?verdict=MAYBE' })
     assert.equal(bad.statusCode, 400)

@@ -89,7 +89,10 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         from: from ? new Date(from) : undefined,
         to: to ? new Date(to) : undefined,
       }
-      if ((request.headers.accept ?? '').includes('application/x-ndjson')) {
+      if (wantsNdjson(request.headers.accept)) {
+        const records = streamAuditRecords(app.db, filter, after?.seq ?? null)
+        // The first batch is read before any header is sent, so a failing query is still a proper problem.
+        let next = await records.next()
         reply.hijack()
         const raw = reply.raw
         raw.writeHead(200, {
@@ -97,10 +100,14 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
           'x-request-id': request.id,
         })
         try {
-          for await (const record of streamAuditRecords(app.db, filter, after?.seq ?? null)) {
+          while (!next.done) {
             if (raw.destroyed) return
-            // Respect backpressure: a slow reader slows the export down instead of filling memory.
-            if (!raw.write(`${JSON.stringify(record)}\n`)) await once(raw, 'drain')
+            // Respect backpressure: a slow reader slows the export down instead of filling memory; a reader that
+            // goes away ends it ('close' comes instead of 'drain').
+            if (!raw.write(`${JSON.stringify(next.value)}\n`)) {
+              await Promise.race([once(raw, 'drain'), once(raw, 'close')])
+            }
+            next = await records.next()
           }
         } catch (err) {
           request.log.error({ err }, 'audit export failed mid-stream')
