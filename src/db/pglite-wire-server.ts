@@ -40,6 +40,7 @@ export class PGliteWireServer {
   private owner: Connection | null = null
   private busy = false
   private nextId = 1
+  private lastServed = 0
 
   constructor(
     private readonly db: PGlite,
@@ -143,7 +144,9 @@ export class PGliteWireServer {
       for (const message of unit) {
         if (next.closed) break
         if (message[0] === TERMINATE && next.started) {
-          next.socket.end()
+          // destroy, not end: a client that never closes its side must not keep the session (the close
+          // handler rolls back whatever it left open).
+          next.socket.destroy()
           break
         }
         await this.db.runExclusive(() =>
@@ -167,10 +170,11 @@ export class PGliteWireServer {
 
   private pickNext(): Connection | null {
     if (this.owner) return this.owner.units.length > 0 ? this.owner : null
-    for (const connection of this.connections) {
-      if (connection.units.length > 0 && !connection.running) return connection
-    }
-    return null
+    // Round robin from the connection after the last one served, so no client starves under saturation.
+    const ready = [...this.connections].filter((c) => c.units.length > 0 && !c.running)
+    const next = ready.find((c) => c.id > this.lastServed) ?? ready[0] ?? null
+    if (next) this.lastServed = next.id
+    return next
   }
 
   private async drop(connection: Connection): Promise<void> {
