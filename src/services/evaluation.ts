@@ -27,10 +27,11 @@ import {
   needsGroundTruth,
 } from '../domain/decision.ts'
 import { AppError } from '../errors.ts'
-import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
+import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import { appendAuditRecord } from './audit-log.ts'
 import type { Actor, ServiceContext } from './context.ts'
 import { envelopeFromRow, issueManifest, type ManifestEnvelope } from './manifests.ts'
+import { probeExecutedEntry, runRegisteredProbe } from './probes.ts'
 
 export type EvaluationResult =
   | { kind: 'manifest'; envelope: ManifestEnvelope }
@@ -248,18 +249,10 @@ async function executeProbe(
 ): Promise<void> {
   const { probe, outcome } = step
   try {
-    const { record, durationMs } = await runProbe(
-      {
-        probe_id: probe.id,
-        version: probe.version,
-        probe_digest: probe.probe_digest,
-        definition: probe.definition,
-      },
-      outcome.probe_params ?? {},
-      { subagent_id: outcome.subagent_id, run_id: outcome.run_id },
-      { policy: ctx.probes.policy, env: ctx.probes.env },
-    )
-    observeProbe(ctx, record, durationMs)
+    const record = await runRegisteredProbe(ctx, probe, outcome.probe_params ?? {}, {
+      subagent_id: outcome.subagent_id,
+      run_id: outcome.run_id,
+    })
     await withTransaction(ctx.db, async (tx) => {
       await storeProbeRunRecord(tx, outcome.id, step.inputsDigest, record)
       await appendAuditRecord(tx, probeExecutedEntry(record, actor, outcome))
@@ -268,31 +261,5 @@ async function executeProbe(
     // Give the round back at once: otherwise every caller would wait out the claim before trying again.
     await releaseProbeRun(ctx.db, outcome.id, step.inputsDigest).catch(() => {})
     throw err
-  }
-}
-
-export function observeProbe(ctx: ServiceContext, record: GroundTruthRecord, durationMs: number): void {
-  ctx.metrics.probeDuration.observe({ probe_id: record.probe_id }, durationMs / 1000)
-  if (record.error) ctx.metrics.probeErrors.inc({ probe_id: record.probe_id, reason: record.error.code })
-}
-
-export function probeExecutedEntry(record: GroundTruthRecord, actor: Actor, outcome: OutcomeRow | null) {
-  return {
-    kind: 'probe.executed' as const,
-    actor,
-    outcome_id: outcome?.id ?? null,
-    subagent_id: outcome?.subagent_id ?? null,
-    data: {
-      probe_id: record.probe_id,
-      probe_version: record.probe_version,
-      probe_digest: record.probe_digest,
-      request: record.request,
-      executed_at: record.executed_at,
-      attempts: record.attempts,
-      http_status: record.http_status,
-      response_digest: record.response_digest,
-      result: record.result,
-      error: record.error,
-    },
   }
 }

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { signCanonical } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
-import { findManifest, insertManifest, type ManifestRow } from '../db/repositories/manifests.ts'
+import {
+  findManifest,
+  insertManifest,
+  listManifests,
+  type ManifestFilter,
+  type ManifestRow,
+} from '../db/repositories/manifests.ts'
 import { canonicalJson, sha256 } from '../domain/canonical-json.ts'
 import type { Directive, DivergenceReceipt, OutcomeReading, Verdict } from '../domain/decision.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
@@ -120,4 +126,18 @@ export async function issueManifest(
 /** The envelope as JSON text straight from the stored canonical manifest (no parse and re-serialize). */
 export function envelopeText(row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws'>): string {
   return `{"manifest":${row.manifest_jcs},"manifest_digest":${JSON.stringify(row.manifest_digest)},"jws":${JSON.stringify(row.jws)}}`
+}
+
+/** GET /v1/manifests: stored rows oldest first (callers ask for limit + 1 to learn whether a page follows). */
+export async function listManifestRows(
+  db: Queryable,
+  filter: ManifestFilter,
+  limit: number,
+): Promise<ManifestRow[]> {
+  return listManifests(db, filter, limit)
+}
+
+/** GET /v1/manifests/{id}: the stored row, whose canonical text is served as is. */
+export async function findManifestRow(db: Queryable, manifestId: string): Promise<ManifestRow | undefined> {
+  return findManifest(db, manifestId)
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '../db/pool.ts'
+import type { OutcomeRow } from '../db/repositories/outcomes.ts'
 import {
   findProbe,
   insertProbe,
@@ -14,7 +15,6 @@ import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
 import { checkRegistrationUrl } from '../probes/ssrf-guard.ts'
 import { appendAuditRecord } from './audit-log.ts'
 import type { Actor, ServiceContext } from './context.ts'
-import { observeProbe, probeExecutedEntry } from './evaluation.ts'
 
 export function toProbeView(row: ProbeRow) {
   return {
@@ -116,16 +116,55 @@ export async function dryRunProbe(
 ): Promise<GroundTruthRecord> {
   const row = await findProbe(ctx.db, probeId)
   if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
-  const { record, durationMs } = await runProbe(
-    { probe_id: row.id, version: row.version, probe_digest: row.probe_digest, definition: row.definition },
-    input.params ?? {},
-    input.outcome ?? null,
-    { policy: ctx.probes.policy, env: ctx.probes.env },
-  )
-  observeProbe(ctx, record, durationMs)
+  const record = await runRegisteredProbe(ctx, row, input.params ?? {}, input.outcome ?? null)
   const entry = probeExecutedEntry(record, actor, null)
   await withTransaction(ctx.db, (tx) =>
     appendAuditRecord(tx, { ...entry, data: { ...entry.data, dry_run: true } }),
   )
   return record
+}
+
+/** Executes the version of a probe given, under the deployment's SSRF policy, and records its metrics. */
+export async function runRegisteredProbe(
+  ctx: ServiceContext,
+  probe: ProbeRow,
+  params: Record<string, unknown>,
+  outcome: { subagent_id: string; run_id: string } | null,
+): Promise<GroundTruthRecord> {
+  const { record, durationMs } = await runProbe(
+    {
+      probe_id: probe.id,
+      version: probe.version,
+      probe_digest: probe.probe_digest,
+      definition: probe.definition,
+    },
+    params,
+    outcome,
+    { policy: ctx.probes.policy, env: ctx.probes.env },
+  )
+  ctx.metrics.probeDuration.observe({ probe_id: record.probe_id }, durationMs / 1000)
+  if (record.error) ctx.metrics.probeErrors.inc({ probe_id: record.probe_id, reason: record.error.code })
+  return record
+}
+
+/** The `probe.executed` audit entry: what was requested and what came back (never header values). */
+export function probeExecutedEntry(record: GroundTruthRecord, actor: Actor, outcome: OutcomeRow | null) {
+  return {
+    kind: 'probe.executed' as const,
+    actor,
+    outcome_id: outcome?.id ?? null,
+    subagent_id: outcome?.subagent_id ?? null,
+    data: {
+      probe_id: record.probe_id,
+      probe_version: record.probe_version,
+      probe_digest: record.probe_digest,
+      request: record.request,
+      executed_at: record.executed_at,
+      attempts: record.attempts,
+      http_status: record.http_status,
+      response_digest: record.response_digest,
+      result: record.result,
+      error: record.error,
+    },
+  }
 }

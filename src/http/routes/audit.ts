@@ -1,7 +1,6 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { listEscalations } from '../../db/repositories/escalations.ts'
 import { AUDIT_KINDS } from '../../domain/audit-chain.ts'
 import {
   auditCheckpoint,
@@ -10,7 +9,7 @@ import {
   streamAuditRecords,
   verifyAuditChain,
 } from '../../services/audit.ts'
-import type { Manifest } from '../../services/manifests.ts'
+import { listEscalationRows, toEscalationView } from '../../services/escalations.ts'
 import { problemSchema } from '../errors.ts'
 import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
 import {
@@ -206,26 +205,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const { status, limit, cursor } = request.query
       const after = decodeCursor(cursor, seqCursor)
-      const rows = await listEscalations(app.db, { status, afterSeq: after?.seq ?? null }, limit + 1)
-      return toPage(
-        rows,
-        limit,
-        (row) => {
-          const halt = JSON.parse(row.manifest_jcs) as Manifest
-          return {
-            outcome_id: row.outcome_id,
-            subagent_id: row.subagent_id,
-            run_id: row.run_id,
-            status: row.status,
-            manifest_id: row.manifest_id,
-            verdict: halt.verdict,
-            interpretation_divergence_receipt: halt.interpretation_divergence_receipt,
-            opened_at: row.opened_at.toISOString(),
-            resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
-          }
-        },
-        (row) => ({ seq: row.list_seq }),
-      )
+      const rows = await listEscalationRows(app.db, { status, afterSeq: after?.seq ?? null }, limit + 1)
+      return toPage(rows, limit, toEscalationView, (row) => ({ seq: row.list_seq }))
     },
   )
 }

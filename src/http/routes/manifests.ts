@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { buildJwks } from '../../crypto/jwks.ts'
-import { findManifest, listManifests } from '../../db/repositories/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { ManifestFeed } from '../../services/manifest-feed.ts'
-import { envelopeFromRow, envelopeText } from '../../services/manifests.ts'
+import { envelopeFromRow, envelopeText, findManifestRow, listManifestRows } from '../../services/manifests.ts'
 import { listSigningKeys } from '../../services/signing.ts'
 import { problemSchema } from '../errors.ts'
 import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
@@ -79,7 +78,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     async (request) => {
       const { limit, cursor, subagent_id, outcome_id, verdict, directive, since } = request.query
       const after = decodeCursor(cursor, seqCursor)
-      const rows = await listManifests(
+      const rows = await listManifestRows(
         app.db,
         {
           subagentId: subagent_id,
@@ -144,7 +143,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       },
     },
     async (request, reply) => {
-      const row = await findManifest(app.db, request.params.id)
+      const row = await findManifestRow(app.db, request.params.id)
       if (!row) throw new AppError('NOT_FOUND', `no manifest ${request.params.id}`)
       // The stored canonical text is the signed payload itself: send it as is rather than parse and re-serialize.
       return reply
