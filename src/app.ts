@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import underPressure from '@fastify/under-pressure'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -93,8 +93,13 @@ export const LOG_REDACT = [
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
+// Matched by route, not raw URL, so no spelling of a path evades the check. Liveness, readiness and metrics
+// must answer under load; the manifest stream is long-lived and would hold an admission slot for good.
 const OPERATIONS_ROUTES = new Set(['/healthz', '/readyz', '/metrics'])
-const isPublicProbeRoute = (url: string) => OPERATIONS_ROUTES.has(url.split('?')[0]!)
+const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? ''
+const isOperationsRoute = (request: FastifyRequest) => OPERATIONS_ROUTES.has(routeOf(request))
+const isUncountedRoute = (request: FastifyRequest) =>
+  isOperationsRoute(request) || routeOf(request) === '/v1/manifests/stream'
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
@@ -176,7 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxHeapUsedBytes: overload.maxHeapUsedBytes,
     // Liveness, readiness and metrics stay answerable under load; everything else is shed with a 503 problem.
     pressureHandler: async (request, _reply, type) => {
-      if (!isPublicProbeRoute(request.url)) throw shed(type)
+      if (!isOperationsRoute(request)) throw shed(type)
     },
   })
   // Admission control, counted synchronously: pg's waitingCount only grows once a request reaches the pool, so
@@ -184,9 +189,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // counted (they would hold a slot for good).
   let admitted = 0
   app.addHook('onRequest', async (request, reply) => {
-    // Decided by the matched route, not the raw URL (which may be percent-encoded differently).
-    const route = request.routeOptions.url
-    if (route !== undefined && (OPERATIONS_ROUTES.has(route) || route === '/v1/manifests/stream')) return
+    if (isUncountedRoute(request)) return
     if (app.db.waitingCount > overload.maxDbWaiting || admitted >= config.dbPoolMax + overload.maxDbWaiting) {
       throw shed('database queue full')
     }

@@ -6,8 +6,6 @@ export const ERRORS = {
   UNAUTHORIZED: { status: 401, slug: 'unauthorized', title: 'Authentication required' },
   FORBIDDEN: { status: 403, slug: 'forbidden', title: 'Not allowed for this key' },
   NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
-  METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method not allowed' },
-  NOT_ACCEPTABLE: { status: 406, slug: 'not-acceptable', title: 'Not acceptable' },
   CONFLICT: { status: 409, slug: 'conflict', title: 'Conflict with the current state' },
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },

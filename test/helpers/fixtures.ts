@@ -77,3 +77,20 @@ export async function evaluate(t: TestApp, key: string, outcomeId: string, statu
   assert.equal(response.statusCode, status, response.body)
   return response.json()
 }
+
+/**
+ * An outcome two orchestrators disagree on under different criteria, with no arbiter or probe: it HALTs and
+ * opens an escalation. `a` speaks for orch-a, `b` for orch-b.
+ */
+export async function haltedOutcome(t: TestApp, a: string, b: string) {
+  const outcome = await createOutcome(t, a)
+  await interpret(t, a, outcome.outcome_id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
+  await interpret(t, b, outcome.outcome_id, {
+    orchestrator_id: 'orch-b',
+    outcome_interpretation: 'success',
+    success_criterion: { require: ['exit_code == 0'] },
+  })
+  const { manifest } = await evaluate(t, a, outcome.outcome_id)
+  assert.equal(manifest.directive, 'HALT')
+  return { outcome, manifest }
+}

@@ -4,23 +4,9 @@ import { compactVerify, createLocalJWKSet } from 'jose'
 import pg from 'pg'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
-import { clientHash, createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { clientHash, createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 
-async function halted(app: TestApp, a: string, b: string) {
-  const outcome = await createOutcome(app, a)
-  await interpret(app, a, outcome.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'failure',
-  })
-  await interpret(app, b, outcome.outcome_id, {
-    orchestrator_id: 'orch-b',
-    outcome_interpretation: 'success',
-    success_criterion: { require: ['exit_code == 0'] },
-  })
-  const { manifest } = await evaluate(app, a, outcome.outcome_id)
-  assert.equal(manifest.directive, 'HALT')
-  return { outcome, manifest }
-}
+const halted = haltedOutcome
 
 /** Runs `fn` on a direct connection, as a database superuser would have one; closed before the database is dropped. */
 async function asSuperuser(app: TestApp, fn: (client: pg.Client) => Promise<void>) {

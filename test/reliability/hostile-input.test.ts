@@ -7,7 +7,14 @@ import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
-import { CRITERION, createOutcome, EVIDENCE, evaluate, interpret } from '../helpers/fixtures.ts'
+import {
+  CRITERION,
+  createOutcome,
+  EVIDENCE,
+  evaluate,
+  haltedOutcome,
+  interpret,
+} from '../helpers/fixtures.ts'
 import { problemViolation } from '../helpers/load.ts'
 
 /**
@@ -325,18 +332,8 @@ async function setup(t: Parameters<typeof buildTestApp>[0]) {
   await createOutcome(app, orchestrator, existing)
   const open = await createOutcome(app, orchestrator)
   const empty = await createOutcome(app, orchestrator)
-  const halted = await createOutcome(app, orchestrator)
   const b = await app.key('orchestrator', ['orch-b'])
-  await interpret(app, orchestrator, halted.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'failure',
-  })
-  await interpret(app, b, halted.outcome_id, {
-    orchestrator_id: 'orch-b',
-    outcome_interpretation: 'success',
-    success_criterion: { require: ['exit_code == 0'] },
-  })
-  assert.equal((await evaluate(app, orchestrator, halted.outcome_id)).manifest.directive, 'HALT')
+  const { outcome: halted } = await haltedOutcome(app, orchestrator, b)
 
   const targets: Target[] = [
     { name: 'create outcome', method: 'POST', path: '/v1/outcomes', valid: existing, accepted: [200, 201] },
