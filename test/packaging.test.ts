@@ -39,9 +39,25 @@ describe('packaging', () => {
       'production dependencies only',
     )
     const cmd = JSON.parse(runtime.find((line) => line.startsWith('CMD '))!.slice(4))
-    assert.deepEqual(cmd, ['node', '--import', 'tsx', 'src/server.ts'])
+    assert.deepEqual(cmd, ['node', 'dist/server.js'], 'the image runs the compiled JavaScript')
+    assert.ok(
+      runtime.some((line) => /^COPY --from=\w+ \/app\/dist/.test(line)),
+      'the runtime stage takes the build stage output',
+    )
+    assert.ok(
+      instructions.some((line) => /^RUN npm run build\b/.test(line)),
+      'a stage compiles the sources',
+    )
+  })
+
+  it('starts production on compiled JavaScript, built by npm ci and before npm start', async () => {
     const pkg = JSON.parse(await readFile('package.json', 'utf8'))
-    assert.ok(pkg.dependencies.tsx, 'tsx runs the service, so it must be a production dependency')
+    assert.equal(pkg.scripts.start, 'node dist/server.js')
+    assert.equal(pkg.scripts.arbiter, 'node dist/cli.js')
+    assert.match(pkg.scripts.prepare, /npm run build/, 'npm ci builds (prepare)')
+    assert.match(pkg.scripts.prestart, /build/, 'npm start rebuilds what changed first')
+    assert.equal(pkg.dependencies.tsx, undefined, 'no TypeScript runner in production dependencies')
+    assert.ok(pkg.devDependencies.tsx, 'tests and tools still run sources through tsx')
   })
 
   it('wires Arbiter to a health-checked PostgreSQL by DATABASE_URL', async () => {

@@ -1,5 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/**
+ * The production entry points: what `npm start` and `npm run arbiter` run, compiled by `npm run build` (which
+ * `npm test` runs first). Process-level tests exercise exactly what ships.
+ */
+export function builtEntry(name: 'server' | 'cli'): string {
+  const path = join(ROOT, 'dist', `${name}.js`)
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first (npm test does)`)
+  return path
+}
 
 export interface ServiceProcess {
   child: ChildProcess
@@ -10,9 +25,9 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `src/server.ts` as a real process (port 0) and waits until it logs where it listens. */
+/** Starts the built service as a real process (port 0) and waits until it logs where it listens. */
 export async function startService(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [builtEntry('server')], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -49,12 +64,12 @@ export async function startService(env: Record<string, string>, timeoutMs = 60_0
   }
 }
 
-/** Runs the CLI to completion. */
+/** Runs the built CLI to completion. */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [builtEntry('cli'), ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
