@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
+import semver from 'semver'
 import { parse } from 'yaml'
 
 // No Docker engine runs here: these read the packaging files the way the engine would and check what matters.
@@ -68,5 +69,20 @@ describe('packaging', () => {
     assert.match(arbiter.environment.DATABASE_URL, /^postgres:\/\/\w+:\w+@postgres:5432\/\w+$/)
     assert.equal(arbiter.environment.HOST, '0.0.0.0')
     assert.equal(arbiter.build, '.')
+  })
+
+  it('declares the Node versions every locked dependency supports, so npm ci warns of no engine', async () => {
+    const lock = JSON.parse(await readFile('package-lock.json', 'utf8'))
+    const ours: string = lock.packages[''].engines.node
+    const pkg = JSON.parse(await readFile('package.json', 'utf8'))
+    assert.equal(pkg.engines.node, ours, 'the lockfile is current')
+    assert.ok(
+      semver.satisfies(process.version, ours),
+      `the Node running the tests (${process.version}) is declared`,
+    )
+    const narrower = Object.entries(lock.packages as Record<string, { engines?: { node?: string } }>)
+      .filter(([, entry]) => entry.engines?.node && !semver.subset(ours, entry.engines.node))
+      .map(([path, entry]) => `${path} wants node ${entry.engines!.node}`)
+    assert.deepEqual(narrower, [], `engines says ${ours}, but some dependencies need more`)
   })
 })
