@@ -71,6 +71,29 @@ describe('packaging', () => {
     assert.equal(arbiter.build, '.')
   })
 
+  it('scales to several replicas behind one balancer: no fixed host port on the replicas', async () => {
+    const compose = parse(await readFile('docker-compose.yml', 'utf8'))
+    const { arbiter, balancer } = compose.services
+    assert.equal(arbiter.ports, undefined, '`--scale arbiter=3` cannot bind one host port three times')
+    assert.deepEqual(arbiter.expose, ['8080'])
+    assert.deepEqual(balancer.ports, ['8080:8080'])
+    assert.equal(balancer.depends_on.arbiter.condition, 'service_healthy')
+    const mount = balancer.volumes.find((volume: string) => volume.startsWith('./deploy/nginx.conf:'))
+    assert.ok(mount, 'the balancer configuration is mounted from the repository')
+    const nginx = await readFile('deploy/nginx.conf', 'utf8')
+    assert.match(nginx, /server arbiter:8080;/, 'the balancer sends to every replica of the service')
+    assert.match(
+      nginx,
+      /location = \/v1\/manifests\/stream \{[^}]*proxy_buffering off;/,
+      'SSE is not buffered',
+    )
+    assert.doesNotMatch(
+      JSON.stringify(compose),
+      /must share|same signing key/i,
+      'the compose file tells what the README tells: replicas may sign with different keys',
+    )
+  })
+
   it('declares the Node versions every locked dependency supports, so npm ci warns of no engine', async () => {
     const lock = JSON.parse(await readFile('package-lock.json', 'utf8'))
     const ours: string = lock.packages[''].engines.node
