@@ -61,7 +61,7 @@ export function ed25519KeyId(name: string, publicKey: KeyObject): number {
 /** The verifier for a named Ed25519 public (or private) key. */
 export function noteVerifier(name: string, publicKey: KeyObject): NoteVerifier {
   if (!isValidKeyName(name)) throw new NoteError('malformed', `invalid key name ${JSON.stringify(name)}`)
-  const key = createPublicKey(publicKey)
+  const key = publicKey.type === 'private' ? createPublicKey(publicKey) : publicKey
   return { name, keyId: ed25519KeyId(name, key), publicKey: key }
 }
 
