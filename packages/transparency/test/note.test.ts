@@ -289,6 +289,7 @@ describe('verifyNote', () => {
   })
 
   it('refuses each malformed message of the Go test suite', () => {
+    // The bad messages of golang.org/x/mod sumdb/note/note_test.go (TestOpen).
     const sig = go.peterSignatureLine
     const malformed: (string | Uint8Array)[] = [
       go.text,
