@@ -5,14 +5,18 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/transparency/package.json ./packages/transparency/
 # --ignore-scripts: `prepare` would compile, and the compiler is a development dependency.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/transparency/package.json ./packages/transparency/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/transparency/tsconfig.json ./packages/transparency/
+COPY packages/transparency/src ./packages/transparency/src
 COPY src ./src
 RUN npm run build
 
@@ -25,6 +29,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/transparency/package.json ./packages/transparency/
+COPY --from=build /app/packages/transparency/dist ./packages/transparency/dist
 COPY migrations ./migrations
 COPY openapi ./openapi
 RUN mkdir -p /var/lib/arbiter && chown -R node:node /var/lib/arbiter
