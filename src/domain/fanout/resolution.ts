@@ -53,7 +53,7 @@ export function contestedFacts(halted: Pick<HaltedReconciliation, 'facts'>): str
  */
 export function resolutionErrors(
   halted: Pick<HaltedReconciliation, 'facts'>,
-  answers: readonly Pick<FactResolution, 'fact'>[],
+  answers: readonly FactResolution[],
 ): ProblemFieldError[] {
   const statusOf = new Map(halted.facts.map((fact) => [fact.fact, fact.status]))
   const answered = new Set<string>()
