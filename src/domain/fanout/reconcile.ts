@@ -42,9 +42,11 @@ export type Qualifiers = { [key: string]: string | number | boolean }
 /** A source as the worker cited it. */
 export interface ClaimSource {
   uri: string
-  excerpt?: string
-  content_digest?: string
-  observed_at?: string
+  excerpt?: string | null
+  /** `sha256:<hex>` of the bytes the worker read; when given, it alone identifies the source. */
+  content_digest?: string | null
+  /** RFC 3339 time the worker saw the source. */
+  observed_at?: string | null
 }
 
 /** A claim as the worker submitted it (absent members mean null / `{}`). */
