@@ -14,8 +14,7 @@
  * and it is quadratic in distinct positions, not in claims: a thousand claims repeating two positions
  * make one conflict.
  */
-import type { JsonValue } from '../canonical-json.ts'
-import { canonicalJson, sortedUnique } from '../canonical-json.ts'
+import { canonicalJson, type JsonValue, sortedUnique } from '../canonical-json.ts'
 import { type CriteriaDifference, diffJson } from '../criteria-diff.ts'
 import type { EnvelopeStatus } from '../status-envelope.ts'
 import { checkDecomposition, type Overlap, type SubtaskOwnership } from './decomposition.ts'

@@ -6,8 +6,14 @@
  */
 import type { ProblemFieldError } from '../../errors.ts'
 import { canonicalJson, type JsonValue } from '../canonical-json.ts'
-import type { Coverage, FactEntry, Position, Qualifiers, Reason } from './reconcile.ts'
-import { positionOf } from './reconcile.ts'
+import {
+  type Coverage,
+  type FactEntry,
+  type Position,
+  positionOf,
+  type Qualifiers,
+  type Reason,
+} from './reconcile.ts'
 import type { FanoutDirective, FanoutVerdict } from './vocabulary.ts'
 
 /** An answer as the resolution body gives it (absent members mean null / `{}`). */
