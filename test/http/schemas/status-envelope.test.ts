@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { canonicalJson } from '../../../src/domain/canonical-json.ts'
+import type { SubmittedClaim } from '../../../src/domain/fanout/reconcile.ts'
 import { ENVELOPE_STATUSES } from '../../../src/domain/status-envelope.ts'
-import { fanoutResultBody } from '../../../src/http/schemas/fanouts.ts'
+import { type FanoutResultBody, fanoutResultBody } from '../../../src/http/schemas/fanouts.ts'
 import { statusEnvelopeSchema } from '../../../src/http/schemas/status-envelope.ts'
 import { bodyErrors, parsed } from './body-errors.ts'
 
@@ -330,6 +331,28 @@ describe('statusEnvelopeSchema for another use (review verdicts)', () => {
     const { subtask_id: _, ...envelope } = VALID.DONE
     assert.deepEqual(bodyErrors(verdictBody, { ...envelope, judge_id: 'j1', revision: 1, claims: [] }), [
       { path: 'body/claims', message: 'unknown field' },
+    ])
+  })
+})
+
+describe('FanoutResultBody (types)', () => {
+  it('narrows by status to the members that status carries', () => {
+    // Compile-time: `tsc` fails if narrowing stops giving these types.
+    const read = (body: FanoutResultBody): unknown[] => {
+      switch (body.status) {
+        case 'DONE':
+          return [body.evidence, body.claims satisfies SubmittedClaim[] | undefined, body.worker?.model]
+        case 'DONE_WITH_CONCERNS':
+          return [body.concerns satisfies string[], body.claims]
+        case 'NEEDS_CONTEXT':
+          return [body.blocking_question satisfies string, body.claims satisfies undefined]
+        case 'BLOCKED':
+          return [body.blocking_reason satisfies string, body.subtask_id satisfies string]
+      }
+    }
+    assert.deepEqual(read(parsed(fanoutResultBody, VALID.BLOCKED) as FanoutResultBody), [
+      'CRM is down',
+      'st_5',
     ])
   })
 })
