@@ -14,6 +14,7 @@ import {
   compareByOrchestrator,
   type DivergenceReceipt,
 } from './divergence-receipt.ts'
+import { compareInstants, parseInstant } from './rfc3339-instant.ts'
 
 export type { CriteriaDifference } from './criteria-diff.ts'
 export type {
@@ -113,41 +114,11 @@ export function strictestReading(readings: OutcomeReading[]): OutcomeReading {
   )
 }
 
-// RFC 3339 date-time; the fraction is kept as text because `Date` stops at milliseconds
-// and PostgreSQL timestamps carry microseconds: two revisions 0.4 ms apart must not tie.
-const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/
-
-interface Instant {
-  epochMs: number
-  /** Fraction digits below the millisecond, trailing zeros removed, so strings compare as numbers. */
-  subMs: string
-}
-
-function parseInstant(text: string): Instant {
-  const match = RFC3339.exec(text)
-  if (match) {
-    const fraction = match[3] ?? ''
-    const withMs = `${match[1]}T${match[2]}.${fraction.slice(0, 3).padEnd(3, '0')}${match[4]!.toUpperCase()}`
-    const epochMs = Date.parse(withMs)
-    if (!Number.isNaN(epochMs)) return { epochMs, subMs: fraction.slice(3).replace(/0+$/, '') }
-  }
-  const epochMs = Date.parse(text)
-  // A received_at that is not a time would silently reorder owners; refuse it instead.
-  if (Number.isNaN(epochMs))
-    throw new RangeError(`received_at is not an RFC 3339 time: ${JSON.stringify(text)}`)
-  return { epochMs, subMs: '' }
-}
-
-function compareInstants(x: Instant, y: Instant): number {
-  if (x.epochMs !== y.epochMs) return x.epochMs - y.epochMs
-  return x.subMs < y.subMs ? -1 : x.subMs > y.subMs ? 1 : 0
-}
-
 /** Received first (as instants, whatever the offset notation); tie → smallest orchestrator_id. */
 function receivedFirst(candidates: readonly InterpretationInput[]): InterpretationInput {
   const keyed = candidates.map((interpretation) => ({
     interpretation,
-    at: parseInstant(interpretation.received_at),
+    at: parseInstant(interpretation.received_at, 'received_at'),
   }))
   keyed.sort(
     (x, y) => compareInstants(x.at, y.at) || compareByOrchestrator(x.interpretation, y.interpretation),
