@@ -3,7 +3,7 @@ import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
 import { validateProbeTemplate } from './url-template.ts'
 
 /**
- * A ground-truth probe as an admin submits it (SPEC "Ground-truth probes").
+ * A ground-truth probe as an admin submits it.
  * Every level is strict: an unknown field is a validation error, not silently dropped,
  * so a typo such as `timeout` instead of `timeout_ms` cannot register a probe with defaults.
  */

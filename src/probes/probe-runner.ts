@@ -6,7 +6,7 @@ import { checkRequestUrl, createGuardedDispatcher, SsrfBlockedError, type SsrfPo
 import { renderProbeUrl, validateProbeTemplate } from './url-template.ts'
 
 /**
- * Executes one ground-truth probe (SPEC "Ground-truth probes") and returns the object
+ * Executes one ground-truth probe and returns the object
  * the manifest's `ground_truth_arbiter_predicate` holds. Never throws for anything the
  * probe's server or network does: every failure is a record with `error` set.
  *
@@ -54,7 +54,7 @@ export interface ProbeRunOptions {
   /** Where `{env: NAME}` header values come from; pass only what probes may read. */
   env: Record<string, string | undefined>
   now?: () => Date
-  /** Response body cap; default 1 MiB (SPEC). */
+  /** Response body cap; default 1 MiB. */
   maxResponseBytes?: number
   /** Base of the exponential retry backoff; default 100 ms. */
   backoffBaseMs?: number

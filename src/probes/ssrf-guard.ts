@@ -6,7 +6,7 @@ import { Agent, type buildConnector, errors } from 'undici'
 import { replaceTemplates, validateProbeTemplate } from './url-template.ts'
 
 /**
- * The SSRF guard for ground-truth probes (SPEC "Ground-truth probes", SSRF guard).
+ * The SSRF guard for ground-truth probes.
  *
  * A probe URL is admin-supplied and partly caller-supplied (templates), so every
  * request Arbiter makes on its behalf is vetted at three points:

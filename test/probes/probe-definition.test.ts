@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { hashJson } from '../../src/domain/canonical-json.ts'
 import { normalizeProbeDefinition, probeDefinitionSchema } from '../../src/probes/probe-definition.ts'
 
-// The example from SPEC "Ground-truth probes".
+// The example from the probe documentation (README).
 const specExample = {
   name: 'ledger-refund-settled',
   request: {
@@ -31,7 +31,7 @@ function rejects(input: unknown): boolean {
 }
 
 describe('normalizeProbeDefinition', () => {
-  it('accepts the SPEC example unchanged', () => {
+  it('accepts the documented example unchanged', () => {
     assert.deepEqual(normalizeProbeDefinition(specExample), specExample)
   })
 
