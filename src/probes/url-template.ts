@@ -142,8 +142,9 @@ export function validateProbeTemplate(url: string): string | null {
   // ... then as the parser reads it: should the two ever disagree, the parser's reading is what is requested.
   const pathAndQuery = parsed.pathname + parsed.search
   for (let index = 0; index < starts.length; index++) {
-    if (!pathAndQuery.includes(marker(index)))
-      return outsideMessage('scheme, userinfo, host, port or fragment')
+    if (!pathAndQuery.includes(marker(index))) {
+      return "a template does not stay in the url's path or query once the url is parsed (a '..' segment after it removes it)"
+    }
   }
   return null
 }

@@ -80,6 +80,15 @@ describe('validateProbeTemplate', () => {
   }
 })
 
+describe('validateProbeTemplate: the parser has the last word', () => {
+  it("refuses a template whose segment the url's own '..' removes", () => {
+    assert.match(
+      validateProbeTemplate('http://h.example/{{params.x}}/../admin') ?? '',
+      /a template does not stay in the url's path or query once the url is parsed/,
+    )
+  })
+})
+
 describe('encodeTemplateValue', () => {
   it('leaves only RFC 3986 unreserved characters unencoded', () => {
     assert.equal(encodeTemplateValue("AZaz09-._~!'()*"), 'AZaz09-._~%21%27%28%29%2A')
