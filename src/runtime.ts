@@ -4,6 +4,7 @@ import type { Config } from './config.ts'
 import { loadSigningKey } from './crypto/signing-key.ts'
 import type { EmbeddedPostgres } from './db/embedded.ts'
 import { createPool, type Pool } from './db/pool.ts'
+import { probeEnvironment } from './probes/probe-environment.ts'
 
 /**
  * The database the process uses: the server at DATABASE_URL, or the embedded one in the data dir.
@@ -66,18 +67,4 @@ export async function openPool(config: Config): Promise<{ pool: Pool; close: () 
       await database.embedded?.stop()
     },
   }
-}
-
-/**
- * The variables probe headers may name with `{env: NAME}`: the process environment minus Arbiter's own
- * secrets, so a probe definition can never ship the database URL or a key to a remote host.
- */
-export function probeEnvironment(
-  env: Record<string, string | undefined>,
-): Record<string, string | undefined> {
-  return Object.fromEntries(
-    Object.entries(env).filter(
-      ([name]) => !name.startsWith('ARBITER_') && !/DATABASE_URL$/.test(name) && !name.startsWith('PG'),
-    ),
-  )
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod'
+import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
+import { validateProbeTemplate } from './url-template.ts'
 
 /**
- * A ground-truth probe as an admin submits it (SPEC "Ground-truth probes").
+ * A ground-truth probe as an admin submits it.
  * Every level is strict: an unknown field is a validation error, not silently dropped,
  * so a typo such as `timeout` instead of `timeout_ms` cannot register a probe with defaults.
  */
@@ -50,8 +52,24 @@ const headerName = z
   .refine((name) => !FORBIDDEN_HEADERS.has(name.toLowerCase()), 'this header is set by Arbiter, not a probe')
 
 const headerValue = z.union([
-  z.string().regex(HEADER_VALUE, 'header value must not contain CR, LF or NUL'),
-  z.strictObject({ env: z.string().regex(ENV_NAME, 'env must be an environment variable name') }),
+  z
+    .string()
+    .regex(HEADER_VALUE, 'header value must not contain CR, LF or NUL')
+    // Header values are sent as written: a value an outcome could fill would let it choose what a secret
+    // travels with (and `{{` would reach the target literally, which is never what was meant).
+    .refine(
+      (value) => !value.includes('{{'),
+      "templates are allowed only in the url's path and query, not in headers",
+    ),
+  z.strictObject({
+    env: z
+      .string()
+      .regex(ENV_NAME, 'env must be an environment variable name')
+      .refine(
+        (name) => !isReservedEnvName(name),
+        `env names a variable Arbiter reserves (${RESERVED_ENV_NAMES}): its own configuration and database credentials are never sent to a probe target`,
+      ),
+  }),
 ])
 
 export const probeDefinitionSchema = z.strictObject({
@@ -120,65 +138,4 @@ export function normalizeProbeDefinition(input: unknown): ProbeDefinition {
       map: Object.fromEntries(Object.entries(parsed.predicate.map)),
     },
   }
-}
-
-// `{{ ... }}` blocks; what may sit inside is checked separately so a bad template
-// gets a precise message instead of being passed through as literal text.
-const TEMPLATE_BLOCK = /\{\{(.*?)\}\}/g
-const TEMPLATE_EXPR = /^(params\.[A-Za-z_][A-Za-z0-9_-]*|outcome\.subagent_id|outcome\.run_id)$/
-// Stands in for every template while checking that the URL parses. A letter, so a
-// template in the host can never turn into an IP literal such as `0`.
-export const TEMPLATE_PLACEHOLDER = 'x'
-
-export type TemplateExpression =
-  | { kind: 'param'; name: string }
-  | { kind: 'outcome'; field: 'subagent_id' | 'run_id' }
-
-/** Every template in `url`, in order; null when one of them is not allowed. */
-export function parseTemplates(url: string): TemplateExpression[] | null {
-  const found: TemplateExpression[] = []
-  for (const match of url.matchAll(TEMPLATE_BLOCK)) {
-    const expr = match[1] ?? ''
-    if (!TEMPLATE_EXPR.test(expr)) return null
-    if (expr.startsWith('params.')) found.push({ kind: 'param', name: expr.slice('params.'.length) })
-    else found.push({ kind: 'outcome', field: expr === 'outcome.run_id' ? 'run_id' : 'subagent_id' })
-  }
-  return found
-}
-
-/** Replaces every template with `replace(expression)`. Assumes `parseTemplates(url) !== null`. */
-export function replaceTemplates(url: string, replace: (expr: TemplateExpression) => string): string {
-  return url.replace(TEMPLATE_BLOCK, (_block, inner: string) => {
-    const expr: TemplateExpression = inner.startsWith('params.')
-      ? { kind: 'param', name: inner.slice('params.'.length) }
-      : { kind: 'outcome', field: inner === 'outcome.run_id' ? 'run_id' : 'subagent_id' }
-    return replace(expr)
-  })
-}
-
-/**
- * Null when `url` is an acceptable probe URL template, else the reason.
- * Templates may only be `{{params.<name>}}`, `{{outcome.subagent_id}}` and
- * `{{outcome.run_id}}`; with each replaced by a placeholder the URL must parse as
- * http(s) and carry no credentials (secrets belong in `{env}` headers, never in a
- * stored URL).
- */
-export function validateProbeTemplate(url: string): string | null {
-  const templates = parseTemplates(url)
-  if (templates === null) {
-    return 'templates may only be {{params.<name>}}, {{outcome.subagent_id}} or {{outcome.run_id}}'
-  }
-  const filled = replaceTemplates(url, () => TEMPLATE_PLACEHOLDER)
-  if (filled.includes('{{') || filled.includes('}}')) return 'unbalanced template braces in url'
-  let parsed: URL
-  try {
-    parsed = new URL(filled)
-  } catch {
-    return 'url does not parse'
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'url scheme must be http or https'
-  if (parsed.username !== '' || parsed.password !== '') {
-    return 'url must not contain credentials; use a header with {"env": NAME}'
-  }
-  return null
 }

@@ -1,17 +1,19 @@
 import { type Dispatcher, request } from 'undici'
 import { sha256 } from '../domain/canonical-json.ts'
-import {
-  type ProbeDefinition,
-  type ProbeResult,
-  parseTemplates,
-  replaceTemplates,
-} from './probe-definition.ts'
+import type { ProbeDefinition, ProbeResult } from './probe-definition.ts'
+import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
 import { checkRequestUrl, createGuardedDispatcher, SsrfBlockedError, type SsrfPolicy } from './ssrf-guard.ts'
+import { renderProbeUrl, validateProbeTemplate } from './url-template.ts'
 
 /**
- * Executes one ground-truth probe (SPEC "Ground-truth probes") and returns the object
+ * Executes one ground-truth probe and returns the object
  * the manifest's `ground_truth_arbiter_predicate` holds. Never throws for anything the
  * probe's server or network does: every failure is a record with `error` set.
+ *
+ * An error's `detail` is written for the admin and read by anyone who can read a manifest: it names the
+ * pointer, the status, a length or a type, never a value from the response body, and never anything
+ * derived from a header secret. The secrets are scrubbed from every detail on top of that, in every
+ * spelling, in case a network library's message ever quotes what it was sent.
  */
 
 export interface ProbeVersion {
@@ -32,6 +34,7 @@ export type ProbeErrorCode =
   | 'redirect'
   | 'ssrf_blocked'
   | 'param_missing'
+  | 'secret_missing'
 
 export interface GroundTruthRecord {
   probe_id: string
@@ -51,7 +54,7 @@ export interface ProbeRunOptions {
   /** Where `{env: NAME}` header values come from; pass only what probes may read. */
   env: Record<string, string | undefined>
   now?: () => Date
-  /** Response body cap; default 1 MiB (SPEC). */
+  /** Response body cap; default 1 MiB. */
   maxResponseBytes?: number
   /** Base of the exponential retry backoff; default 100 ms. */
   backoffBaseMs?: number
@@ -62,7 +65,6 @@ export interface ProbeRunOptions {
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 export const DEFAULT_BACKOFF_BASE_MS = 100
 const MAX_BACKOFF_MS = 10_000
-const MAX_DETAIL_VALUE_CHARS = 64
 
 // One Agent per distinct policy, so keep-alive connections (each vetted when opened)
 // are shared between executions instead of a new pool per probe run.
@@ -94,56 +96,19 @@ export function backoffDelayMs(
   return ceiling / 2 + (random() * ceiling) / 2
 }
 
-type Rendered = { ok: true; url: string } | { ok: false; detail: string }
-
-function scalarText(value: unknown): string | null {
-  if (typeof value === 'string') return value
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null
-  if (typeof value === 'boolean') return String(value)
-  return null
-}
-
-/**
- * Fills `{{params.x}}`, `{{outcome.subagent_id}}` and `{{outcome.run_id}}`, each value
- * URL-encoded with encodeURIComponent (so a value can never add a path segment, query
- * or host part). Strings, finite numbers and booleans only; anything else is missing.
- */
-export function renderProbeUrl(
-  template: string,
-  params: Record<string, unknown>,
-  outcome: { subagent_id: string; run_id: string } | null,
-): Rendered {
-  const templates = parseTemplates(template)
-  if (templates === null)
-    return { ok: false, detail: 'url template contains an expression that is not allowed' }
-  for (const expr of templates) {
-    if (expr.kind !== 'param') {
-      // A dry run may name no outcome: then an outcome template has nothing to fill it.
-      if (outcome === null) return { ok: false, detail: `outcome.${expr.field} is not given` }
-      continue
-    }
-    if (!Object.hasOwn(params, expr.name)) return { ok: false, detail: `param ${expr.name} is missing` }
-    if (scalarText(params[expr.name]) === null) {
-      return { ok: false, detail: `param ${expr.name} is not a string, number or boolean` }
-    }
-  }
-  try {
-    const url = replaceTemplates(template, (expr) => {
-      const value = expr.kind === 'param' ? params[expr.name] : outcome?.[expr.field]
-      return encodeURIComponent(scalarText(value) ?? '')
-    })
-    return { ok: true, url }
-  } catch {
-    // encodeURIComponent throws URIError on lone surrogates.
-    return { ok: false, detail: 'a template value is not valid Unicode' }
-  }
-}
-
 type ResolvedHeaders =
   | { ok: true; headers: Record<string, string>; secrets: string[] }
   | { ok: false; detail: string }
 
-/** Reads `{env}` header values now; the values are returned as secrets to scrub from every detail. */
+// What undici (and HTTP) accepts in a header value: tab, visible ASCII, space and obs-text (0x80-0xFF).
+const HEADER_VALUE_CHARS = /^[\t\x20-\x7e\x80-\xff]*$/
+
+/**
+ * Reads `{env}` header values now; the values are returned as secrets to scrub from every detail. Details
+ * name the variable and the header, never the value. A reserved name is refused here as well as at
+ * registration, so a definition stored before the rule, or an environment passed unfiltered, cannot send
+ * Arbiter's own configuration anywhere.
+ */
 function resolveHeaders(
   headers: ProbeDefinition['request']['headers'],
   env: Record<string, string | undefined>,
@@ -155,20 +120,53 @@ function resolveHeaders(
       resolved[name] = value
       continue
     }
-    const secret = Object.hasOwn(env, value.env) ? env[value.env] : undefined
-    if (secret === undefined || secret === '') {
-      return { ok: false, detail: `environment variable ${value.env} for header ${name} is not set` }
-    }
-    if (/[\r\n\0]/.test(secret)) {
+    const variable = `environment variable ${value.env} for header ${name}`
+    if (isReservedEnvName(value.env)) {
       return {
         ok: false,
-        detail: `environment variable ${value.env} for header ${name} is not a valid header value`,
+        detail: `${variable} is reserved by Arbiter (${RESERVED_ENV_NAMES}) and never sent`,
+      }
+    }
+    const secret = Object.hasOwn(env, value.env) ? env[value.env] : undefined
+    if (secret === undefined) return { ok: false, detail: `${variable} is not set` }
+    if (secret === '') return { ok: false, detail: `${variable} is empty` }
+    if (!HEADER_VALUE_CHARS.test(secret)) {
+      return {
+        ok: false,
+        detail: `${variable} holds characters an HTTP header value cannot carry (only tab, space, visible ASCII and Latin-1)`,
       }
     }
     resolved[name] = secret
     secrets.push(secret)
   }
   return { ok: true, headers: resolved, secrets }
+}
+
+/** Every spelling of a secret a text could carry: raw, JSON-escaped, URL- and form-encoded, base64 of its bytes. */
+export function secretSpellings(secret: string): string[] {
+  const spellings = new Set([secret, JSON.stringify(secret).slice(1, -1)])
+  try {
+    spellings.add(encodeURIComponent(secret))
+    spellings.add(new URLSearchParams({ s: secret }).toString().slice(2))
+  } catch {
+    // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
+  }
+  for (const bytes of [Buffer.from(secret, 'utf8'), Buffer.from(secret, 'latin1')]) {
+    spellings.add(bytes.toString('base64'))
+    spellings.add(bytes.toString('base64url'))
+  }
+  // Longest first, so a spelling that contains another is replaced whole.
+  return [...spellings].filter((spelling) => spelling !== '').sort((a, b) => b.length - a.length)
+}
+
+/** What a response value is, without quoting it. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (typeof value === 'string') return `a string of ${Array.from(value).length} characters`
+  if (typeof value === 'number') return 'a number'
+  if (typeof value === 'boolean') return 'a boolean'
+  if (Array.isArray(value)) return `an array of ${value.length} items`
+  return `an object with ${Object.keys(value as object).length} keys`
 }
 
 /** RFC 6901 evaluation; `undefined` when the pointer does not resolve. */
@@ -216,8 +214,8 @@ function describeNetworkError(err: unknown): string {
 }
 
 /**
- * Details quote text from remote servers: it is stored as jsonb and hashed with JCS, both of which refuse lone
- * surrogates. Replace them, so no response can make a record unstorable.
+ * A network error's message may carry text from outside (a host name, a resolver's answer): it is stored as
+ * jsonb and hashed with JCS, both of which refuse lone surrogates. Replace them, so no record is unstorable.
  */
 export function wellFormed(text: string): string {
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
@@ -318,11 +316,13 @@ export async function runProbe(
   const method = definition.request.method
   let recordedUrl = definition.request.url
   let attempts = 0
-  let secrets: string[] = []
+  let spellings: string[] = []
 
-  // Env-sourced header values never leave this function: every detail is scrubbed
-  // (scrubbing happens before any truncation, so no prefix of a secret survives).
-  const scrub = (text: string) => secrets.reduce((out, secret) => out.replaceAll(secret, '[redacted]'), text)
+  // Env-sourced header values never leave this function. Details never quote a response or a secret; this
+  // scrub is the second line, for text a library wrote (and it runs before any truncation, so no prefix of
+  // a secret survives).
+  const scrub = (text: string) =>
+    spellings.reduce((out, spelling) => out.replaceAll(spelling, '[redacted]'), text)
   const finish = (
     fields: Pick<GroundTruthRecord, 'http_status' | 'response_digest' | 'result'> & {
       error: { code: ProbeErrorCode; detail: string } | null
@@ -352,13 +352,18 @@ export async function runProbe(
     digest: string | null = null,
   ) => finish({ http_status: httpStatus, response_digest: digest, result: null, error: { code, detail } })
 
+  // A definition stored before templates were confined to path and query must not run as it was written.
+  const unsafeTemplate = validateProbeTemplate(definition.request.url)
+  if (unsafeTemplate !== null) {
+    return fail('ssrf_blocked', `probe url refused: ${unsafeTemplate}; replace the definition (PUT)`)
+  }
   const rendered = renderProbeUrl(definition.request.url, params, outcome)
-  if (!rendered.ok) return fail('param_missing', rendered.detail)
+  if (!rendered.ok) return fail(rendered.code, rendered.detail)
   recordedUrl = rendered.url
 
   const headers = resolveHeaders(definition.request.headers, options.env)
-  if (!headers.ok) return fail('param_missing', headers.detail)
-  secrets = headers.secrets
+  if (!headers.ok) return fail('secret_missing', headers.detail)
+  spellings = headers.secrets.flatMap(secretSpellings).sort((a, b) => b.length - a.length)
 
   let target: URL
   try {
@@ -421,9 +426,12 @@ export async function runProbe(
       : null
   const map = definition.predicate.map
   if (key === null || !Object.hasOwn(map, key)) {
-    // Scrub first, then shorten: a server echoing a header back must not leak even a prefix.
-    const shown = clip(scrub(JSON.stringify(value) ?? String(value)), MAX_DETAIL_VALUE_CHARS)
-    return fail('unmapped_value', `value ${shown} at '${pointer}' has no entry in the map`, status, digest)
+    return fail(
+      'unmapped_value',
+      `the value at '${pointer}' (${describeValue(value)}) has no entry in the map`,
+      status,
+      digest,
+    )
   }
   return finish({ http_status: status, response_digest: digest, result: map[key] ?? null, error: null })
 }

@@ -3,10 +3,10 @@ import net from 'node:net'
 import tls from 'node:tls'
 import ipaddr from 'ipaddr.js'
 import { Agent, type buildConnector, errors } from 'undici'
-import { parseTemplates, replaceTemplates } from './probe-definition.ts'
+import { replaceTemplates, validateProbeTemplate } from './url-template.ts'
 
 /**
- * The SSRF guard for ground-truth probes (SPEC "Ground-truth probes", SSRF guard).
+ * The SSRF guard for ground-truth probes.
  *
  * A probe URL is admin-supplied and partly caller-supplied (templates), so every
  * request Arbiter makes on its behalf is vetted at three points:
@@ -17,6 +17,10 @@ import { parseTemplates, replaceTemplates } from './probe-definition.ts'
  *      socket is opened to a vetted address, never to the name (no second lookup an
  *      attacker's DNS could answer differently);
  *   3. after connect, the socket's actual remote address is checked again.
+ * Names that are loopback by definition (`localhost`, `*.localhost`, RFC 6761) never reach DNS: they
+ * are loopback addresses, refused or connected to exactly like `127.0.0.1`.
+ *
+ * Every refusal names the way out, so an operator is not left guessing which setting applies.
  */
 
 export interface SsrfPolicy {
@@ -41,6 +45,18 @@ export class SsrfBlockedError extends Error {
 export type HostLookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>
 
 const defaultLookup: HostLookup = (hostname) => dns.lookup(hostname, { all: true })
+
+const PRIVATE_WAY_OUT =
+  'on a trusted network set ARBITER_PROBE_ALLOW_PRIVATE=true (with ARBITER_PROBE_ALLOWED_HOSTS to limit probes to the hosts you trust)'
+const notPublic = (what: string) => `${what} is not a public unicast address; ${PRIVATE_WAY_OUT}`
+const notAllowedHost = (host: string) =>
+  `host ${host} is not in the allowed hosts; add it to ARBITER_PROBE_ALLOWED_HOSTS to let probes reach it`
+
+// What a loopback name stands for: the addresses are vetted like any other, so the policy still decides.
+const LOOPBACK_ANSWERS = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+]
 
 function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
@@ -75,6 +91,15 @@ export function isPublicUnicast(address: string): boolean {
     if (!ip.match(IPV6_GLOBAL_UNICAST)) return false
   }
   return true
+}
+
+/**
+ * Whether `hostname` is loopback by definition: `localhost` or a name under it, any case, with or without
+ * trailing dots (a name written `localhost.` is the same name, and must not slip past as an unknown one).
+ */
+export function isLoopbackName(hostname: string): boolean {
+  const host = stripBrackets(hostname.trim().toLowerCase()).replace(/\.+$/, '')
+  return host === 'localhost' || host.endsWith('.localhost')
 }
 
 /** Whether the guard lets a socket be opened to `address` (an IP address) under `policy`. */
@@ -145,40 +170,30 @@ export function hostAllowed(hostname: string, policy: SsrfPolicy): boolean {
 export function checkRequestUrl(url: URL, policy: SsrfPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'url scheme must be http or https'
   const host = stripBrackets(url.hostname)
-  if (!hostAllowed(host, policy)) return `host ${host} is not in the allowed hosts`
-  if (net.isIP(host) !== 0 && !addressAllowed(host, policy)) {
-    return `address ${host} is not a public unicast address`
-  }
+  if (!hostAllowed(host, policy)) return notAllowedHost(host)
+  if (net.isIP(host) !== 0 && !addressAllowed(host, policy)) return notPublic(`address ${host}`)
+  if (isLoopbackName(host) && !policy.allowPrivate) return notPublic(`host ${host} is a loopback name and`)
   return null
 }
 
 /**
- * The registration-time check (SPEC: a non-public IP literal is refused with 400 unless
- * private addresses are allowed). `url` may hold templates. `new URL()` has already
- * normalized every IPv4 notation (`127.1`, `2130706433`, `0x7f.1`, `017700000001`) to
- * dotted decimal, so an IP literal is recognized however it was written. When the
- * host itself contains a template it can only be checked at execution.
+ * The registration-time check: a host that is a non-public IP literal or a loopback name is refused
+ * unless private addresses are allowed, and a host outside the allowlist is refused. `new URL()` has
+ * already normalized every IPv4 notation (`127.1`, `2130706433`, `0x7f.1`, `017700000001`) to dotted
+ * decimal, so an IP literal is recognized however it was written. Templates never sit in the host, so
+ * the host checked here is the host every execution uses; other names are resolved at every execution.
  */
 export function checkRegistrationUrl(url: string, policy: SsrfPolicy): string | null {
-  if (parseTemplates(url) === null) return 'url contains a template that is not allowed'
-  let filledX: URL
-  let filledY: URL
-  try {
-    filledX = new URL(replaceTemplates(url, () => 'x'))
-    filledY = new URL(replaceTemplates(url, () => 'y'))
-  } catch {
-    return 'url does not parse'
-  }
-  if (filledX.protocol !== 'http:' && filledX.protocol !== 'https:') return 'url scheme must be http or https'
-  // Two different placeholders give two different hosts only when the host is templated.
-  if (filledX.hostname !== filledY.hostname) return null
-  return checkRequestUrl(filledX, policy)
+  const invalid = validateProbeTemplate(url)
+  if (invalid !== null) return invalid
+  return checkRequestUrl(new URL(replaceTemplates(url, () => 'x')), policy)
 }
 
 /**
  * Guard point 2: the addresses a socket may be opened to for `hostname`, or a thrown
- * `SsrfBlockedError`. IP literals are checked as they are and never looked up; names
- * are resolved to all their addresses and refused when any one is not allowed (an
+ * `SsrfBlockedError`. IP literals are checked as they are and never looked up; loopback
+ * names stand for 127.0.0.1 and ::1 and are never looked up either; other names are
+ * resolved to all their addresses and refused when any one is not allowed (an
  * attacker who controls one record must not win by ordering).
  */
 export async function vetHost(
@@ -187,20 +202,21 @@ export async function vetHost(
   lookup: HostLookup = defaultLookup,
 ): Promise<Array<{ address: string; family: number }>> {
   const host = stripBrackets(hostname)
-  if (!hostAllowed(host, policy)) throw new SsrfBlockedError(`host ${host} is not in the allowed hosts`)
+  if (!hostAllowed(host, policy)) throw new SsrfBlockedError(notAllowedHost(host))
   const family = net.isIP(host)
   if (family !== 0) {
-    if (!addressAllowed(host, policy))
-      throw new SsrfBlockedError(`address ${host} is not a public unicast address`)
+    if (!addressAllowed(host, policy)) throw new SsrfBlockedError(notPublic(`address ${host}`))
     return [{ address: host, family }]
+  }
+  if (isLoopbackName(host)) {
+    if (!policy.allowPrivate) throw new SsrfBlockedError(notPublic(`host ${host} is a loopback name and`))
+    return LOOPBACK_ANSWERS.map((answer) => ({ ...answer }))
   }
   const answers = await lookup(host)
   if (answers.length === 0) throw Object.assign(new Error(`${host} has no addresses`), { code: 'ENOTFOUND' })
   const refused = answers.find((answer) => !addressAllowed(answer.address, policy))
   if (refused !== undefined) {
-    throw new SsrfBlockedError(
-      `${host} resolves to ${refused.address}, which is not a public unicast address`,
-    )
+    throw new SsrfBlockedError(notPublic(`${host} resolves to ${refused.address}, which`))
   }
   return answers
 }
@@ -219,7 +235,7 @@ export function assertAllowedRemoteAddress(
     throw new SsrfBlockedError('connected socket has no remote address', true)
   }
   if (!addressAllowed(remote, policy)) {
-    throw new SsrfBlockedError(`connected to ${remote}, which is not a public unicast address`, true)
+    throw new SsrfBlockedError(notPublic(`connected to ${remote}, which`), true)
   }
 }
 

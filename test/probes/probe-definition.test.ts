@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { hashJson } from '../../src/domain/canonical-json.ts'
-import {
-  normalizeProbeDefinition,
-  probeDefinitionSchema,
-  validateProbeTemplate,
-} from '../../src/probes/probe-definition.ts'
+import { normalizeProbeDefinition, probeDefinitionSchema } from '../../src/probes/probe-definition.ts'
 
-// The example from SPEC "Ground-truth probes".
+// The example from the probe documentation (README).
 const specExample = {
   name: 'ledger-refund-settled',
   request: {
@@ -35,7 +31,7 @@ function rejects(input: unknown): boolean {
 }
 
 describe('normalizeProbeDefinition', () => {
-  it('accepts the SPEC example unchanged', () => {
+  it('accepts the documented example unchanged', () => {
     assert.deepEqual(normalizeProbeDefinition(specExample), specExample)
   })
 
@@ -138,38 +134,53 @@ describe('probeDefinitionSchema', () => {
   })
 })
 
-describe('validateProbeTemplate', () => {
-  const valid = [
-    'https://ledger.example.com/refunds/{{params.refund_id}}',
-    'http://h.example/{{outcome.subagent_id}}/{{outcome.run_id}}?x={{params.x}}&y={{params.y_2}}',
-    'https://{{params.region}}.ledger.example.com/',
-    'https://h.example/plain',
+describe('probeDefinitionSchema: what an outcome can and cannot steer', () => {
+  function firstIssue(input: unknown): { path: string; message: string } {
+    const result = probeDefinitionSchema.safeParse(input)
+    assert.equal(result.success, false, JSON.stringify(input))
+    const issue = result.error!.issues[0]!
+    return { path: issue.path.join('/'), message: issue.message }
+  }
+
+  it('refuses a template in a header value, naming the header', () => {
+    const issue = firstIssue({
+      ...minimal,
+      request: { ...minimal.request, headers: { 'x-tenant': 'tenant-{{params.tenant}}' } },
+    })
+    assert.equal(issue.path, 'request/headers/x-tenant')
+    assert.match(issue.message, /templates are allowed only in the url's path and query, not in headers/)
+  })
+
+  it('refuses a template in the url host, naming the part', () => {
+    const issue = firstIssue({ ...minimal, request: { url: 'http://{{params.h}}:8080/x' } })
+    assert.equal(issue.path, 'request/url')
+    assert.match(issue.message, /not in its host/)
+  })
+
+  const reserved = [
+    'ARBITER_PROBE_ALLOW_PRIVATE',
+    'ARBITER_SIGNING_KEY',
+    'arbiter_signing_key',
+    'DATABASE_URL',
+    'TEST_DATABASE_URL',
+    'PGPASSWORD',
+    'PGHOST',
   ]
-  for (const url of valid) {
-    it(`accepts ${url}`, () => {
-      assert.equal(validateProbeTemplate(url), null)
+  for (const name of reserved) {
+    it(`refuses {"env": "${name}"}: Arbiter reserves it, and says so`, () => {
+      const issue = firstIssue({
+        ...minimal,
+        request: { ...minimal.request, headers: { authorization: { env: name } } },
+      })
+      assert.equal(issue.path, 'request/headers/authorization/env')
+      assert.match(issue.message, /reserves \(ARBITER_\*, DATABASE_URL .* PG\*\)/)
     })
   }
 
-  const invalid = [
-    'https://h.example/{{outcome.orchestrator_id}}',
-    'https://h.example/{{env.LEDGER_TOKEN}}',
-    'https://h.example/{{ params.x }}',
-    'https://h.example/{{params.}}',
-    'https://h.example/{{params.a.b}}',
-    'https://h.example/{{params.x',
-    'https://h.example/params.x}}',
-    'https://h.example/{{}}',
-    'ftp://h.example/',
-    'file:///etc/passwd',
-    'not a url',
-    '{{params.scheme}}://h.example/',
-    'https://user:pass@h.example/',
-  ]
-  for (const url of invalid) {
-    it(`refuses ${url}`, () => {
-      const reason = validateProbeTemplate(url)
-      assert.equal(typeof reason, 'string')
-    })
-  }
+  it('accepts env names that merely resemble reserved ones', () => {
+    for (const name of ['LEDGER_TOKEN', 'MY_ARBITER_TOKEN', 'DATABASE_URL_HINT', 'API_PG_KEY']) {
+      const input = { ...minimal, request: { ...minimal.request, headers: { authorization: { env: name } } } }
+      assert.equal(probeDefinitionSchema.safeParse(input).success, true, name)
+    }
+  })
 })

@@ -8,7 +8,6 @@ import {
   backoffDelayMs,
   type ProbeRunOptions,
   type ProbeVersion,
-  renderProbeUrl,
   resolveJsonPointer,
   runProbe,
 } from '../../src/probes/probe-runner.ts'
@@ -196,17 +195,21 @@ describe('runProbe: predicate errors', () => {
     }
   })
 
-  it('reports unmapped_value for a value without an entry, and for null, objects and arrays', async (t) => {
-    const bodies = [
-      { state: 'settling' },
-      { state: null },
-      { state: { v: 'settled' } },
-      { state: ['settled'] },
+  it('reports unmapped_value naming the pointer and the type, never quoting the value', async (t) => {
+    const cases: Array<[unknown, string]> = [
+      ['settling-quoted-value', 'a string of 21 characters'],
+      ['d\u00e9j\u00e0-\u{1F600}', 'a string of 6 characters'],
+      [738291, 'a number'],
+      [false, 'a boolean'],
+      [null, 'null'],
+      [{ v: 'settled-in-object' }, 'an object with 1 keys'],
+      [['settled-in-array', 'x'], 'an array of 2 items'],
     ]
-    const server = await serve(t, (_req, res, i) => json(res, 200, bodies[i]))
-    for (const body of bodies) {
+    const server = await serve(t, (_req, res, i) => json(res, 200, { state: cases[i]![0] }))
+    for (const [value, described] of cases) {
       const { record } = await runProbe(probe({ url: server.url }), {}, outcome, options())
-      assert.equal(record.error?.code, 'unmapped_value', JSON.stringify(body))
+      assert.equal(record.error?.code, 'unmapped_value', JSON.stringify(value))
+      assert.equal(record.error?.detail, `the value at '/state' (${described}) has no entry in the map`)
       assert.equal(record.result, null)
     }
   })
@@ -464,55 +467,108 @@ describe('runProbe: templates and headers', () => {
     assert.equal(server.connections, 0)
   })
 
-  it('does not treat inherited properties as params', () => {
-    const rendered = renderProbeUrl('http://h.example/{{params.toString}}', {}, outcome)
-    assert.deepEqual(rendered, { ok: false, detail: 'param toString is missing' })
+  it('reports param_missing without any request when a param would climb the path', async (t) => {
+    const server = await serve(t, (_req, res) => json(res, 200, { state: 'settled' }))
+    for (const value of ['.', '..']) {
+      const { record } = await runProbe(
+        probe({ url: `${server.url}/tenants/a/{{params.id}}/state` }),
+        { id: value },
+        outcome,
+        options(),
+      )
+      assert.equal(record.error?.code, 'param_missing', value)
+      assert.match(record.error?.detail ?? '', /param id would make a path segment '\.' or '\.\.'/)
+    }
+    assert.equal(server.connections, 0)
   })
 
-  it('sends {env} header values but never records them, even when the server echoes them back', async (t) => {
-    const secret = 'Bearer s3cr3t-token-value-that-must-not-leak-0123456789-abcdefghijklmnopqrstuvwxyz'
+  // A secret with every character JSON, URLs or logs treat specially; the server echoes it back.
+  const awkwardSecret = 'Bearer s3cr3t"quote\\back\ttab%25+&=/?#\u00e9-0123456789'
+  it('sends {env} header values but never records them in any spelling, even when the server echoes them back', async (t) => {
     const server = await serve(t, (req, res) => json(res, 200, { state: req.headers.authorization }))
     const { record } = await runProbe(
       probe({ url: server.url, headers: { authorization: { env: 'LEDGER_TOKEN' }, 'x-static': 'plain' } }),
       {},
       outcome,
-      options({ env: { LEDGER_TOKEN: secret } }),
+      options({ env: { LEDGER_TOKEN: awkwardSecret } }),
     )
-    assert.equal(server.requests[0]?.headers.authorization, secret)
     assert.equal(server.requests[0]?.headers['x-static'], 'plain')
+    assert.equal(server.requests[0]?.headers.authorization, awkwardSecret, 'the secret was sent as set')
     assert.equal(record.error?.code, 'unmapped_value')
     const text = JSON.stringify(record)
-    assert.ok(!text.includes(secret))
-    assert.ok(!text.includes('s3cr3t'), 'not even a prefix of the secret')
-    assert.match(record.error?.detail ?? '', /\[redacted\]/)
+    for (const spelling of [
+      awkwardSecret,
+      JSON.stringify(awkwardSecret).slice(1, -1),
+      encodeURIComponent(awkwardSecret),
+      's3cr3t',
+    ]) {
+      assert.ok(!text.includes(spelling), `the record carries ${spelling}`)
+    }
   })
 
-  it('reports param_missing without any request when an {env} header variable is unset', async (t) => {
+  it('reports secret_missing without any request when an {env} header variable is unset or empty', async (t) => {
     const server = await serve(t, (_req, res) => json(res, 200, { state: 'settled' }))
-    const { record } = await runProbe(
-      probe({ url: server.url, headers: { authorization: { env: 'LEDGER_TOKEN' } } }),
-      {},
-      outcome,
-      options({ env: { OTHER: 'x' } }),
-    )
-    assert.equal(record.error?.code, 'param_missing')
-    assert.equal(
-      record.error?.detail,
-      'environment variable LEDGER_TOKEN for header authorization is not set',
-    )
+    for (const [env, detail] of [
+      [{ OTHER: 'x' }, 'environment variable LEDGER_TOKEN for header authorization is not set'],
+      [{ LEDGER_TOKEN: '' }, 'environment variable LEDGER_TOKEN for header authorization is empty'],
+    ] as const) {
+      const { record } = await runProbe(
+        probe({ url: server.url, headers: { authorization: { env: 'LEDGER_TOKEN' } }, retries: 2 }),
+        {},
+        outcome,
+        options({ env }),
+      )
+      assert.equal(record.error?.code, 'secret_missing')
+      assert.equal(record.error?.detail, detail)
+      assert.equal(record.attempts, 0)
+    }
     assert.equal(server.connections, 0)
   })
 
-  it('reports ssrf_blocked when a param makes the URL unparseable', async (t) => {
+  it('reports secret_missing for a value HTTP cannot carry, naming the variable but not the value', async (t) => {
     const server = await serve(t, (_req, res) => json(res, 200, { state: 'settled' }))
-    const port = new URL(server.url).port
-    const { record } = await runProbe(
-      probe({ url: `http://{{params.host}}:${port}/` }),
-      { host: 'a b' },
-      outcome,
-      options(),
-    )
+    for (const value of ['token-\u{1F600}-emoji', 'token-\u0100', 'line\r\nx-injected: 1', 'token-\uD800']) {
+      const { record } = await runProbe(
+        probe({ url: server.url, headers: { authorization: { env: 'LEDGER_TOKEN' } } }),
+        {},
+        outcome,
+        options({ env: { LEDGER_TOKEN: value } }),
+      )
+      assert.equal(record.error?.code, 'secret_missing', JSON.stringify(value))
+      assert.match(
+        record.error?.detail ?? '',
+        /^environment variable LEDGER_TOKEN for header authorization holds characters an HTTP header value cannot carry/,
+      )
+      assert.ok(!JSON.stringify(record).includes('token-'))
+    }
+    assert.equal(server.connections, 0)
+  })
+
+  it('never reads a reserved variable, even from an unfiltered environment or an old definition', async (t) => {
+    const server = await serve(t, (_req, res) => json(res, 200, { state: 'settled' }))
+    const stored = probe({ url: server.url })
+    for (const name of ['ARBITER_SIGNING_KEY', 'DATABASE_URL', 'PGPASSWORD']) {
+      // As stored before registration refused these names: the schema would not let it through now.
+      stored.definition.request.headers = { authorization: { env: name } }
+      const { record } = await runProbe(stored, {}, outcome, options({ env: { [name]: 'reserved-value' } }))
+      assert.equal(record.error?.code, 'secret_missing', name)
+      assert.match(
+        record.error?.detail ?? '',
+        new RegExp(`^environment variable ${name} .* is reserved by Arbiter`),
+      )
+    }
+    assert.equal(server.connections, 0)
+  })
+
+  it('refuses a stored definition whose host is a template, before rendering or connecting', async (t) => {
+    const server = await serve(t, (_req, res) => json(res, 200, { state: 'settled' }))
+    const stored = probe({ url: server.url })
+    // As stored before templates were confined to path and query.
+    stored.definition.request.url = `http://{{params.host}}:${new URL(server.url).port}/`
+    const { record } = await runProbe(stored, { host: '127.0.0.1' }, outcome, options())
     assert.equal(record.error?.code, 'ssrf_blocked')
+    assert.match(record.error?.detail ?? '', /not in its host/)
+    assert.equal(record.attempts, 0)
     assert.equal(server.connections, 0)
   })
 

@@ -12,6 +12,7 @@ import {
   createGuardedDispatcher,
   type HostLookup,
   hostAllowed,
+  isLoopbackName,
   isPublicUnicast,
   SsrfBlockedError,
   type SsrfPolicy,
@@ -188,6 +189,43 @@ describe('hostAllowed', () => {
   })
 })
 
+// Every refusal of a non-public destination says how an operator allows it, and an allowlist refusal
+// names the allowlist.
+const PRIVATE_WAY_OUT = /ARBITER_PROBE_ALLOW_PRIVATE=true .*ARBITER_PROBE_ALLOWED_HOSTS/
+const ALLOWLIST_WAY_OUT = /not in the allowed hosts; add it to ARBITER_PROBE_ALLOWED_HOSTS/
+
+// Loopback by definition (RFC 6761), in every spelling a URL parser lets through to the host.
+const loopbackNames = [
+  'localhost',
+  'localhost.',
+  'LOCALHOST',
+  'LocalHost.',
+  'api.localhost',
+  'api.localhost.',
+  'a.b.LOCALHOST',
+  'localhost..',
+]
+
+describe('isLoopbackName', () => {
+  for (const name of [...loopbackNames, '[localhost]']) {
+    it(`is true for ${name}`, () => {
+      assert.equal(isLoopbackName(name), true)
+    })
+  }
+  for (const name of [
+    'localhost.example.com',
+    'notlocalhost',
+    'localhostx',
+    'mylocalhost.com',
+    '127.0.0.1',
+    '',
+  ]) {
+    it(`is false for ${JSON.stringify(name)}`, () => {
+      assert.equal(isLoopbackName(name), false)
+    })
+  }
+})
+
 describe('checkRegistrationUrl', () => {
   it('relies on WHATWG URL normalizing every IPv4 notation to dotted decimal', () => {
     for (const url of ['http://127.1/', 'http://2130706433/', 'http://0x7f.1/', 'http://017700000001/']) {
@@ -213,16 +251,37 @@ describe('checkRegistrationUrl', () => {
     'https://0.0.0.0:8443/{{params.id}}',
   ]
   for (const url of nonPublic) {
-    it(`refuses the non-public literal ${url}, but allows it when allowPrivate`, () => {
-      assert.match(checkRegistrationUrl(url, strict) ?? '', /not a public unicast address/)
+    it(`refuses the non-public literal ${url}, saying how to allow it, but allows it when allowPrivate`, () => {
+      const refusal = checkRegistrationUrl(url, strict) ?? ''
+      assert.match(refusal, /not a public unicast address/)
+      assert.match(refusal, PRIVATE_WAY_OUT)
       assert.equal(checkRegistrationUrl(url, permissive), null)
     })
   }
 
+  for (const name of loopbackNames) {
+    it(`refuses the loopback name ${name} like 127.0.0.1, but allows it when allowPrivate`, () => {
+      const url = `http://${name}:8080/refunds/{{params.id}}`
+      const refusal = checkRegistrationUrl(url, strict) ?? ''
+      assert.match(refusal, /is a loopback name and is not a public unicast address/)
+      assert.match(refusal, PRIVATE_WAY_OUT)
+      assert.equal(checkRegistrationUrl(url, permissive), null)
+    })
+  }
+
+  it('sees through spellings of localhost the URL parser normalizes', () => {
+    for (const url of [
+      'http://local%68ost/',
+      'http://\uFF4C\uFF4F\uFF43\uFF41\uFF4C\uFF48\uFF4F\uFF53\uFF54/',
+    ]) {
+      assert.match(checkRegistrationUrl(url, strict) ?? '', /loopback name/, url)
+    }
+  })
+
   it('accepts public literals and names (names are checked at every execution)', () => {
     assert.equal(checkRegistrationUrl('https://8.8.8.8/x', strict), null)
     assert.equal(checkRegistrationUrl('https://ledger.example.com/refunds/{{params.id}}', strict), null)
-    assert.equal(checkRegistrationUrl('http://localhost:8080/', strict), null)
+    assert.equal(checkRegistrationUrl('https://localhost.example.com/', strict), null)
   })
 
   it('refuses schemes other than http and https, and unparseable URLs', () => {
@@ -234,11 +293,13 @@ describe('checkRegistrationUrl', () => {
   it('refuses a host outside the allowlist', () => {
     const policy = { allowedHosts: ['*.example.com'], allowPrivate: false }
     assert.equal(checkRegistrationUrl('https://ledger.example.com/', policy), null)
-    assert.match(checkRegistrationUrl('https://ledger.example.org/', policy) ?? '', /allowed hosts/)
+    assert.match(checkRegistrationUrl('https://ledger.example.org/', policy) ?? '', ALLOWLIST_WAY_OUT)
   })
 
-  it('defers a templated host to execution', () => {
-    assert.equal(checkRegistrationUrl('https://{{params.host}}/', strict), null)
+  it('refuses a templated host: an outcome may not choose where the probe goes', () => {
+    for (const policy of [strict, permissive]) {
+      assert.match(checkRegistrationUrl('https://{{params.host}}/', policy) ?? '', /not in its host/)
+    }
   })
 })
 
@@ -284,13 +345,43 @@ describe('vetHost', () => {
     )
   })
 
+  it('refuses loopback names without a DNS query, saying how to allow them', async () => {
+    const { lookup, calls } = recordingLookup({ localhost: ['8.8.8.8'], 'localhost.': ['8.8.8.8'] })
+    for (const name of loopbackNames) {
+      await assert.rejects(vetHost(name, strict, lookup), (err: unknown) => {
+        assert.ok(err instanceof SsrfBlockedError, name)
+        assert.match(err.message, /loopback name/)
+        assert.match(err.message, PRIVATE_WAY_OUT)
+        return true
+      })
+    }
+    assert.deepEqual(calls, [], 'no lookup happened')
+  })
+
+  it('answers loopback names with the loopback addresses when allowPrivate, still without DNS', async () => {
+    const { lookup, calls } = recordingLookup({ 'localhost.': ['8.8.8.8'] })
+    for (const name of loopbackNames) {
+      assert.deepEqual(await vetHost(name, permissive, lookup), [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ])
+    }
+    assert.deepEqual(calls, [])
+  })
+
+  it('says how to allow what it refuses after resolving a name', async () => {
+    const { lookup } = recordingLookup({ 'internal.test': ['10.0.0.1'] })
+    await assert.rejects(vetHost('internal.test', strict, lookup), {
+      message:
+        /internal\.test resolves to 10\.0\.0\.1, which is not a public unicast address; on a trusted network set ARBITER_PROBE_ALLOW_PRIVATE=true/,
+    })
+  })
+
   it('applies the allowlist before resolving', async () => {
     const { lookup, calls } = recordingLookup({ 'other.test': ['8.8.8.8'] })
     await assert.rejects(
       vetHost('other.test', { allowedHosts: ['ledger.test'], allowPrivate: false }, lookup),
-      {
-        message: /not in the allowed hosts/,
-      },
+      { message: ALLOWLIST_WAY_OUT },
     )
     assert.deepEqual(calls, [])
   })
@@ -306,7 +397,8 @@ describe('assertAllowedRemoteAddress (post-connect re-check)', () => {
     for (const remoteAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.1.2.3', '169.254.169.254']) {
       assert.throws(
         () => assertAllowedRemoteAddress({ remoteAddress }, strict),
-        (err: unknown) => err instanceof SsrfBlockedError && err.connected,
+        (err: unknown) =>
+          err instanceof SsrfBlockedError && err.connected && PRIVATE_WAY_OUT.test(err.message),
         remoteAddress,
       )
     }
@@ -375,7 +467,7 @@ describe('guarded execution against real loopback servers', () => {
     `http://0x7f.1:${port}/`,
     `http://017700000001:${port}/`,
     `http://[::ffff:127.0.0.1]:${port}/`,
-    `http://localhost:${port}/`,
+    ...loopbackNames.map((name) => `http://${name}:${port}/`),
   ]
 
   it('the loopback server is reachable when private addresses are allowed (control)', async () => {
@@ -389,16 +481,22 @@ describe('guarded execution against real loopback servers', () => {
     assert.equal(v4.connections, 1)
   })
 
-  it('runProbe refuses every loopback notation with ssrf_blocked, 0 attempts and zero connections', async () => {
-    const dispatcher = guarded(strict)
+  it('runProbe refuses every loopback notation and name with ssrf_blocked, 0 attempts, no DNS query and zero connections', async () => {
+    let lookups = 0
+    const dispatcher = guarded(strict, async () => {
+      lookups++
+      return [{ address: '8.8.8.8', family: 4 }]
+    })
     for (const url of loopbackNotations(v4.port)) {
       resetCounts()
       const { record } = await runProbe(probeFor(url), {}, outcome, { policy: strict, env: {}, dispatcher })
       assert.equal(record.error?.code, 'ssrf_blocked', url)
+      assert.match(record.error?.detail ?? '', PRIVATE_WAY_OUT, url)
       assert.equal(record.attempts, 0, url)
       assert.equal(record.http_status, null, url)
       assert.equal(totalConnections(), 0, url)
     }
+    assert.equal(lookups, 0)
   })
 
   it('runProbe refuses http://[::1]:PORT with zero connections', async (t) => {
@@ -432,13 +530,38 @@ describe('guarded execution against real loopback servers', () => {
     assert.equal(lookups, 0)
   })
 
-  it('the connector refuses a name resolving to loopback (real DNS: localhost) before connecting', async () => {
-    resetCounts()
-    await assert.rejects(request(`http://localhost:${v4.port}/`, { dispatcher: guarded(strict) }), {
-      name: 'SsrfBlockedError',
-      message: /localhost resolves to/,
+  it('the connector itself refuses loopback names without a DNS query, bypassing the URL pre-check', async () => {
+    let lookups = 0
+    const dispatcher = guarded(strict, async () => {
+      lookups++
+      return [{ address: '8.8.8.8', family: 4 }]
     })
-    assert.equal(totalConnections(), 0)
+    for (const name of loopbackNames) {
+      resetCounts()
+      await assert.rejects(request(`http://${name}:${v4.port}/`, { dispatcher }), {
+        name: 'SsrfBlockedError',
+        message: /loopback name/,
+      })
+      assert.equal(totalConnections(), 0, name)
+    }
+    assert.equal(lookups, 0)
+  })
+
+  it('with allowPrivate, reaches loopback names (trailing dot included) without a DNS query', async () => {
+    let lookups = 0
+    const dispatcher = guarded(permissive, async () => {
+      lookups++
+      throw Object.assign(new Error('no DNS here'), { code: 'ENOTFOUND' })
+    })
+    for (const name of ['localhost', 'localhost.', 'api.localhost.']) {
+      const { record } = await runProbe(probeFor(`http://${name}:${v4.port}/`), {}, outcome, {
+        policy: permissive,
+        env: {},
+        dispatcher,
+      })
+      assert.equal(record.result, 'success', `${name}: ${JSON.stringify(record.error)}`)
+    }
+    assert.equal(lookups, 0)
   })
 
   it('a name resolved by an injected lookup to loopback is refused without connecting', async () => {
@@ -490,7 +613,7 @@ describe('guarded execution against real loopback servers', () => {
     for (const url of [`http://127.0.0.1:${v4.port}/`, `http://localhost:${v4.port}/`]) {
       const { record } = await runProbe(probeFor(url), {}, outcome, { policy, env: {}, dispatcher })
       assert.equal(record.error?.code, 'ssrf_blocked', url)
-      assert.match(record.error?.detail ?? '', /not in the allowed hosts/)
+      assert.match(record.error?.detail ?? '', ALLOWLIST_WAY_OUT)
     }
     await assert.rejects(request(`http://localhost:${v4.port}/`, { dispatcher }), SsrfBlockedError)
     assert.equal(totalConnections(), 0)
@@ -532,16 +655,21 @@ describe('guarded execution against real loopback servers', () => {
     }
   })
 
-  it('a templated host is checked after rendering', async () => {
+  it('a stored definition with a templated host is refused before rendering, even when private addresses are allowed', async () => {
     const sentinel = sentinelDispatcher()
-    const probe = probeFor('http://{{params.host}}/x')
-    const { record } = await runProbe(probe, { host: '169.254.169.254' }, outcome, {
-      policy: strict,
-      env: {},
-      dispatcher: sentinel.dispatcher,
-    })
-    assert.equal(record.error?.code, 'ssrf_blocked')
-    assert.equal(record.request.url, 'http://169.254.169.254/x')
+    const probe = probeFor('http://h.example/x')
+    // As stored before templates were confined to path and query: the schema refuses it now.
+    probe.definition.request.url = 'http://{{params.host}}/x'
+    for (const policy of [strict, permissive]) {
+      const { record } = await runProbe(probe, { host: '169.254.169.254' }, outcome, {
+        policy,
+        env: {},
+        dispatcher: sentinel.dispatcher,
+      })
+      assert.equal(record.error?.code, 'ssrf_blocked')
+      assert.match(record.error?.detail ?? '', /not in its host/)
+      assert.equal(record.request.url, 'http://{{params.host}}/x', 'nothing was rendered')
+    }
     assert.equal(sentinel.calls(), 0)
   })
 })
