@@ -14,6 +14,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
 RUN npm run build
 
 FROM node:24-bookworm-slim AS runtime
@@ -25,6 +26,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist
+# The ops console's page and styles; its compiled scripts are in dist/console, uPlot in node_modules.
+COPY console/index.html console/styles.css console/icon.svg ./console/
 COPY migrations ./migrations
 COPY openapi ./openapi
 RUN mkdir -p /var/lib/arbiter && chown -R node:node /var/lib/arbiter

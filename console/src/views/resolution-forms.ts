@@ -1,6 +1,7 @@
 import { ApiError, problemAlert } from '../api.ts'
 import { type Child, h, replaceChildren } from '../dom.ts'
-import type { Envelope, Fanout, Json, Outcome, Position, ReconciliationManifest } from '../shapes.ts'
+import { parseFanoutAnswer } from '../fanout-answer.ts'
+import type { Envelope, Fanout, Outcome, Position, ReconciliationManifest } from '../shapes.ts'
 import type { ViewContext } from '../view.ts'
 import { manifestSummary } from './manifest-summary.ts'
 import { positionText } from './position-text.ts'
@@ -206,41 +207,6 @@ export function outcomeResolutionForm(
   )
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/
-
-/** Reads a typed answer `{value, effective_date?, qualifiers?}`; returns an error message or the answer. */
-export function parseCustomAnswer(text: string): { answer: Position } | { error: string } {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return { error: 'Not valid JSON.' }
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { error: 'Write an object: {"value": …, "effective_date": …, "qualifiers": {…}}.' }
-  }
-  const object = parsed as Record<string, unknown>
-  const extra = Object.keys(object).filter((k) => !['value', 'effective_date', 'qualifiers'].includes(k))
-  if (extra.length > 0) return { error: `Unknown member ${extra.join(', ')}.` }
-  if (object['value'] === undefined || object['value'] === null)
-    return { error: '"value" is required and not null.' }
-  const date = object['effective_date'] ?? null
-  if (date !== null && (typeof date !== 'string' || !DATE.test(date))) {
-    return { error: '"effective_date" is YYYY-MM-DD or null.' }
-  }
-  const qualifiers = object['qualifiers'] ?? {}
-  if (qualifiers === null || typeof qualifiers !== 'object' || Array.isArray(qualifiers)) {
-    return { error: '"qualifiers" is an object.' }
-  }
-  return {
-    answer: {
-      value: object['value'] as Json,
-      effective_date: date as string | null,
-      qualifiers: qualifiers as Record<string, Json>,
-    },
-  }
-}
-
 /** The resolution of a HALTed fan-out: an answer (or none) for every contested fact, and a rationale. */
 export function fanoutResolutionForm(
   ctx: ViewContext,
@@ -300,7 +266,7 @@ export function fanoutResolutionForm(
         const option = options[index]
         if (!option) return { ok: false, message: `Choose an answer for ${fact.fact}.` }
         if (option.answer !== 'custom') return { ok: true, answer: option.answer }
-        const parsed = parseCustomAnswer(custom.value)
+        const parsed = parseFanoutAnswer(custom.value)
         if ('error' in parsed) {
           field.focusTarget = custom
           return { ok: false, message: parsed.error }
