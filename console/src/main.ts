@@ -10,7 +10,7 @@ import { feedView } from './views/feed-view.ts'
 import { keyEntryView } from './views/key-entry-view.ts'
 import { logView } from './views/log-view.ts'
 import { outcomeCaseView } from './views/outcome-case-view.ts'
-import { proofView } from './views/proof-view.ts'
+import { manifestProofView, recordProofView } from './views/proof-view.ts'
 import { reviewCaseView } from './views/review-case-view.ts'
 
 /** sessionStorage: the key lives as long as the tab and is never written anywhere more lasting. */
@@ -23,7 +23,13 @@ const ROUTES: { pattern: RegExp; title: string; nav: string | null; view: View }
   { pattern: new RegExp(`^#/outcomes/${UUID}$`), title: 'Outcome', nav: null, view: outcomeCaseView },
   { pattern: new RegExp(`^#/fanouts/${UUID}$`), title: 'Fan-out', nav: null, view: fanoutCaseView },
   { pattern: new RegExp(`^#/reviews/${UUID}$`), title: 'Review', nav: null, view: reviewCaseView },
-  { pattern: /^#\/proofs\/(\d{1,15})$/, title: 'Inclusion proof', nav: null, view: proofView },
+  { pattern: /^#\/proofs\/(\d{1,15})$/, title: 'Inclusion proof', nav: null, view: recordProofView },
+  {
+    pattern: new RegExp(`^#/proofs/manifest/${UUID}$`),
+    title: 'Inclusion proof',
+    nav: null,
+    view: manifestProofView,
+  },
   { pattern: /^#\/chart$/, title: 'Decisions per minute', nav: '#/chart', view: chartView },
   { pattern: /^#\/log$/, title: 'Audit log', nav: '#/log', view: logView },
 ]
@@ -44,7 +50,7 @@ function storedKey(): string | null {
   }
 }
 
-function startSession(key: string): void {
+function startSession(key: string, moveFocus = false): void {
   const api = new Api(key)
   const feed = new ManifestFeed(api)
   session = { api, feed }
@@ -52,7 +58,7 @@ function startSession(key: string): void {
   void feed.start()
   nav.hidden = false
   sessionBar.hidden = false
-  render(false)
+  render(moveFocus)
 }
 
 function endSession(): void {
@@ -103,7 +109,7 @@ function render(moveFocus: boolean): void {
       } catch {
         // Without storage the key lasts until the page reloads.
       }
-      startSession(key)
+      startSession(key, true)
     })
     if (moveFocus) main.focus()
     return

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it, type TestContext } from 'node:test'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page, Route } from 'playwright-core'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { CRITERION, createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
@@ -14,6 +14,20 @@ import {
   WIDE,
   watchForProblems,
 } from './browser.ts'
+import {
+  envelope,
+  FANOUT_HALT_ID,
+  FANOUT_ID,
+  fanout,
+  fanoutHalt,
+  fanoutResolved,
+  fanoutStory,
+  REVIEW_ID,
+  REVIEW_MANIFEST_ID,
+  review,
+  reviewManifest,
+  reviewStory,
+} from './contract-fixtures.ts'
 
 /*
  * The ops console as a person uses it, in a real headless Chromium against a real Arbiter on a real port: one
@@ -41,7 +55,8 @@ const BASE = `http://127.0.0.1:${proxy.port}`
 const documented = new Set(Object.keys(arbiter.app.swagger().paths ?? {}))
 const FANOUTS = documented.has('/v1/fanouts') && documented.has('/v1/fanouts/{id}/resolution')
 const REVIEWS = documented.has('/v1/reviews') && documented.has('/v1/reviews/{id}/decide')
-const PROOFS = documented.has('/v1/audit/proofs/inclusion')
+const RECORD_PROOFS = documented.has('/v1/audit/proofs/inclusion')
+const MANIFEST_PROOFS = documented.has('/v1/manifests/{id}/inclusion')
 
 const opsKey = await arbiter.key('ops')
 const dashboardKey = await arbiter.key('dashboard')
@@ -51,6 +66,34 @@ const orchestratorKey = await arbiter.key('orchestrator', ['orch-a', 'orch-b'])
 function shownText(locator: Locator): Promise<string> {
   // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText, not the DOM property.
   return locator.innerText()
+}
+
+/**
+ * Answers the console's fan-out and review requests with contract-shaped fixtures (the rest goes to the real
+ * server). Returns what the console sent as a fan-out resolution.
+ */
+async function stubContractRoutes(context: BrowserContext): Promise<{ resolution: () => unknown }> {
+  let resolution: unknown = null
+  const answer =
+    (body: unknown, status = 200) =>
+    (route: Route) =>
+      route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) })
+  await context.route(`**/v1/fanouts/${FANOUT_ID}`, answer(fanout))
+  await context.route(`**/v1/manifests/${FANOUT_HALT_ID}`, answer(envelope(fanoutHalt, 103)))
+  await context.route(`**/v1/audit/fanouts/${FANOUT_ID}`, answer(fanoutStory))
+  await context.route(`**/v1/fanouts/${FANOUT_ID}/resolution`, (route) => {
+    resolution = route.request().postDataJSON()
+    return answer(envelope(fanoutResolved, 105), 201)(route)
+  })
+  await context.route(`**/v1/reviews/${REVIEW_ID}`, answer(review))
+  await context.route(`**/v1/manifests/${REVIEW_MANIFEST_ID}`, answer(envelope(reviewManifest, 204)))
+  await context.route(`**/v1/audit/reviews/${REVIEW_ID}`, answer(reviewStory))
+  return { resolution: () => resolution }
+}
+
+async function signIn(page: Page, key: string) {
+  await page.getByLabel('API key').fill(key)
+  await page.getByRole('button', { name: 'Open the console' }).click()
 }
 
 function nav(page: Page, name: string) {
@@ -267,14 +310,28 @@ describe('ops console in Chromium', () => {
     await screenshotBothWidths(page, 'timeline')
     const proofLinks = timeline.getByRole('link', { name: /^Inclusion proof of seq \d+$/ })
     assert.equal(await proofLinks.count(), entries.length)
-    await proofLinks.last().click()
-    await page.getByRole('heading', { level: 1, name: /^Inclusion proof of seq \d+$/ }).waitFor()
-    if (PROOFS) {
-      await page.getByText('The record hashes to this leaf.').waitFor()
-      await page.getByText('The path leads from the leaf to the signed checkpoint’s root.').waitFor()
-    } else {
-      await page.getByText('This Arbiter does not serve inclusion proofs yet.').waitFor()
+    const resolutionEntry = timeline.getByRole('listitem').filter({ hasText: 'resolution.recorded' })
+    const recordProof = resolutionEntry.getByRole('link', { name: /^Inclusion proof/ })
+    assert.match((await recordProof.getAttribute('href')) ?? '', /^#\/proofs\/\d+$/)
+    const manifestEntry = timeline.getByRole('listitem').filter({ hasText: 'manifest.issued' }).first()
+    const manifestProof = manifestEntry.getByRole('link', { name: /^Inclusion proof/ })
+    assert.match((await manifestProof.getAttribute('href')) ?? '', /^#\/proofs\/manifest\/[0-9a-f-]{36}$/)
+
+    const expectProof = async (served: boolean) => {
+      if (served) {
+        await page.getByText('The record hashes to this leaf.').waitFor()
+        await page.getByText('The path leads from the leaf to the signed checkpoint’s root.').waitFor()
+      } else {
+        await page.getByText('This Arbiter does not serve inclusion proofs yet.').waitFor()
+      }
     }
+    await manifestProof.click()
+    await page.getByRole('heading', { level: 1, name: /^Inclusion proof of / }).waitFor()
+    await expectProof(MANIFEST_PROOFS)
+    await page.goBack()
+    await recordProof.click()
+    await page.getByRole('heading', { level: 1, name: /^Inclusion proof of seq \d+$/ }).waitFor()
+    await expectProof(RECORD_PROOFS)
     await screenshotBothWidths(page, 'proof')
   })
 
@@ -343,7 +400,7 @@ describe('ops console in Chromium', () => {
   it('opens a halted fan-out with positions, claims, conflicts, carve-outs, echoes and coverage, and resolves it', {
     skip: FANOUTS ? false : 'fan-out routes not merged yet',
   }, async () => {
-    const fanout = await api(
+    const createdFanout = await api(
       orchestratorKey,
       'POST',
       '/v1/fanouts',
@@ -360,7 +417,7 @@ describe('ops console in Chromium', () => {
       },
       201,
     )
-    fanoutId = fanout.fanout_id as string
+    fanoutId = createdFanout.fanout_id as string
     const floor = { amount: 60000, currency: 'USD', per: 'year' }
     await api(
       orchestratorKey,
@@ -442,7 +499,8 @@ describe('ops console in Chromium', () => {
     const form = page.getByRole('form', { name: 'Resolve this escalation' })
     await form.getByRole('button', { name: 'Resolve and sign' }).click()
     await form.getByText('Choose an answer for vantage.enterprise.floor.').waitFor()
-    await form.getByRole('radio', { name: /^p2: / }).check()
+    // p1 is the new-logos position: positions are numbered in JCS order, and its qualifiers sort first.
+    await form.getByRole('radio', { name: /^p1: .*applies_to=new_logos/ }).check()
     await form
       .getByLabel('Rationale')
       .fill('New logos only: the CRM note is the later, more specific account.')
@@ -458,7 +516,7 @@ describe('ops console in Chromium', () => {
   it("shows a review's judges side by side and the council's findings union", {
     skip: REVIEWS ? false : 'review routes not merged yet',
   }, async () => {
-    const review = await api(
+    const createdReview = await api(
       orchestratorKey,
       'POST',
       '/v1/reviews',
@@ -483,7 +541,7 @@ describe('ops console in Chromium', () => {
     await api(
       orchestratorKey,
       'POST',
-      `/v1/reviews/${review.review_id}/verdicts`,
+      `/v1/reviews/${createdReview.review_id}/verdicts`,
       {
         judge_id: 'security',
         revision: 0,
@@ -498,7 +556,7 @@ describe('ops console in Chromium', () => {
     await api(
       orchestratorKey,
       'POST',
-      `/v1/reviews/${review.review_id}/verdicts`,
+      `/v1/reviews/${createdReview.review_id}/verdicts`,
       {
         judge_id: 'style',
         revision: 0,
@@ -512,7 +570,7 @@ describe('ops console in Chromium', () => {
       },
       201,
     )
-    const { manifest } = await api(orchestratorKey, 'POST', `/v1/reviews/${review.review_id}/decide`, {}, 200)
+    const { manifest } = await api(orchestratorKey, 'POST', `/v1/reviews/${createdReview.review_id}/decide`, {}, 200)
     assert.equal(manifest.verdict, 'ADVISORY')
 
     await page.goto(`${BASE}/console#/feed`)
@@ -534,6 +592,114 @@ describe('ops console in Chromium', () => {
     await screenshotBothWidths(page, 'review-case')
   })
 
+  it('renders the fan-out and review screens from answers shaped as the API contract says', async () => {
+    // Until this server has the fan-out and review routes, those answers come from contract-shaped fixtures;
+    // everything else (the key check, the feed) is the real server.
+    const stubbed = await browser.newContext({ viewport: WIDE })
+    try {
+      const contract = await stubContractRoutes(stubbed)
+      const tab = await stubbed.newPage()
+      const tabProblems = await watchForProblems(tab)
+      await tab.goto(`${BASE}/console#/fanouts/${FANOUT_ID}`)
+      await signIn(tab, opsKey)
+      await tab.getByRole('heading', { level: 1, name: 'Fan-out vantage-pricing-2026-11' }).waitFor()
+      const fact = tab.getByRole('article', { name: 'Fact vantage.enterprise.floor' })
+      await fact.waitFor()
+      const positions = fact.locator('.positions > .position')
+      assert.equal(await positions.count(), 2)
+      assert.match(
+        await shownText(positions.nth(0)),
+        /p1[\s\S]*applies_to=new_logos\s*carve-out[\s\S]*st_5#0 from st_5 \(revision 2\), confidence 0\.66/,
+      )
+      assert.match(
+        await shownText(positions.nth(1)),
+        /p2[\s\S]*Qualifiers\s+none[\s\S]*st_3#0 from st_3[\s\S]*vantage\.com\/pricing/,
+      )
+      assert.equal(
+        await fact.locator('.claim .chip.echo').count(),
+        2,
+        'both claims cite the one pricing page',
+      )
+      assert.match(
+        await shownText(fact.locator('.echoes')),
+        /https:\/\/vantage\.com\/pricing is cited by st_3#0, st_5#0/,
+      )
+      assert.match(
+        await shownText(fact.getByRole('table')),
+        /p1 vs p2\s+qualifiers\s+\/applies_to: p1 new_logos \/ p2 absent\s*carve-out/,
+      )
+      const coverage = tab.getByRole('region', { name: 'Coverage' })
+      const coverageText = await shownText(coverage)
+      for (const expected of [
+        /st_7\s+MISSING/,
+        /Missing\s+st_7/,
+        /Late\s+st_5/,
+        /Blocked\s+st_9: no access to the analyst portal/,
+        /Concerns\s+st_5: one call note only/,
+        /Facts nobody claimed\s+vantage\.partner\.discount/,
+        /Overlapping owners\s+vantage\.enterprise\.floor owned by st_3, st_5/,
+      ]) {
+        assert.match(coverageText, expected)
+      }
+      await screenshotBothWidths(tab, 'fanout-case-contract')
+
+      const form = tab.getByRole('form', { name: 'Resolve this escalation' })
+      await form.getByRole('radio', { name: 'Another answer (JSON)' }).check()
+      await form
+        .getByLabel('Answer for vantage.enterprise.floor')
+        .fill('{"value": 60000, "effective_date": "2025-02-30"}')
+      await form.getByLabel('Rationale').fill('New logos only.')
+      await form.getByRole('button', { name: 'Resolve and sign' }).click()
+      await form.getByText('"effective_date" is a calendar date YYYY-MM-DD, or null.').waitFor()
+      assert.equal(contract.resolution(), null, 'nothing is sent while the form is wrong')
+      await form.getByRole('radio', { name: /^p1: / }).check()
+      await form.getByRole('button', { name: 'Resolve and sign' }).click()
+      await tab.getByRole('status').filter({ hasText: 'Resolved: the new manifest' }).waitFor()
+      assert.deepEqual(contract.resolution(), {
+        facts: [
+          {
+            fact: 'vantage.enterprise.floor',
+            answer: {
+              value: { amount: 60000, currency: 'USD', per: 'year' },
+              effective_date: '2025-01-22',
+              qualifiers: { applies_to: 'new_logos' },
+            },
+          },
+        ],
+        rationale: 'New logos only.',
+      })
+
+      await tab.evaluate(`location.hash = '#/reviews/${REVIEW_ID}'`)
+      await tab.getByRole('heading', { level: 1, name: 'Review PR-481' }).waitFor()
+      const verdicts = tab.locator('.verdict-card')
+      assert.equal(await verdicts.count(), 2)
+      assert.match(
+        await shownText(verdicts.nth(0)),
+        /security\s+DONE_WITH_CONCERNS[\s\S]*model-l[\s\S]*retries are not idempotent/,
+      )
+      assert.match(await shownText(verdicts.nth(1)), /style\s+DONE[\s\S]*Clean change\./)
+      const findings = await tab
+        .getByRole('table', { name: /Findings merged by fingerprint/ })
+        .locator('tbody tr')
+        .allInnerTexts()
+      assert.equal(findings.length, 2)
+      assert.match(
+        findings[0]!,
+        /high\s+retry without an idempotency key\s+src\/refund\.ts:42\s+security, style \(model-k, model-l\)\s+100 %/,
+      )
+      assert.match(findings[1]!, /low\s+long function\s+—\s+style \(model-k\)\s+50 %/)
+      await tab
+        .getByRole('list', { name: 'Audit records, oldest first' })
+        .getByText('verdict.recorded')
+        .first()
+        .waitFor()
+      await screenshotBothWidths(tab, 'review-case-contract')
+      assert.deepEqual(await tabProblems(), [])
+    } finally {
+      await stubbed.close()
+    }
+  })
+
   it('reports no CSP violation and no script error on any screen it showed', async () => {
     const expected = [
       /status of 401/, // the wrong key typed on purpose
@@ -546,6 +712,7 @@ describe('ops console in Chromium', () => {
     // axe is injected as a script, which the page's CSP would rightly refuse: only this context bypasses it.
     const audit = await browser.newContext({ viewport: WIDE, bypassCSP: true })
     try {
+      await stubContractRoutes(audit)
       const tab = await audit.newPage()
       const findings: string[] = []
       const check = async (screen: string) => {
@@ -555,8 +722,7 @@ describe('ops console in Chromium', () => {
       await tab.goto(`${BASE}/console`)
       await tab.getByLabel('API key').waitFor()
       await check('key entry')
-      await tab.getByLabel('API key').fill(opsKey)
-      await tab.getByRole('button', { name: 'Open the console' }).click()
+      await signIn(tab, opsKey)
       await tab.locator('li.feed-item').first().waitFor()
       await check('feed')
       const screens: [string, string, string][] = [
@@ -566,6 +732,8 @@ describe('ops console in Chromium', () => {
         ['chart', '#/chart', '.chart canvas'],
       ]
       if (fanoutId) screens.push(['fan-out case', `#/fanouts/${fanoutId}`, '.timeline'])
+      screens.push(['fan-out case (contract fixture)', `#/fanouts/${FANOUT_ID}`, '.timeline'])
+      screens.push(['review case (contract fixture)', `#/reviews/${REVIEW_ID}`, '.timeline'])
       for (const [name, hash, ready] of screens) {
         await tab.evaluate(`location.hash = ${JSON.stringify(hash)}`)
         await tab.locator(ready).first().waitFor()

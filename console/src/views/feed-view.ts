@@ -41,7 +41,10 @@ export const feedView: View = (ctx, main) => {
               ? 'Stopped.'
               : 'Connecting…'
     const count = `${entries.length} manifest${entries.length === 1 ? '' : 's'} in the last hour.`
-    const text = `${live} ${count}`
+    const listing = ctx.feed.loadError
+      ? ' The last hour could not be listed; showing new manifests only.'
+      : ''
+    const text = `${live} ${count}${listing}`
     if (status.textContent !== text) status.textContent = text
     const wanted = entries.slice(0, SHOWN)
     if (wanted.length === 0) {

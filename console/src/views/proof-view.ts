@@ -4,8 +4,8 @@ import { serves } from '../capabilities.ts'
 import { append, facts, h, jsonBlock, section, timeOf } from '../dom.ts'
 import { canHash, sha256 } from '../hashing.ts'
 import { fromBase64, leafHash, rootFromInclusionProof, sameBytes } from '../merkle-proof.ts'
-import type { InclusionProof } from '../shapes.ts'
-import type { View } from '../view.ts'
+import type { AuditRecord, InclusionProof } from '../shapes.ts'
+import type { View, ViewContext } from '../view.ts'
 import { knownRecords } from './story-timeline.ts'
 
 interface Check {
@@ -14,16 +14,32 @@ interface Check {
   text: string
 }
 
-/**
- * The proof that the log holds one record: the Merkle path from its leaf to the root of a signed checkpoint,
- * recomputed here in the browser (RFC 9162) rather than taken on trust.
- */
-export const proofView: View = async (ctx, main, [seqText]) => {
+/** The proof that the log holds the record at a seq (`GET /v1/audit/proofs/inclusion?seq=`). */
+export const recordProofView: View = (ctx, main, [seqText]) => {
   const seq = Number(seqText)
   ctx.heading.textContent = `Inclusion proof of seq ${seq}`
-  const record = knownRecords.get(seq)
-  const recordSection = record ? section('The record', jsonBlock(record)) : null
-  if (!(await serves('/v1/audit/proofs/inclusion'))) {
+  return showProof(ctx, main, '/v1/audit/proofs/inclusion', `/v1/audit/proofs/inclusion?seq=${seq}`, seq)
+}
+
+/** The proof that a manifest was logged (`GET /v1/manifests/{id}/inclusion`, which carries its record). */
+export const manifestProofView: View = (ctx, main, [manifestId]) => {
+  ctx.heading.textContent = 'Inclusion proof of a manifest'
+  return showProof(ctx, main, '/v1/manifests/{id}/inclusion', `/v1/manifests/${manifestId}/inclusion`, null)
+}
+
+/**
+ * Shows an inclusion proof and recomputes it here in the browser (RFC 9162) rather than taking it on trust: the
+ * record's leaf hash, then the Merkle path from that leaf to the root of the signed checkpoint.
+ */
+async function showProof(
+  ctx: ViewContext,
+  main: HTMLElement,
+  route: string,
+  path: string,
+  seq: number | null,
+): Promise<void> {
+  const knownRecord = seq === null ? undefined : knownRecords.get(seq)
+  if (!(await serves(route))) {
     append(main, [
       h(
         'p',
@@ -32,19 +48,21 @@ export const proofView: View = async (ctx, main, [seqText]) => {
         h('a', { href: '#/log' }, 'Audit log'),
         ' screen.',
       ),
-      recordSection,
+      knownRecord ? section('The record', jsonBlock(knownRecord)) : null,
     ])
     return
   }
   let proof: InclusionProof
   try {
-    proof = await ctx.api.get<InclusionProof>(`/v1/audit/proofs/inclusion?seq=${seq}`, ctx.signal)
+    proof = await ctx.api.get<InclusionProof>(path, ctx.signal)
   } catch (err) {
     if (!ctx.signal.aborted) main.append(problemAlert(err, 'read inclusion proofs'))
     return
   }
+  const record = proof.record ?? knownRecord
+  if (record) ctx.heading.textContent = `Inclusion proof of seq ${record.seq}`
   const checkpoint = proof.checkpoint?.checkpoint ?? null
-  const checks = await verify(seq, proof)
+  const checks = await verify(proof, record)
   append(main, [
     h(
       'ul',
@@ -64,7 +82,7 @@ export const proofView: View = async (ctx, main, [seqText]) => {
       ),
     ),
     facts([
-      ['Record', `seq ${seq}`],
+      ['Record', record ? `seq ${record.seq} (${record.kind})` : `seq ${seq ?? '—'}`],
       ['Leaf index', String(proof.leaf_index)],
       ['Tree size', String(proof.tree_size)],
       ['Leaf hash', h('code', { class: 'hash' }, proof.leaf_hash)],
@@ -83,11 +101,11 @@ export const proofView: View = async (ctx, main, [seqText]) => {
     proof.checkpoint?.note
       ? section('Signed checkpoint note', h('pre', { class: 'json' }, proof.checkpoint.note))
       : null,
-    recordSection,
+    record ? section('The record', jsonBlock(record)) : null,
   ])
 }
 
-async function verify(seq: number, proof: InclusionProof): Promise<Check[]> {
+async function verify(proof: InclusionProof, record: AuditRecord | undefined): Promise<Check[]> {
   if (!canHash()) {
     return [
       {
@@ -98,7 +116,6 @@ async function verify(seq: number, proof: InclusionProof): Promise<Check[]> {
   }
   const checks: Check[] = []
   const leaf = fromBase64(proof.leaf_hash)
-  const record = knownRecords.get(seq)
   if (record) {
     const computed = await leafHash(sha256, new TextEncoder().encode(canonicalJson(record)))
     checks.push(

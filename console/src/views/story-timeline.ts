@@ -63,7 +63,11 @@ function entry(record: AuditRecord): HTMLElement {
     h(
       'a',
       {
-        href: `#/proofs/${record.seq}`,
+        // A manifest's own proof carries its record, so it can be checked even when opened on its own.
+        href:
+          record.kind === 'manifest.issued' && record.manifest_id
+            ? `#/proofs/manifest/${record.manifest_id}`
+            : `#/proofs/${record.seq}`,
         class: 'proof-link',
         'aria-label': `Inclusion proof of seq ${record.seq}`,
       },
