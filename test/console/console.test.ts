@@ -570,7 +570,13 @@ describe('ops console in Chromium', () => {
       },
       201,
     )
-    const { manifest } = await api(orchestratorKey, 'POST', `/v1/reviews/${createdReview.review_id}/decide`, {}, 200)
+    const { manifest } = await api(
+      orchestratorKey,
+      'POST',
+      `/v1/reviews/${createdReview.review_id}/decide`,
+      {},
+      200,
+    )
     assert.equal(manifest.verdict, 'ADVISORY')
 
     await page.goto(`${BASE}/console#/feed`)
