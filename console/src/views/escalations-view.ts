@@ -86,9 +86,15 @@ function card(escalation: Escalation): HTMLElement {
     h(
       'p',
       { class: 'card-meta' },
+      // One span: the line's flex gaps would otherwise split the sentence apart.
       escalation.status === 'open'
-        ? ['Waiting ', ageOf(escalation.opened_at), ' (since ', timeOf(escalation.opened_at, true), ')']
-        : ['Resolved ', timeOf(escalation.resolved_at, true)],
+        ? h(
+            'span',
+            null,
+            `Waiting ${ageOf(escalation.opened_at)}, since `,
+            timeOf(escalation.opened_at, true),
+          )
+        : h('span', null, 'Resolved ', timeOf(escalation.resolved_at, true)),
     ),
   )
 }
