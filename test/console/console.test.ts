@@ -265,6 +265,11 @@ describe('ops console in Chromium', () => {
       'focus moves to the first wrong field',
     )
     await form.getByRole('radio', { name: /^failure/ }).check()
+    assert.equal(
+      await form.getByText('Choose the outcome.').count(),
+      0,
+      'a corrected field stops complaining',
+    )
     await form
       .getByLabel('Rationale')
       .fill('The ledger shows no settled refund; orch-b judged before the reversal.')

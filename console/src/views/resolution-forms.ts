@@ -109,9 +109,18 @@ function rationaleField(idPrefix: string): { element: HTMLElement; field: Field;
       ),
       error,
     ),
-    field: { focusTarget: textarea, controls: [textarea], error },
+    field: clearOnChange({ focusTarget: textarea, controls: [textarea], error }, textarea),
     value: () => textarea.value.trim(),
   }
+}
+
+/** A field's message goes as soon as the operator changes it: the next submit checks it again. */
+function clearOnChange(field: Field, ...inputs: HTMLElement[]): Field {
+  for (const input of inputs) {
+    input.addEventListener('input', () => setFieldError(field, null))
+    input.addEventListener('change', () => setFieldError(field, null))
+  }
+  return field
 }
 
 /** Marks every wrong field, focuses the first; true when all are right. */
@@ -163,7 +172,10 @@ export function outcomeResolutionForm(
     ),
     outcomeError,
   )
-  const outcomeField: Field = { focusTarget: radios[0]!, controls: radios, error: outcomeError }
+  const outcomeField = clearOnChange(
+    { focusTarget: radios[0]!, controls: radios, error: outcomeError },
+    ...radios,
+  )
   const rationale = rationaleField(prefix)
   const owners = [
     ...new Set([...outcome.expected_orchestrators, ...outcome.interpretations.map((i) => i.orchestrator_id)]),
@@ -258,7 +270,7 @@ export function fanoutResolutionForm(
         customField.hidden = options[Number(radio.value)]?.answer !== 'custom'
       })
     }
-    const field: Field = { focusTarget: radios[0]!, controls: radios, error }
+    const field = clearOnChange({ focusTarget: radios[0]!, controls: radios, error }, ...radios, custom)
     readers.push({
       field,
       read: () => {
