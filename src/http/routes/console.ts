@@ -17,7 +17,7 @@ export const CONSOLE_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  // Favicons and uPlot's cursor use data: images; nothing else is an image.
+  // Inline data: images are allowed (an image cannot run script); the page itself uses only its own icon.
   "img-src 'self' data:",
   "font-src 'self'",
   "base-uri 'none'",
