@@ -18,6 +18,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY packages/transparency/tsconfig.json ./packages/transparency/
 COPY packages/transparency/src ./packages/transparency/src
 COPY src ./src
+COPY console ./console
 RUN npm run build
 
 FROM node:24-bookworm-slim AS runtime
@@ -31,6 +32,8 @@ COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/transparency/package.json ./packages/transparency/
 COPY --from=build /app/packages/transparency/dist ./packages/transparency/dist
+# The ops console's page and styles; its compiled scripts are in dist/console, uPlot in node_modules.
+COPY console/index.html console/styles.css console/icon.svg ./console/
 COPY migrations ./migrations
 COPY openapi ./openapi
 RUN mkdir -p /var/lib/arbiter && chown -R node:node /var/lib/arbiter

@@ -262,6 +262,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,
   })
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger())
+  await app.register(import('./http/routes/console.ts'))
 
   await app.ready()
   return app

@@ -1,0 +1,382 @@
+/**
+ * The API shapes the console reads, and readers that tolerate older servers: a manifest without `kind` is an
+ * outcome manifest, `audit_seq` may sit inside the manifest instead of the envelope, an escalation without
+ * `case` is an outcome's, and the checkpoint and verify report may lack the Merkle fields.
+ */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+export type ManifestKind = 'outcome' | 'reconciliation' | 'review'
+
+export interface ManifestCommon {
+  kind?: ManifestKind
+  manifest_id: string
+  issued_at: string
+  verdict: string
+  directive: string
+  supersedes: string | null
+  /** Older servers put it here; newer ones in the envelope. */
+  audit_seq?: number | null
+}
+
+export interface IntendedAction {
+  kind: string
+  resources: string[]
+}
+
+export interface ManifestInterpretation {
+  orchestrator_id: string
+  success_criterion_signature: string
+  outcome_interpretation: string
+  evidence_hash: string
+  intended_action: IntendedAction | null
+  revision: number
+  received_at: string
+}
+
+export interface CriteriaDifference {
+  pointer: string
+  a?: Json
+  b?: Json
+}
+
+export interface DivergencePair {
+  a: string
+  b: string
+  a_interpretation: string
+  b_interpretation: string
+  a_criterion_signature: string
+  b_criterion_signature: string
+  criteria_divergence: CriteriaDifference[] | null
+  evidence_divergence: {
+    a_evidence_hash: string
+    b_evidence_hash: string
+    only_in_a: string[]
+    only_in_b: string[]
+  } | null
+}
+
+export interface DivergenceReceipt {
+  kind: string
+  actions_disjoint: boolean
+  pairs: DivergencePair[]
+  receipt_digest: string
+}
+
+export interface OutcomeManifest extends ManifestCommon {
+  outcome_id: string
+  subagent_id: string
+  run_id: string
+  resolved_outcome: string | null
+  interpretations: ManifestInterpretation[]
+  interpretation_divergence_receipt: DivergenceReceipt | null
+  ground_truth_arbiter_predicate: Json
+  action_owner: string | null
+  missing_orchestrators: string[]
+  resolution: { by: string; rationale: string } | null
+}
+
+export interface Position {
+  value: Json
+  effective_date: string | null
+  qualifiers: Record<string, Json>
+}
+
+export interface ClaimSource {
+  uri: string
+  excerpt?: string | null
+  content_digest?: string | null
+  observed_at?: string | null
+}
+
+export interface FactClaim {
+  claim_ref: string
+  subtask_id: string
+  revision: number
+  position_id: string
+  confidence: number | null
+  sources: ClaimSource[]
+  out_of_scope: boolean
+}
+
+export interface FactPosition extends Position {
+  position_id: string
+  claims: string[]
+  independent_sources: number
+  lost_by: string | null
+}
+
+export interface FactConflict {
+  a: string
+  b: string
+  differs: string[]
+  qualifier_differences: CriteriaDifference[]
+}
+
+export interface ReconciledFact {
+  fact: string
+  status: string
+  answer: Position | null
+  variants: {
+    qualifiers: Record<string, Json>
+    status: string
+    answer: Position | null
+    rule: string | null
+  }[]
+  rule: string | null
+  reason: string | null
+  positions: FactPosition[]
+  claims: FactClaim[]
+  conflicts: FactConflict[]
+  echoes: { source: string; claims: string[] }[]
+}
+
+export interface Coverage {
+  subtasks: {
+    subtask_id: string
+    status: string
+    revision: number | null
+    received_at: string | null
+    late: boolean
+    result_digest: string | null
+  }[]
+  missing_subtasks: string[]
+  late_subtasks: string[]
+  needs_context: { subtask_id: string; blocking_question: string }[]
+  blocked: { subtask_id: string; blocking_reason: string }[]
+  concerns: { subtask_id: string; concerns: string[] }[]
+  uncovered_facts: string[]
+  overlaps: { fact: string; subtasks: string[] }[]
+}
+
+export interface ReconciliationManifest extends ManifestCommon {
+  kind: 'reconciliation'
+  fanout_id: string
+  orchestrator_id: string
+  fanout_key: string
+  coverage: Coverage
+  facts: ReconciledFact[]
+  reasons: { code: string; subject: string }[]
+  resolution: { by: string; rationale: string } | null
+}
+
+export interface JudgeVerdict {
+  judge_id: string
+  model: string
+  stage: number | null
+  role: string | null
+  status: string
+  summary: string | null
+  concerns: string[]
+  blocking_question: string | null
+  blocking_reason: string | null
+  verdict_digest: string
+}
+
+export interface Finding {
+  fingerprint: string
+  severity: string
+  title: string
+  location: string | null
+  reported_by: string[]
+  models: string[]
+  confidence: number
+}
+
+export interface ReviewManifest extends ManifestCommon {
+  kind: 'review'
+  review_id: string
+  orchestrator_id: string
+  review_key: string
+  mode: string
+  revision: number
+  subject: { digest: string; description?: string | null; uri?: string | null }
+  implementer: { model: string; context_id: string }
+  judges: { judge_id: string; model: string; context_id: string; stage: number | null; role: string | null }[]
+  verdicts: JudgeVerdict[]
+  concerns: { judge_id: string; concern: string }[]
+  blocking_question: string | null
+  blocking_reason: string | null
+  divergence: { a: string; b: string; a_status: string; b_status: string } | null
+  findings: Finding[]
+}
+
+export type Manifest = OutcomeManifest | ReconciliationManifest | ReviewManifest
+
+export interface Envelope<M extends ManifestCommon = Manifest> {
+  manifest: M
+  manifest_digest: string
+  jws: string
+  audit_seq?: number | null
+}
+
+export interface Page<T> {
+  items: T[]
+  next_cursor: string | null
+}
+
+export interface EvidenceItem {
+  kind: string
+  name?: string
+  content: Json
+}
+
+export interface Outcome {
+  outcome_id: string
+  subagent_id: string
+  run_id: string
+  status: string
+  evidence_hash: string
+  evidence: EvidenceItem[]
+  interpretations: ManifestInterpretation[]
+  expected_orchestrators: string[]
+  arbiter_orchestrator_id: string | null
+  fallback_policy: string
+  manifest_id: string | null
+  created_at: string
+}
+
+export interface Fanout {
+  fanout_id: string
+  orchestrator_id: string
+  fanout_key: string
+  question: string
+  facts: string[]
+  subtasks: { subtask_id: string; scope?: string; facts: string[] }[]
+  deadline: string | null
+  status: string
+  manifest_id: string | null
+  created_at: string
+}
+
+export interface Review {
+  review_id: string
+  orchestrator_id: string
+  review_key: string
+  mode: string
+  revision: number
+  status: string
+  manifest_id: string | null
+  created_at: string
+}
+
+export type CaseKind = 'outcome' | 'fanout'
+
+export interface Escalation {
+  case?: CaseKind
+  outcome_id?: string | null
+  fanout_id?: string | null
+  subagent_id: string | null
+  run_id: string | null
+  status: 'open' | 'resolved'
+  manifest_id: string
+  verdict: string
+  interpretation_divergence_receipt: DivergenceReceipt | null
+  opened_at: string
+  resolved_at: string | null
+}
+
+export interface AuditRecord {
+  seq: number
+  at: string
+  kind: string
+  actor: string
+  outcome_id: string | null
+  manifest_id: string | null
+  subagent_id: string | null
+  orchestrator_id: string | null
+  verdict: string | null
+  data: Record<string, Json>
+  prev_hash: string
+  hash: string
+}
+
+export interface Story {
+  status: string
+  records: AuditRecord[]
+  manifest: Envelope | null
+}
+
+/** Both checkpoint generations: the chain head only, or the signed tree head with its note. */
+export interface CheckpointAnswer {
+  checkpoint: {
+    origin?: string
+    tree_size?: number
+    root_hash?: string
+    head_seq?: number | null
+    head_hash?: string | null
+    seq?: number
+    hash?: string
+    at: string
+  }
+  note?: string
+  jws: string
+}
+
+export interface VerifyReport {
+  ok: boolean
+  checked: number
+  head_seq: number | null
+  head_hash: string | null
+  tree_size?: number
+  root_hash?: string | null
+  checkpoints_checked?: number
+  first_bad_seq: number | null
+}
+
+export interface InclusionProof {
+  seq?: number
+  manifest_id?: string
+  record?: AuditRecord
+  leaf_index: number
+  tree_size: number
+  leaf_hash: string
+  proof: string[]
+  checkpoint: CheckpointAnswer | null
+}
+
+export function manifestKind(manifest: ManifestCommon): ManifestKind {
+  return manifest.kind ?? 'outcome'
+}
+
+export function auditSeqOf(envelope: Envelope): number | null {
+  return envelope.audit_seq ?? envelope.manifest.audit_seq ?? null
+}
+
+export function escalationCase(escalation: Escalation): CaseKind {
+  return escalation.case ?? 'outcome'
+}
+
+/** The case a manifest belongs to, as a console location and a human label. */
+export function caseOf(manifest: Manifest): { href: string; label: string; kindLabel: string } {
+  switch (manifestKind(manifest)) {
+    case 'reconciliation': {
+      const m = manifest as ReconciliationManifest
+      return { href: `#/fanouts/${m.fanout_id}`, label: m.fanout_key, kindLabel: 'fan-out' }
+    }
+    case 'review': {
+      const m = manifest as ReviewManifest
+      return { href: `#/reviews/${m.review_id}`, label: m.review_key, kindLabel: 'review' }
+    }
+    default: {
+      const m = manifest as OutcomeManifest
+      return {
+        href: `#/outcomes/${m.outcome_id}`,
+        label: `${m.subagent_id} / ${m.run_id}`,
+        kindLabel: 'outcome',
+      }
+    }
+  }
+}
+
+/** Tree size and head of either checkpoint generation. */
+export function checkpointFacts(answer: CheckpointAnswer) {
+  const c = answer.checkpoint
+  return {
+    treeSize: c.tree_size ?? c.seq ?? null,
+    headSeq: c.head_seq ?? c.seq ?? null,
+    headHash: c.head_hash ?? c.hash ?? null,
+    rootHash: c.root_hash ?? null,
+    origin: c.origin ?? null,
+    at: c.at,
+  }
+}
