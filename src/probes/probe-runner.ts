@@ -1,5 +1,5 @@
 import { type Dispatcher, request } from 'undici'
-import { sha256 } from '../domain/canonical-json.ts'
+import { sha256 } from '../domain/shared/canonical-json.ts'
 import {
   type ProbeDefinition,
   type ProbeResult,
