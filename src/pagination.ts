@@ -17,16 +17,10 @@ export interface Page<T> {
   next_cursor: string | null
 }
 
-/** Position of the last item of a page, for lists in an ascending sequence (log order, insertion order). */
-export const seqPosition = z.object({ seq: z.number().int().nonnegative() })
-export type SeqPosition = z.infer<typeof seqPosition>
-
-/** Position for lists ordered by creation time, ties broken by id. */
-export const createdPosition = z.object({
-  at: z.iso.datetime({ offset: true }),
-  id: z.uuid(),
-})
-export type CreatedPosition = z.infer<typeof createdPosition>
+// Where the last item of a page stands. Lists in an ascending sequence (log order, insertion order) page by seq;
+// lists ordered by creation time page by (time, id), the id breaking ties.
+const seqPosition = z.object({ seq: z.number().int().nonnegative() })
+const createdPosition = z.object({ at: z.iso.datetime({ offset: true }), id: z.uuid() })
 
 /** Cursors are opaque base64url JSON of a position; anything that does not decode to what was issued → 400. */
 function encodeCursor(position: unknown): string {
@@ -44,10 +38,10 @@ export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>
 }
 
 /**
- * Reads one page: `fetch(after, limit + 1)` returns rows after the decoded cursor position; the extra row only
- * tells that another page exists. `position` names where the page's last row stands, for the next cursor.
+ * Reads one page: `fetch` returns up to `limit + 1` rows after the decoded position; the extra row only tells that
+ * another page exists. `position` names where the page's last row stands, for the next cursor.
  */
-export async function readPage<R, V, P>(
+async function readPage<R, V, P>(
   page: PageRequest,
   positionSchema: z.ZodType<P>,
   fetch: (after: P | null, limit: number) => Promise<R[]>,
@@ -63,4 +57,40 @@ export async function readPage<R, V, P>(
     items: pageRows.map(view),
     next_cursor: more && last !== undefined ? encodeCursor(position(last)) : null,
   }
+}
+
+/** A page of a list in an ascending sequence: `fetch(afterSeq, limit)` returns rows whose seq is past it. */
+export function readSeqPage<R, V>(
+  page: PageRequest,
+  fetch: (afterSeq: number | null, limit: number) => Promise<R[]>,
+  seqOf: (row: R) => number,
+  view: (row: R) => V,
+): Promise<Page<V>> {
+  return readPage(
+    page,
+    seqPosition,
+    (after, limit) => fetch(after?.seq ?? null, limit),
+    (row) => ({ seq: seqOf(row) }),
+    view,
+  )
+}
+
+/** The seq a cursor of `readSeqPage` points after (null without a cursor), for readers that stream on. */
+export function seqAfterCursor(cursor: string | undefined): number | null {
+  return decodeCursor(cursor, seqPosition)?.seq ?? null
+}
+
+/** A page of a list ordered by (created_at, id). */
+export function readCreatedPage<R extends { created_at: Date; id: string }, V>(
+  page: PageRequest,
+  fetch: (after: { at: Date; id: string } | null, limit: number) => Promise<R[]>,
+  view: (row: R) => V,
+): Promise<Page<V>> {
+  return readPage(
+    page,
+    createdPosition,
+    (after, limit) => fetch(after && { at: new Date(after.at), id: after.id }, limit),
+    (row) => ({ at: row.created_at.toISOString(), id: row.id }),
+    view,
+  )
 }

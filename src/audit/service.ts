@@ -2,7 +2,7 @@ import { signCanonical } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { type AuditRecord, ChainVerifier } from '../domain/shared/audit-chain.ts'
 import { AppError } from '../errors.ts'
-import { type Page, type PageRequest, readPage, seqPosition } from '../pagination.ts'
+import { type Page, type PageRequest, readSeqPage, seqAfterCursor } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
 import {
   type AuditFilter,
@@ -23,25 +23,24 @@ export async function pageAuditRecords(
   query: AuditQuery,
   page: PageRequest,
 ): Promise<Page<AuditRecord>> {
-  return readPage(
+  return readSeqPage(
     page,
-    seqPosition,
-    (after, limit) => listAuditRecords(ctx.db, { ...query, afterSeq: after?.seq ?? null }, limit),
-    (row) => ({ seq: row.seq }),
+    (afterSeq, limit) => listAuditRecords(ctx.db, { ...query, afterSeq }, limit),
+    (row) => row.seq,
     auditRowToRecord,
   )
 }
 
 /**
- * Every match after `cursor`, batch by batch (each batch a short query, no connection held in between), so an
- * export of millions of records needs memory for one batch only.
+ * Every match (after `cursor`, a cursor of the paged list), batch by batch (each batch a short query, no
+ * connection held in between), so an export of millions of records needs memory for one batch only.
  */
 export async function* streamAuditRecords(
   ctx: Pick<ServiceContext, 'db'>,
   query: AuditQuery,
-  afterSeq: number | null = null,
+  from: { cursor?: string | undefined } = {},
 ): AsyncGenerator<AuditRecord> {
-  let cursor = afterSeq
+  let cursor = seqAfterCursor(from.cursor)
   for (;;) {
     const rows = await listAuditRecords(ctx.db, { ...query, afterSeq: cursor }, EXPORT_BATCH)
     for (const row of rows) yield auditRowToRecord(row)

@@ -1,7 +1,7 @@
 import { type EscalationListRow, listEscalations } from '../db/repositories/escalations.ts'
 import type { DivergenceReceipt } from '../domain/outcome/divergence-receipt.ts'
 import type { EscalationCase, EscalationStatus, ManifestVerdict } from '../domain/vocabulary.ts'
-import { type Page, type PageRequest, readPage, seqPosition } from '../pagination.ts'
+import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { parseManifest } from './manifests.ts'
 
@@ -39,11 +39,10 @@ export async function pageEscalations(
   query: { status?: EscalationStatus | undefined; caseKind?: string | undefined },
   page: PageRequest,
 ): Promise<Page<EscalationView>> {
-  return readPage(
+  return readSeqPage(
     page,
-    seqPosition,
-    (after, limit) => listEscalations(ctx.db, { ...query, afterSeq: after?.seq ?? null }, limit),
-    (row) => ({ seq: row.list_seq }),
+    (afterSeq, limit) => listEscalations(ctx.db, { ...query, afterSeq }, limit),
+    (row) => row.list_seq,
     toEscalationView,
   )
 }

@@ -10,7 +10,7 @@ import {
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
-import { type Page, type PageRequest, readPage, seqPosition } from '../pagination.ts'
+import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { AuditSubject, ManifestContent, StoredManifest } from './case-kind.ts'
@@ -139,14 +139,11 @@ export async function pageManifests(
   page: PageRequest,
 ): Promise<Page<StoredEnvelope>> {
   const { cases = [], ...rest } = query
-  return readPage(
+  return readSeqPage(
     page,
-    seqPosition,
-    async (after, limit) =>
-      cases.length > 1
-        ? []
-        : listManifests(ctx.db, { ...rest, case: cases[0], afterSeq: after?.seq ?? null }, limit),
-    (row) => ({ seq: row.audit_seq ?? 0 }),
+    async (afterSeq, limit) =>
+      cases.length > 1 ? [] : listManifests(ctx.db, { ...rest, case: cases[0], afterSeq }, limit),
+    (row) => row.audit_seq ?? 0,
     (row) => row,
   )
 }

@@ -14,7 +14,7 @@ import {
 } from '../db/repositories/api-keys.ts'
 import type { Role } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
-import { createdPosition, type Page, type PageRequest, readPage } from '../pagination.ts'
+import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
 import type { Actor, ServiceContext } from './context.ts'
 
 /** Who is calling: resolved from the bearer key on every request (so a revocation bites on the next one). */
@@ -121,13 +121,7 @@ export async function pageKeys(
   ctx: Pick<ServiceContext, 'db'>,
   page: PageRequest,
 ): Promise<Page<ApiKeyView>> {
-  return readPage(
-    page,
-    createdPosition,
-    (after, limit) => listApiKeys(ctx.db, after && { at: new Date(after.at), id: after.id }, limit),
-    (row) => ({ at: row.created_at.toISOString(), id: row.id }),
-    toApiKeyView,
-  )
+  return readCreatedPage(page, (after, limit) => listApiKeys(ctx.db, after, limit), toApiKeyView)
 }
 
 export async function revokeKey(ctx: Pick<ServiceContext, 'db'>, id: string, actor: Actor): Promise<void> {

@@ -4,7 +4,7 @@ import { withTransaction } from '../db/pool.ts'
 import { findProbe, insertProbe, listProbes, type ProbeRow, updateProbe } from '../db/repositories/probes.ts'
 import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'
 import { AppError } from '../errors.ts'
-import { createdPosition, type Page, type PageRequest, readPage } from '../pagination.ts'
+import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
 import { normalizeProbeDefinition, type ProbeDefinitionInput } from '../probes/probe-definition.ts'
 import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
 import { checkRegistrationUrl } from '../probes/ssrf-guard.ts'
@@ -95,13 +95,7 @@ export async function pageProbes(
   ctx: Pick<ServiceContext, 'db'>,
   page: PageRequest,
 ): Promise<Page<ProbeView>> {
-  return readPage(
-    page,
-    createdPosition,
-    (after, limit) => listProbes(ctx.db, after && { at: new Date(after.at), id: after.id }, limit),
-    (row) => ({ at: row.created_at.toISOString(), id: row.id }),
-    toProbeView,
-  )
+  return readCreatedPage(page, (after, limit) => listProbes(ctx.db, after, limit), toProbeView)
 }
 
 export type ProbeView = ReturnType<typeof toProbeView>

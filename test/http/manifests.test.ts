@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { buildTestApp } from '../helpers/app.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { createOutcome, disputedOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 
 describe('GET /v1/manifests', () => {
   it('filters by subagent, outcome, verdict, directive and time, oldest first, with cursor pages', async (t) => {
@@ -17,15 +17,9 @@ describe('GET /v1/manifests', () => {
       })
       ids.push((await evaluate(app, a, outcome.outcome_id)).manifest.manifest_id)
     }
-    const halted = await createOutcome(app, a, { subagent_id: 'beta' })
-    await interpret(app, a, halted.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, halted.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'failure',
-      success_criterion: { other: 1 },
+    const halted = await disputedOutcome(app, a, b, {
+      outcome: { subagent_id: 'beta' },
+      orchB: { success_criterion: { other: 1 } },
     })
     const halt = (await evaluate(app, a, halted.outcome_id)).manifest
     const list = async (query: string) =>

@@ -26,7 +26,7 @@ interface RouteCase {
  * 403, an allowed role → 2xx. The table is checked against the OpenAPI document so a new route cannot slip by.
  */
 describe('route × role authorization', () => {
-  it('answers 401, 403 or 2xx exactly as SPEC §2 assigns roles', async (t) => {
+  it('answers 401, 403 or 2xx exactly as the roles are assigned', async (t) => {
     const app = await buildTestApp(t)
     const target = await startTarget(t, (_req, res) => json(res, 200, { state: 'settled' }))
     const keys = Object.fromEntries(

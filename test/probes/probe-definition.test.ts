@@ -7,7 +7,7 @@ import {
   validateProbeTemplate,
 } from '../../src/probes/probe-definition.ts'
 
-// The example from SPEC "Ground-truth probes".
+// The documented example of a probe registration.
 const specExample = {
   name: 'ledger-refund-settled',
   request: {
@@ -35,7 +35,7 @@ function rejects(input: unknown): boolean {
 }
 
 describe('normalizeProbeDefinition', () => {
-  it('accepts the SPEC example unchanged', () => {
+  it('accepts the documented example unchanged', () => {
     assert.deepEqual(normalizeProbeDefinition(specExample), specExample)
   })
 

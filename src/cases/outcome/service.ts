@@ -20,7 +20,7 @@ import {
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { byField, sortedUnique } from '../../domain/shared/order.ts'
 import { AppError } from '../../errors.ts'
-import { type Page, type PageRequest, readPage, seqPosition } from '../../pagination.ts'
+import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import {
@@ -358,11 +358,10 @@ export async function pageOutcomes(
   filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined },
   page: PageRequest,
 ): Promise<Page<OutcomeView>> {
-  const result = await readPage(
+  const result = await readSeqPage(
     page,
-    seqPosition,
-    (after, limit) => listOutcomes(ctx.db, { ...filter, afterSeq: after?.seq ?? null }, limit),
-    (row) => ({ seq: row.list_seq }),
+    (afterSeq, limit) => listOutcomes(ctx.db, { ...filter, afterSeq }, limit),
+    (row) => row.list_seq,
     (row) => row,
   )
   return { items: await loadOutcomeViews(ctx.db, result.items), next_cursor: result.next_cursor }

@@ -8,7 +8,6 @@ import {
   verifyAuditChain,
 } from '../../audit/service.ts'
 import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
-import { decodeCursor, seqPosition } from '../../pagination.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
 
@@ -64,8 +63,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       if (!wantsNdjson(request.headers.accept))
         return pageAuditRecords(app.services, query, { limit, cursor })
 
-      const after = decodeCursor(cursor, seqPosition)
-      const records = streamAuditRecords(app.services, query, after?.seq ?? null)
+      const records = streamAuditRecords(app.services, query, { cursor })
       // The first batch is read before any header is sent, so a failing query is still a proper problem.
       let next = await records.next()
       reply.hijack()
