@@ -8,7 +8,6 @@ import { runVerifyCommand } from './crypto/verify-command.ts'
 import { registerSigningKey } from './db/repositories/signing-keys.ts'
 import { ROLES } from './domain/vocabulary.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
-import { serve } from './server.ts'
 import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
 
 const USAGE = `usage: npm run arbiter -- <command>
@@ -149,7 +148,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'serve':
-      await serve()
+      await (await import('./server.ts')).serve()
       return -1 // keeps running
     case 'migrate': {
       const { pool, close } = await openPool(config)

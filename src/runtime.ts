@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey, type SigningKey } from './crypto/signing-key.ts'
 import type { EmbeddedPostgres } from './db/embedded.ts'
@@ -47,6 +46,8 @@ export async function startRuntime(
     } finally {
       await setup.end()
     }
+    // Loaded here, not at the top: CLI commands that only need a pool start without the whole HTTP app.
+    const { buildApp } = await import('./app.ts')
     const app = await buildApp({
       config: {
         connectionString: database.connectionString,
