@@ -239,6 +239,14 @@ describe('escalations and resolutions', () => {
     assert.equal(escalation.verdict, 'CRITERIA_DIFFER')
     assert.deepEqual(escalation.interpretation_divergence_receipt, manifest.interpretation_divergence_receipt)
     assert.equal(escalation.resolved_at, null)
+    const byCase = async (query: string) =>
+      (await app.request(ops, { method: 'GET', url: `/v1/escalations?${query}` })).json().items.length
+    assert.equal(await byCase('case=outcome&status=open'), 1)
+    assert.equal(await byCase('case=fanout'), 0)
+    assert.equal(
+      (await app.request(ops, { method: 'GET', url: '/v1/escalations?case=review' })).statusCode,
+      400,
+    )
 
     const racing = await Promise.all(
       Array.from({ length: 5 }, () =>
