@@ -139,7 +139,7 @@ async function issueDecision<Case, Input, Content extends ManifestContent, Pendi
   return issueSignedManifest(tx, ctx, {
     case: ref,
     round: kind.round(c),
-    kind: kind.manifestKind,
+    manifestKind: kind.manifestKind,
     manifestId,
     content: decided.content,
     supersedes: args.supersedes,

@@ -39,7 +39,7 @@ export interface ManifestToIssue<Content extends ManifestContent> {
   /** The case's round this manifest decides (0 for kinds decided once). */
   round: number
   /** The `kind` the manifest carries. */
-  kind: string
+  manifestKind: string
   /** Chosen by the caller, because rows written before the manifest (escalation, case row) name it. */
   manifestId: string
   content: Content
@@ -70,7 +70,7 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   const issuedAt = new Date().toISOString()
   const manifest = {
     ...issue.content,
-    kind: issue.kind,
+    kind: issue.manifestKind,
     manifest_id: issue.manifestId,
     issued_at: issuedAt,
     supersedes: issue.supersedes,
@@ -86,14 +86,14 @@ export async function issueSignedManifest<Content extends ManifestContent>(
       at: issuedAt,
       manifest_id: issue.manifestId,
       verdict: issue.content.verdict,
-      data: { manifest_digest: digest, directive: issue.content.directive, kind: issue.kind },
+      data: { manifest_digest: digest, directive: issue.content.directive, kind: issue.manifestKind },
     }),
     ...(issue.after ?? []),
   ])
   const issued = records[issue.before?.length ?? 0]!
   const row: ManifestRow = {
     id: issue.manifestId,
-    kind: issue.kind,
+    kind: issue.manifestKind,
     case_kind: issue.case.kind,
     case_id: issue.case.id,
     case_round: issue.round,

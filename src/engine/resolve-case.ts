@@ -40,7 +40,7 @@ export async function resolveCase<Case, Input, Content extends ManifestContent, 
     return issueSignedManifest(tx, ctx, {
       case: ref,
       round: kind.round(c),
-      kind: kind.manifestKind,
+      manifestKind: kind.manifestKind,
       manifestId,
       content,
       supersedes: haltId,
