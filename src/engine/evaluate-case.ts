@@ -96,7 +96,7 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
   if (current && current.inputs_digest === inputsDigest) {
     return { kind: 'manifest', envelope: current, issued: null }
   }
-  const ref = { kind: kind.name, id: caseId }
+  const ref = { kind: kind.name, id: kind.caseId(c) }
   const probeRunKey = { case: ref, inputsDigest }
   const probeRun = kind.groundTruth?.attached(c) ? await findProbeRun(tx, probeRunKey) : undefined
   const decision = kind.decide(c, input, (probeRun?.record ?? null) as GroundTruthRecord | null)

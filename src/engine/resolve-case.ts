@@ -31,7 +31,7 @@ export async function resolveCase<Case, Input, Content extends ManifestContent, 
     if (!haltRow) throw new Error(`${kind.noun} ${caseId} names a missing manifest ${haltId}`)
     const { content, data } = handler.resolve(c, parseManifest(haltRow), answer, by)
     if (content.verdict !== HUMAN_RESOLVED) throw new Error(`a resolution's verdict is ${HUMAN_RESOLVED}`)
-    const ref = { kind: kind.name, id: caseId }
+    const ref = { kind: kind.name, id: kind.caseId(c) }
     const manifestId = randomUUID()
     // Rows naming the new manifest first; issuing appends to the audit log, which holds its lock until commit.
     await resolveEscalation(tx, ref, manifestId, new Date())
