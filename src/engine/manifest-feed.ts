@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
-import type { Pool } from '../db/pool.ts'
 import { latestManifestSeq, listManifests } from '../db/repositories/manifests.ts'
+import type { ServiceContext } from '../services/context.ts'
 import { envelopeText } from './manifests.ts'
 
 interface Subscriber {
@@ -35,12 +35,12 @@ export class ManifestFeed {
   private polling = false
 
   constructor(
-    private readonly db: Pool,
+    private readonly ctx: Pick<ServiceContext, 'db'>,
     private readonly options: FeedOptions,
   ) {}
 
   async subscribe(raw: ServerResponse, lastEventId: number | null): Promise<void> {
-    const cursor = lastEventId ?? (await latestManifestSeq(this.db))
+    const cursor = lastEventId ?? (await latestManifestSeq(this.ctx.db))
     const subscriber: Subscriber = { raw, cursor, busy: false, blockedSince: null }
     this.subscribers.add(subscriber)
     raw.on('close', () => this.subscribers.delete(subscriber))
@@ -97,7 +97,7 @@ export class ManifestFeed {
     if (this.polling || this.subscribers.size === 0) return
     this.polling = true
     try {
-      const latest = await latestManifestSeq(this.db)
+      const latest = await latestManifestSeq(this.ctx.db)
       await Promise.all([...this.subscribers].map((subscriber) => this.deliver(subscriber, latest)))
     } catch (err) {
       this.options.onError(err)
@@ -111,7 +111,7 @@ export class ManifestFeed {
     subscriber.busy = true
     try {
       for (;;) {
-        const rows = await listManifests(this.db, { afterSeq: subscriber.cursor }, BATCH)
+        const rows = await listManifests(this.ctx.db, { afterSeq: subscriber.cursor }, BATCH)
         for (const row of rows) {
           if (!this.subscribers.has(subscriber)) return
           const envelope = envelopeText(row)

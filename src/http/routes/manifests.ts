@@ -22,7 +22,7 @@ export interface ManifestRouteOptions {
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
   const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope')
-  const feed = new ManifestFeed(app.services.db, {
+  const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
     stallLimitMs: 60_000,
