@@ -120,7 +120,7 @@ export async function decidePath(
   return { manifestId: manifest.manifest_id, manifestBytes: evaluated.bytes }
 }
 
-/** Creates an API key through the admin API (SPEC §3 Keys) and returns its secret. */
+/** Creates an API key through the admin API and returns its secret. */
 export async function createKey(
   target: HttpTarget,
   adminKey: string,

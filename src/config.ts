@@ -1,8 +1,8 @@
 import { z } from 'zod'
 
 /**
- * The only reader of `process.env` (STYLE §7). Parsed once at start; a bad value stops start-up with
- * one line naming the variable (SPEC §1).
+ * The only reader of `process.env`. Parsed once at start; a bad value stops start-up with one line naming
+ * the variable.
  */
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'expected true or false' })

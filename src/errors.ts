@@ -1,4 +1,4 @@
-/** One table of named errors (STYLE §6): each maps to an HTTP status and a problem `type`. */
+/** One table of named errors: each maps to an HTTP status and a problem `type` (src/http/errors.ts). */
 export const ERRORS = {
   VALIDATION: { status: 400, slug: 'validation-error', title: 'The request is not valid' },
   MALFORMED_JSON: { status: 400, slug: 'malformed-json', title: 'The request body is not valid JSON' },

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { ConfigError, loadConfig } from '../src/config.ts'
 
 describe('loadConfig', () => {
-  it('fills the defaults of SPEC §1', () => {
+  it('fills the documented defaults', () => {
     const config = loadConfig({})
     assert.equal(config.port, 8080)
     assert.equal(config.host, '127.0.0.1')

@@ -11,7 +11,7 @@ const FETCH_TIMEOUT_MS = 10_000
 
 /**
  * The document served at `/.well-known/jwks.json`: every key that ever signed, first
- * occurrence of each kid kept, in the order given (SPEC "Manifests": rotation).
+ * occurrence of each kid kept, in the order given, so retired keys keep verifying old manifests.
  */
 export function buildJwks(publicJwks: readonly PublicSigningJwk[]): { keys: PublicSigningJwk[] } {
   const seen = new Set<string>()

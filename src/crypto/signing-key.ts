@@ -24,7 +24,7 @@ export interface PublicSigningJwk {
 type CryptoKey = webcrypto.CryptoKey
 
 export interface SigningKey {
-  /** RFC 7638 thumbprint (SHA-256, base64url) of the public key — SPEC "Manifests". */
+  /** RFC 7638 thumbprint (SHA-256, base64url) of the public key: the JWS header's `kid`. */
   kid: string
   privateKey: CryptoKey | KeyObject
   publicJwk: PublicSigningJwk
@@ -35,7 +35,7 @@ export class SigningKeyError extends Error {
   override name = 'SigningKeyError'
 }
 
-/** The data-dir key file (SPEC §1: "generated once, kept in the data dir (mode 0600)"). */
+/** The data-dir key file: generated once when no key is configured, kept in the data dir (mode 0600). */
 export const DATA_DIR_KEY_FILE = 'signing-key.pem'
 
 const PEM_LABEL = /-----BEGIN ([A-Z0-9 ]+)-----/
@@ -79,7 +79,7 @@ export async function signingKeyFromPem(pem: string): Promise<SigningKey> {
 }
 
 /**
- * The signing key per SPEC §1: `signingKey` (ARBITER_SIGNING_KEY) is PEM text or a path to a
+ * The signing key: `signingKey` (ARBITER_SIGNING_KEY) is PEM text or a path to a
  * PEM file; unset, the key lives in `<dataDir>/signing-key.pem` and is generated on first start.
  */
 export async function loadSigningKey(opts: { signingKey?: string; dataDir: string }): Promise<SigningKey> {
@@ -105,7 +105,7 @@ export async function loadSigningKey(opts: { signingKey?: string; dataDir: strin
  * Replaces the data-dir key with a fresh one (`arbiter signing-key rotate`). The new file is
  * written beside the old one and renamed over it, so a crash leaves either key, never half of one.
  * Manifests signed by the old key keep verifying only because its public half is already
- * recorded in the database (SPEC "Manifests": rotation); this function does not touch it.
+ * recorded in the database (signing_keys, served in the JWKS); this function does not touch it.
  */
 export async function rotateDataDirSigningKey(dataDir: string): Promise<SigningKey> {
   await makeDataDir(dataDir)

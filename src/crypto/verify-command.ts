@@ -15,8 +15,8 @@ export const VERIFY_USAGE =
 export const VERIFY_EXIT = { ok: 0, invalid: 1, trouble: 2 } as const
 
 /**
- * `arbiter verify <envelope.json> --jwks <jwks.json|url>` (SPEC "Operations": offline
- * verification). `argv` is what follows `verify`. Each output is one line ending in `\n`,
+ * `arbiter verify <envelope.json> --jwks <jwks.json|url>`: offline verification of a saved
+ * manifest envelope. `argv` is what follows `verify`. Each output is one line ending in `\n`,
  * so `out` can write straight to process.stdout / process.stderr.
  *
  * A usage error, an unreadable envelope file or an unloadable JWKS exits 2; an envelope that

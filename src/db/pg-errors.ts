@@ -1,4 +1,4 @@
-/** PostgreSQL SQLSTATE codes the service reacts to, by name (STYLE §6). */
+/** PostgreSQL SQLSTATE codes the service reacts to, by name, each with what it means. */
 export const PG = {
   // 22P05 untranslatable_character / 22021 character_not_in_repertoire: e.g. U+0000 in text or jsonb.
   UNTRANSLATABLE_CHARACTER: '22P05',

@@ -3,7 +3,7 @@ import pg from 'pg'
 // int8 (bigint) columns hold audit sequence numbers and counts, far below 2^53: read them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10))
 
-/** Anything that runs a query: the pool itself or a client inside a transaction (STYLE §5). */
+/** Anything that runs a query: the pool itself or a client inside a transaction, so every query can join one. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,

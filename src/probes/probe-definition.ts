@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { OUTCOME_READINGS, type OutcomeReading } from '../domain/outcome/vocabulary.ts'
 import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
 import { validateProbeTemplate } from './url-template.ts'
 
@@ -8,8 +9,9 @@ import { validateProbeTemplate } from './url-template.ts'
  * so a typo such as `timeout` instead of `timeout_ms` cannot register a probe with defaults.
  */
 
-export const PROBE_RESULTS = ['success', 'partial', 'failure'] as const
-export type ProbeResult = (typeof PROBE_RESULTS)[number]
+/** What a probe's response maps to: an outcome reading (the vocabulary is the outcome domain's). */
+export const PROBE_RESULTS = OUTCOME_READINGS
+export type ProbeResult = OutcomeReading
 
 export const PROBE_METHODS = ['GET', 'HEAD', 'POST'] as const
 export type ProbeMethod = (typeof PROBE_METHODS)[number]

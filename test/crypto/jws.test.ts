@@ -13,9 +13,9 @@ import {
   type SigningKey,
   signingKeyFromPem,
 } from '../../src/crypto/signing-key.ts'
-import { canonicalJson, hashJson } from '../../src/domain/canonical-json.ts'
+import { canonicalJson, hashJson } from '../../src/domain/shared/canonical-json.ts'
 
-/** A manifest shaped like SPEC "Manifests"; key order deliberately not canonical. */
+/** A manifest shaped like an outcome manifest; key order deliberately not canonical. */
 function sampleManifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     manifest_id: '6f1c2a52-8d0e-4c55-9a55-0d7f3e1b9c10',
@@ -229,6 +229,16 @@ describe('verifyEnvelope', () => {
     assertInvalid(await verifyEnvelope(envelope, wrongKind), /not an Ed25519 OKP key/)
   })
 
+  it('accepts audit_seq, the log position outside the signature, as an integer or null', async () => {
+    const envelope = await envelopeFor(sampleManifest(), key)
+    for (const auditSeq of [42, null]) {
+      assert.deepEqual(await verifyEnvelope({ ...envelope, audit_seq: auditSeq }, jwks), {
+        ok: true,
+        kid: key.kid,
+      })
+    }
+  })
+
   it('rejects malformed envelopes with a reason naming the part', async () => {
     const envelope = await envelopeFor(sampleManifest(), key)
     const cases: [unknown, RegExp][] = [
@@ -238,6 +248,8 @@ describe('verifyEnvelope', () => {
       [{ ...envelope, manifest_digest: 1 }, /envelope.manifest_digest/],
       [{ manifest: envelope.manifest, manifest_digest: envelope.manifest_digest }, /envelope.jws/],
       [{ ...envelope, note: 'unsigned' }, /unexpected field\(s\): note/],
+      [{ ...envelope, audit_seq: '7' }, /envelope.audit_seq/],
+      [{ ...envelope, audit_seq: 1.5 }, /envelope.audit_seq/],
       [{ ...envelope, jws: 'a.b' }, /not a compact JWS/],
       [{ ...envelope, jws: `${b64url('[1]')}.e30.AA` }, /protected header/],
     ]

@@ -3,7 +3,8 @@ import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type AppConfig, buildApp } from '../../src/app.ts'
 import { type SigningKey, signingKeyFromPem } from '../../src/crypto/signing-key.ts'
-import type { Role } from '../../src/db/repositories/api-keys.ts'
+import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
+import type { Role } from '../../src/domain/vocabulary.ts'
 import { createApiKey } from '../../src/services/keys.ts'
 import { createTestDatabase, type TestDatabase, testPoolMax } from './database.ts'
 
@@ -36,6 +37,7 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const ownDatabase = options.database === undefined
   const db = options.database ?? (await createTestDatabase())
+  const signingKey = options.signingKey ?? (await newSigningKey())
   const app = await buildApp({
     config: {
       connectionString: db.connectionString,
@@ -46,17 +48,27 @@ export async function buildTestApp(
       probeAllowPrivate: true,
       probeEnv: {},
       ...options.config,
+      // app.inject shares the event loop with the test's own work (fuzzers, megabyte bodies) on a machine that may
+      // be busy: a stalled loop there is the test's, not overload. The overload tests set their own limits.
+      overload: { maxEventLoopDelayMs: 30_000, ...options.config?.overload },
     },
-    signingKey: options.signingKey ?? (await newSigningKey()),
+    signingKey,
     logger: false,
   })
   t.after(async () => {
     await app.close()
     if (ownDatabase) await db.stop()
   })
+  // What the runtime does at start: the database is migrated already (createTestDatabase); record the key.
+  await registerSigningKey(app.services.db, signingKey)
   const key = async (role: Role, orchestratorIds?: string[]) =>
-    (await createApiKey(app.db, { role, orchestrator_ids: orchestratorIds, label: `test ${role}` }, 'system'))
-      .key
+    (
+      await createApiKey(
+        app.services,
+        { role, orchestrator_ids: orchestratorIds, label: `test ${role}` },
+        'system',
+      )
+    ).key
   const adminKey = await key('admin')
   return {
     app,

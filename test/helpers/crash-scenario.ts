@@ -17,7 +17,7 @@ import { assertStoreIntegrity } from './integrity.ts'
 import { runLoad } from './load.ts'
 
 /**
- * Crash safety (SPEC §4, "loses nothing"): the real service runs as a child process under concurrent
+ * Crash safety ("loses nothing"): the real service runs as a child process under concurrent
  * orchestrator traffic and is killed with SIGKILL at random moments, then restarted on the same database.
  * Afterwards everything any client was told succeeded (a 2xx) must be there, whole, with its audit records;
  * no outcome may have two decisions; the audit chain must verify.

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import type { TestApp } from './app.ts'
 
-/** Independent of the service's own helpers: the hash as a client would compute it from SPEC §3. */
+/** Independent of the service's own helpers: the hash as a client computes it (sha256 of the JCS text). */
 export function clientHash(value: unknown): string {
   return `sha256:${createHash('sha256').update(canonicalize(value)!).digest('hex')}`
 }
@@ -79,18 +79,42 @@ export async function evaluate(t: TestApp, key: string, outcomeId: string, statu
 }
 
 /**
+ * An outcome orch-a reads as `failure` and orch-b as `success` (`a` speaks for orch-a, `b` for orch-b). The
+ * outcome body and either interpretation can add or change fields.
+ */
+export async function disputedOutcome(
+  t: TestApp,
+  a: string,
+  b: string,
+  options: {
+    outcome?: Partial<OutcomeBody>
+    orchA?: Partial<InterpretationBody>
+    orchB?: Partial<InterpretationBody>
+  } = {},
+) {
+  const outcome = await createOutcome(t, a, options.outcome)
+  await interpret(t, a, outcome.outcome_id, {
+    orchestrator_id: 'orch-a',
+    outcome_interpretation: 'failure',
+    ...options.orchA,
+  })
+  await interpret(t, b, outcome.outcome_id, {
+    orchestrator_id: 'orch-b',
+    outcome_interpretation: 'success',
+    ...options.orchB,
+  })
+  return outcome
+}
+
+/**
  * An outcome two orchestrators disagree on under different criteria, with no arbiter or probe: it HALTs and
  * opens an escalation. `a` speaks for orch-a, `b` for orch-b.
  */
 export async function haltedOutcome(t: TestApp, a: string, b: string) {
-  const outcome = await createOutcome(t, a)
-  await interpret(t, a, outcome.outcome_id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
-  await interpret(t, b, outcome.outcome_id, {
-    orchestrator_id: 'orch-b',
-    outcome_interpretation: 'success',
-    success_criterion: { require: ['exit_code == 0'] },
+  const outcome = await disputedOutcome(t, a, b, {
+    orchB: { success_criterion: { require: ['exit_code == 0'] } },
   })
-  const { manifest } = await evaluate(t, a, outcome.outcome_id)
-  assert.equal(manifest.directive, 'HALT')
-  return { outcome, manifest }
+  const envelope = await evaluate(t, a, outcome.outcome_id)
+  assert.equal(envelope.manifest.directive, 'HALT')
+  return { outcome, manifest: envelope.manifest, envelope }
 }

@@ -8,7 +8,7 @@ import { CRITERION, createOutcome, interpret } from './fixtures.ts'
 import { assertStoreIntegrity } from './integrity.ts'
 
 /**
- * Races across replicas (SPEC §3 "Evaluation is idempotent and serialized per outcome", §4 "Scale-out"):
+ * Races across replicas (evaluation is idempotent and serialized per outcome, on any number of replicas):
  * several app instances on one database receive, for every outcome at once, a storm of evaluate calls with
  * late interpretations and competing resolutions mixed in. Every outcome must end with exactly one machine
  * decision (plus at most one human resolution), every answer must agree with it, and the audit log must be

@@ -3,7 +3,15 @@ import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
-import { clientHash, createOutcome, EVIDENCE, evaluate, interpret } from '../helpers/fixtures.ts'
+import {
+  clientHash,
+  createOutcome,
+  disputedOutcome,
+  EVIDENCE,
+  evaluate,
+  haltedOutcome,
+  interpret,
+} from '../helpers/fixtures.ts'
 
 async function verifyWithJose(
   app: TestApp,
@@ -50,7 +58,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
       Object.keys(m).sort(),
       [
         'action_owner',
-        'audit_seq',
+        'kind',
         'ground_truth_arbiter_predicate',
         'interpretation_divergence_receipt',
         'interpretations',
@@ -120,15 +128,12 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
 
   it('keeps the criteria receipt when orchestrators agree under different criteria', async (t) => {
     const { app, a, b } = await setup(t)
-    const outcome = await createOutcome(app, a)
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
-      success_criterion: { require: ['exit_code == 0', 'ledger settled'], min_confidence: 0.8 },
+    const outcome = await disputedOutcome(app, a, b, {
+      orchA: { outcome_interpretation: 'success' },
+      orchB: {
+        outcome_interpretation: 'success',
+        success_criterion: { require: ['exit_code == 0', 'ledger settled'], min_confidence: 0.8 },
+      },
     })
     const { manifest } = await evaluate(app, a, outcome.outcome_id)
     assert.equal(manifest.verdict, 'AGREED', 'agreement never falls through to CRITERIA_DIFFER')
@@ -145,16 +150,10 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
 
   it('lets the designated arbiter decide and names it action owner', async (t) => {
     const { app, a, b } = await setup(t)
-    const outcome = await createOutcome(app, a, { arbiter_orchestrator_id: 'orch-b' })
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'failure',
-      intended_action: { kind: 'compensate', resources: ['refund:re_1'] },
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
-      intended_action: { kind: 'proceed', resources: ['refund:re_1'] },
+    const outcome = await disputedOutcome(app, a, b, {
+      outcome: { arbiter_orchestrator_id: 'orch-b' },
+      orchA: { intended_action: { kind: 'compensate', resources: ['refund:re_1'] } },
+      orchB: { intended_action: { kind: 'proceed', resources: ['refund:re_1'] } },
     })
     const { manifest } = await evaluate(app, a, outcome.outcome_id)
     assert.equal(manifest.verdict, 'ARBITER_DECIDES')
@@ -170,16 +169,9 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
 
   it('proceeds without a resolved outcome when actions are disjoint', async (t) => {
     const { app, a, b } = await setup(t)
-    const outcome = await createOutcome(app, a)
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'failure',
-      intended_action: { kind: 'retry', resources: ['queue:a'] },
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
-      intended_action: { kind: 'proceed', resources: ['queue:b'] },
+    const outcome = await disputedOutcome(app, a, b, {
+      orchA: { intended_action: { kind: 'retry', resources: ['queue:a'] } },
+      orchB: { intended_action: { kind: 'proceed', resources: ['queue:b'] } },
     })
     const { manifest } = await evaluate(app, a, outcome.outcome_id)
     assert.equal(manifest.verdict, 'DISJOINT_ACTIONS')
@@ -191,31 +183,16 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
 
   it('applies strictest_wins and halts otherwise, opening an escalation; late dissent is 409 and recorded', async (t) => {
     const { app, a, b } = await setup(t)
-    const strict = await createOutcome(app, a, { fallback_policy: 'strictest_wins' })
-    await interpret(app, a, strict.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'partial',
-    })
-    await interpret(app, b, strict.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
+    const strict = await disputedOutcome(app, a, b, {
+      outcome: { fallback_policy: 'strictest_wins' },
+      orchA: { outcome_interpretation: 'partial' },
     })
     const policy = (await evaluate(app, a, strict.outcome_id)).manifest
     assert.equal(policy.verdict, 'POLICY_RESOLVES')
     assert.equal(policy.resolved_outcome, 'partial')
     assert.equal(policy.action_owner, 'orch-a')
 
-    const halting = await createOutcome(app, a)
-    await interpret(app, a, halting.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'failure',
-    })
-    await interpret(app, b, halting.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
-      success_criterion: { require: ['exit_code == 0'] },
-    })
-    const halt = (await evaluate(app, a, halting.outcome_id)).manifest
+    const { outcome: halting, manifest: halt } = await haltedOutcome(app, a, b)
     assert.equal(halt.verdict, 'CRITERIA_DIFFER')
     assert.equal(halt.directive, 'HALT')
     assert.equal(halt.resolved_outcome, null)
@@ -236,9 +213,8 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     assert.equal((await evaluate(app, a, halting.outcome_id)).manifest.manifest_id, halt.manifest_id)
     const ops = await app.key('ops')
     const story = await app.request(ops, { method: 'GET', url: `/v1/audit/outcomes/${halting.outcome_id}` })
-    if (story.statusCode === 200) {
-      assert.ok(story.json().records.some((r: { kind: string }) => r.kind === 'dissent.recorded'))
-    }
+    assert.equal(story.statusCode, 200)
+    assert.ok(story.json().records.some((r: { kind: string }) => r.kind === 'dissent.recorded'))
     const { rows } = await app.app.db.query('SELECT orchestrator_id FROM dissents WHERE outcome_id = $1', [
       halting.outcome_id,
     ])
@@ -306,15 +282,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
 
   it('returns one manifest to 20 concurrent callers', async (t) => {
     const { app, a, b } = await setup(t)
-    const outcome = await createOutcome(app, a)
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'failure',
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'success',
-    })
+    const outcome = await disputedOutcome(app, a, b)
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         app.request(i % 2 ? a : b, { method: 'POST', url: `/v1/outcomes/${outcome.outcome_id}/evaluate` }),
@@ -323,7 +291,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     assert.deepEqual(new Set(responses.map((r) => r.statusCode)), new Set([200]))
     assert.equal(new Set(responses.map((r) => r.json().manifest.manifest_id)).size, 1)
     const { rows } = await app.app.db.query(
-      'SELECT count(*)::int AS n FROM manifests WHERE outcome_id = $1',
+      `SELECT count(*)::int AS n FROM manifests WHERE case_kind = 'outcome' AND case_id = $1`,
       [outcome.outcome_id],
     )
     assert.equal(rows[0].n, 1)

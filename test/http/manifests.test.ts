@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { buildTestApp } from '../helpers/app.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { createOutcome, disputedOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 
 describe('GET /v1/manifests', () => {
-  it('filters by subagent, outcome, verdict, directive and time, oldest first, with cursor pages', async (t) => {
+  it('filters by kind, subagent, case, verdict, directive and time, in log order, with cursor pages', async (t) => {
     const app = await buildTestApp(t)
     const a = await app.key('orchestrator', ['orch-a'])
     const b = await app.key('orchestrator', ['orch-b'])
@@ -17,15 +17,9 @@ describe('GET /v1/manifests', () => {
       })
       ids.push((await evaluate(app, a, outcome.outcome_id)).manifest.manifest_id)
     }
-    const halted = await createOutcome(app, a, { subagent_id: 'beta' })
-    await interpret(app, a, halted.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, halted.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'failure',
-      success_criterion: { other: 1 },
+    const halted = await disputedOutcome(app, a, b, {
+      outcome: { subagent_id: 'beta' },
+      orchB: { success_criterion: { other: 1 } },
     })
     const halt = (await evaluate(app, a, halted.outcome_id)).manifest
     const list = async (query: string) =>
@@ -52,6 +46,24 @@ describe('GET /v1/manifests', () => {
 
     const bad = await app.request(a, { method: 'GET', url: '/v1/manifests?verdict=MAYBE' })
     assert.equal(bad.statusCode, 400)
+
+    // Every kind's manifests share the feed: `kind` and the case ids of other kinds filter it.
+    assert.deepEqual(idsOf(await list('kind=outcome')), [...ids, halt.manifest_id])
+    assert.deepEqual(await list('kind=review'), { items: [], next_cursor: null })
+    assert.deepEqual(await list(`fanout_id=${halted.outcome_id}`), { items: [], next_cursor: null })
+    assert.deepEqual(await list(`review_id=${crypto.randomUUID()}`), { items: [], next_cursor: null })
+    assert.deepEqual(
+      await list(`outcome_id=${halted.outcome_id}&fanout_id=${crypto.randomUUID()}`),
+      { items: [], next_cursor: null },
+      'a manifest belongs to one case',
+    )
+    const unknownKind = await app.request(a, { method: 'GET', url: '/v1/manifests?kind=verdict' })
+    assert.equal(unknownKind.statusCode, 400)
+    assert.equal(unknownKind.json().errors[0].path, 'querystring/kind')
+    for (const envelope of (await list('')).items) {
+      assert.equal(envelope.manifest.kind, 'outcome')
+      assert.equal(typeof envelope.audit_seq, 'number')
+    }
     const nul = await app.request(a, { method: 'GET', url: '/v1/manifests?subagent_id=a%00b' })
     assert.equal(nul.statusCode, 400)
     const offset = await app.request(a, {

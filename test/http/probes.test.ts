@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildTestApp } from '../helpers/app.ts'
-import { clientHash, createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { clientHash, createOutcome, disputedOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 import { json, startTarget } from '../helpers/http-target.ts'
 
 const SECRET = `ledger-token-${Math.random().toString(36).slice(2)}`
@@ -100,17 +100,13 @@ describe('ground-truth probes', () => {
     ).json()
     const a = await app.key('orchestrator', ['orch-a'])
     const b = await app.key('orchestrator', ['orch-b'])
-    const outcome = await createOutcome(app, a, {
-      arbiter_orchestrator_id: 'orch-a',
-      probe: { probe_id: probe.probe_id, params: { refund_id: 're 1/x' } },
-    })
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'partial',
+    const outcome = await disputedOutcome(app, a, b, {
+      outcome: {
+        arbiter_orchestrator_id: 'orch-a',
+        probe: { probe_id: probe.probe_id, params: { refund_id: 're 1/x' } },
+      },
+      orchA: { outcome_interpretation: 'success' },
+      orchB: { outcome_interpretation: 'partial' },
     })
     const responses = await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -171,17 +167,10 @@ describe('ground-truth probes', () => {
     ).json()
     const a = await app.key('orchestrator', ['orch-a'])
     const b = await app.key('orchestrator', ['orch-b'])
-    const outcome = await createOutcome(app, a, {
-      arbiter_orchestrator_id: 'orch-b',
-      probe: { probe_id: probe.probe_id },
-    })
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'failure',
+    const outcome = await disputedOutcome(app, a, b, {
+      outcome: { arbiter_orchestrator_id: 'orch-b', probe: { probe_id: probe.probe_id } },
+      orchA: { outcome_interpretation: 'success' },
+      orchB: { outcome_interpretation: 'failure' },
     })
     const { manifest } = await evaluate(app, a, outcome.outcome_id)
     assert.equal(manifest.verdict, 'ARBITER_DECIDES')
@@ -283,17 +272,10 @@ describe('probe responses that quote awkward text', () => {
     ).json()
     const a = await app.key('orchestrator', ['orch-a'])
     const b = await app.key('orchestrator', ['orch-b'])
-    const outcome = await createOutcome(app, a, {
-      fallback_policy: 'strictest_wins',
-      probe: { probe_id: probe.probe_id },
-    })
-    await interpret(app, a, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await interpret(app, b, outcome.outcome_id, {
-      orchestrator_id: 'orch-b',
-      outcome_interpretation: 'failure',
+    const outcome = await disputedOutcome(app, a, b, {
+      outcome: { fallback_policy: 'strictest_wins', probe: { probe_id: probe.probe_id } },
+      orchA: { outcome_interpretation: 'success' },
+      orchB: { outcome_interpretation: 'failure' },
     })
     const { manifest } = await evaluate(app, a, outcome.outcome_id)
     assert.equal(manifest.verdict, 'POLICY_RESOLVES')

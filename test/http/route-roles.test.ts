@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import type { Role } from '../../src/db/repositories/api-keys.ts'
+import type { Role } from '../../src/domain/vocabulary.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 import { json, startTarget } from '../helpers/http-target.ts'
@@ -26,7 +26,7 @@ interface RouteCase {
  * 403, an allowed role → 2xx. The table is checked against the OpenAPI document so a new route cannot slip by.
  */
 describe('route × role authorization', () => {
-  it('answers 401, 403 or 2xx exactly as SPEC §2 assigns roles', async (t) => {
+  it('answers 401, 403 or 2xx exactly as the roles are assigned', async (t) => {
     const app = await buildTestApp(t)
     const target = await startTarget(t, (_req, res) => json(res, 200, { state: 'settled' }))
     const keys = Object.fromEntries(

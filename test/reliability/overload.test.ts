@@ -14,7 +14,7 @@ import { type HttpAnswer, httpClient } from '../helpers/http-client.ts'
 import { problemViolation } from '../helpers/load.ts'
 
 /**
- * Overload (SPEC §2, "do what a production service would"): offered more work than it can serve, Arbiter sheds
+ * Overload ("do what a production service would"): offered more work than it can serve, Arbiter sheds
  * it at the door with 503 problem+json and Retry-After instead of queueing it, so memory stays bounded and comes
  * back when the load stops; liveness, readiness and metrics keep answering throughout.
  */

@@ -1,0 +1,58 @@
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** What one bench run measures and how long, from BENCH_* variables (see bench/README.md). */
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+function numberEnv(name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`)
+  return value
+}
+
+function listEnv(name: string, fallback: string[]): string[] {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+}
+
+const durationS = numberEnv('BENCH_DURATION_S', 10)
+export const cfg = {
+  durationS,
+  warmupS: Math.min(3, Math.max(1, Math.round(durationS / 5))),
+  scaleS: Math.max(2, durationS / 2),
+  auditS: Math.max(2, durationS / 2),
+  connections: Math.round(numberEnv('BENCH_CONNECTIONS', 16)),
+  scaleLoops: Math.round(numberEnv('BENCH_SCALE_LOOPS', 4)),
+  auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
+  poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
+  auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
+  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'audit'])),
+  // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
+  arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
+  adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  dbSettings: Object.fromEntries(
+    listEnv('BENCH_DB_SETTINGS', []).map((pair) => {
+      const [name, ...value] = pair.split('=')
+      return [name!.trim(), value.join('=').trim()]
+    }),
+  ) as Record<string, string>,
+  cpuProfileDir:
+    process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
+}
+
+export const SCALE_ORCHESTRATORS = [2, 8, 32, 128]
+export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
+export const TARGETS = {
+  decideThroughputRatio: 0.5,
+  decideP99Ratio: 3,
+  readThroughputRatio: 0.7,
+  auditQueryP95Ms: 25,
+  verifyRecordsPerS: 100_000,
+  rssBytes: 256 * 1024 * 1024,
+}

@@ -1,0 +1,398 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import { dirname, join } from 'node:path'
+import { cfg, repoRoot, TARGETS } from './config.ts'
+import type { LatencySummary } from './load.ts'
+import type { AuditPhase } from './phases/audit.ts'
+import type { DecidePhase } from './phases/decide.ts'
+import type { ReadPhase } from './phases/read.ts'
+import type { ScalePhase } from './phases/scale.ts'
+import { type CpuFigures, log, type Run } from './run-context.ts'
+
+/** The report of a run: the tables on stdout and the figures of bench/results/latest.json. */
+
+export interface Figure {
+  figure: string
+  arbiter: string
+  baseline: string
+  ratio: string
+  target: string
+  result: 'PASS' | 'MISS' | 'info' | 'skipped'
+}
+
+const ms = (value: number) => (Number.isNaN(value) ? '—' : value < 10 ? value.toFixed(2) : value.toFixed(1))
+const rate = (value: number) => (value >= 10_000 ? `${(value / 1000).toFixed(1)}k` : value.toFixed(0))
+const times = (value: number | null) => (value === null || Number.isNaN(value) ? '—' : `${value.toFixed(2)}×`)
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
+const kb = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${(bytes / 1024).toFixed(1)} KB`
+const verdict = (pass: boolean): Figure['result'] => (pass ? 'PASS' : 'MISS')
+
+export function printTable(title: string, headers: string[], rows: string[][]): void {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+  )
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+  process.stdout.write(`\n${title}\n${line(headers)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`)
+  for (const row of rows) process.stdout.write(`${line(row)}\n`)
+}
+
+export function buildFigures(results: {
+  decide?: DecidePhase | undefined
+  read?: ReadPhase | undefined
+  audit?: AuditPhase | undefined
+  memory: MemoryReport
+}): Figure[] {
+  const figures: Figure[] = []
+  const { decide, read, audit, memory } = results
+  if (decide) {
+    const failed = decide.arbiter.failedRequests + decide.baseline.failedRequests
+    const failNote = failed > 0 ? ` (${failed} failed requests)` : ''
+    figures.push({
+      figure: `decide throughput, req/s${failNote}`,
+      arbiter: rate(decide.arbiter.requestsPerSecond),
+      baseline: rate(decide.baseline.requestsPerSecond),
+      ratio: times(decide.throughputRatio),
+      target: `≥ ${TARGETS.decideThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && decide.throughputRatio >= TARGETS.decideThroughputRatio),
+    })
+    figures.push({
+      figure: 'decide latency p50, ms (every request)',
+      arbiter: ms(decide.arbiter.latency.p50),
+      baseline: ms(decide.baseline.latency.p50),
+      ratio: times(decide.p50Ratio),
+      target: '',
+      result: 'info',
+    })
+    figures.push({
+      figure: 'decide latency p99, ms (every request)',
+      arbiter: ms(decide.arbiter.latency.p99),
+      baseline: ms(decide.baseline.latency.p99),
+      ratio: times(decide.p99Ratio),
+      target: `≤ ${TARGETS.decideP99Ratio.toFixed(2)}×`,
+      result: verdict(decide.p99Ratio <= TARGETS.decideP99Ratio),
+    })
+    figures.push(...cpuRows('decide', decide.arbiter.cpu, decide.baseline.cpu))
+  }
+  if (read) {
+    const failed = read.arbiter.non2xx + read.arbiter.errors + read.baseline.non2xx + read.baseline.errors
+    figures.push({
+      figure: `read throughput, req/s${failed > 0 ? ` (${failed} non-2xx/errors)` : ''}`,
+      arbiter: rate(read.arbiter.requestsPerSecond),
+      baseline: rate(read.baseline.requestsPerSecond),
+      ratio: times(read.throughputRatio),
+      target: `≥ ${TARGETS.readThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && read.throughputRatio >= TARGETS.readThroughputRatio),
+    })
+    figures.push({
+      figure: 'read latency p50 / p99, ms',
+      arbiter: `${ms(read.arbiter.latency.p50)} / ${ms(read.arbiter.latency.p99)}`,
+      baseline: `${ms(read.baseline.latency.p50)} / ${ms(read.baseline.latency.p99)}`,
+      ratio: times(read.p99Ratio),
+      target: '',
+      result: 'info',
+    })
+    figures.push(...cpuRows('read', read.arbiter.cpu, read.baseline.cpu))
+  }
+  if (audit) {
+    const maxLevel = Math.max(...cfg.auditLevels)
+    if (audit.records !== 'ok') {
+      figures.push({
+        figure: 'audit query p95 (orchestrator_id filter)',
+        arbiter: audit.records === 'missing' ? 'skipped: endpoint missing' : `skipped: ${audit.records}`,
+        baseline: '',
+        ratio: '',
+        target: `< ${TARGETS.auditQueryP95Ms} ms at 1M`,
+        result: 'skipped',
+      })
+    }
+    if (audit.verify !== 'ok') {
+      figures.push({
+        figure: 'audit verify, records/s',
+        arbiter: audit.verify === 'missing' ? 'skipped: endpoint missing' : `skipped: ${audit.verify}`,
+        baseline: '',
+        ratio: '',
+        target: `≥ ${rate(TARGETS.verifyRecordsPerS)}/s`,
+        result: 'skipped',
+      })
+    }
+    for (const level of audit.levels) {
+      const atMax = level.records >= maxLevel
+      const label =
+        level.records >= 1_000_000 ? `${level.records / 1_000_000}M` : `${Math.round(level.records / 1000)}k`
+      if (level.byOrchestrator && level.baselineSelect) {
+        const q = level.byOrchestrator
+        const bad = q.non2xx + q.errors
+        figures.push({
+          figure: `audit query p50 / p95 @ ${label}, ms${bad > 0 ? ` (${bad} non-2xx)` : ''}`,
+          arbiter: `${ms(q.latency.p50)} / ${ms(q.latency.p95)}`,
+          baseline: `${ms(level.baselineSelect.latency.p50)} / ${ms(level.baselineSelect.latency.p95)}`,
+          ratio: times(level.p95Ratio),
+          target: atMax ? `p95 < ${TARGETS.auditQueryP95Ms} ms` : '',
+          result: atMax ? verdict(bad === 0 && q.latency.p95 < TARGETS.auditQueryP95Ms) : 'info',
+        })
+        if (atMax) figures.push(...cpuRows(`audit query @ ${label}`, q.cpu, level.baselineSelect.cpu))
+      }
+      if (level.byOrchestratorAndKind && level.baselineSelect) {
+        const q = level.byOrchestratorAndKind
+        figures.push({
+          figure: `audit query +kind p50 / p95 @ ${label}, ms`,
+          arbiter: `${ms(q.latency.p50)} / ${ms(q.latency.p95)}`,
+          baseline: `${ms(level.baselineSelect.latency.p50)} / ${ms(level.baselineSelect.latency.p95)}`,
+          ratio: times(q.latency.p95 / level.baselineSelect.latency.p95),
+          target: '',
+          result: 'info',
+        })
+      }
+      if (audit.verify === 'ok') {
+        const v = level.verify
+        figures.push({
+          figure: `audit verify @ ${label}, records/s${level.verifyNote ? ` (${level.verifyNote})` : ''}`,
+          arbiter: v ? rate(v.recordsPerSecond) : '—',
+          baseline: `${rate(audit.hashReferencePerS)} hash-only`,
+          ratio: v ? times(v.recordsPerSecond / audit.hashReferencePerS) : '—',
+          target: atMax ? `≥ ${rate(TARGETS.verifyRecordsPerS)}/s` : '',
+          result: atMax ? verdict(v?.ok === true && v.recordsPerSecond >= TARGETS.verifyRecordsPerS) : 'info',
+        })
+      }
+    }
+  }
+  for (const instance of memory.instances) {
+    figures.push({
+      figure: `peak RSS, ${instance.name} (during ${instance.peakPhase})`,
+      arbiter: mb(instance.peakBytes),
+      baseline: memory.baselinePeakBytes ? mb(memory.baselinePeakBytes) : '—',
+      ratio: memory.baselinePeakBytes ? times(instance.peakBytes / memory.baselinePeakBytes) : '—',
+      target: `< ${mb(TARGETS.rssBytes)}`,
+      result: verdict(instance.peakBytes < TARGETS.rssBytes),
+    })
+  }
+  return figures
+}
+
+function cpuRows(phase: string, arbiter: CpuFigures, baseline: CpuFigures): Figure[] {
+  const cell = (msPerRequest: number, cores: number) => `${ms(msPerRequest)} (${cores.toFixed(2)} cores)`
+  return [
+    {
+      figure: `${phase} server CPU per request, ms`,
+      arbiter: cell(arbiter.serverMsPerRequest, arbiter.serverCores),
+      baseline: cell(baseline.serverMsPerRequest, baseline.serverCores),
+      ratio: times(arbiter.serverMsPerRequest / baseline.serverMsPerRequest),
+      target: '',
+      result: 'info',
+    },
+    {
+      figure: `${phase} PostgreSQL CPU per request, ms`,
+      arbiter: cell(arbiter.postgresMsPerRequest, arbiter.postgresCores),
+      baseline: cell(baseline.postgresMsPerRequest, baseline.postgresCores),
+      ratio: times(arbiter.postgresMsPerRequest / baseline.postgresMsPerRequest),
+      target: '',
+      result: 'info',
+    },
+  ]
+}
+
+export interface MemoryReport {
+  instances: {
+    name: string
+    peakBytes: number
+    peakPolledRssBytes: number
+    hwmBytes: number
+    peakPhase: string
+    samples: number
+    /** Highest polled RSS in each phase, bytes. */
+    byPhase: Record<string, number>
+    /** Highest V8 heap total / used and external memory in each phase, bytes (from /metrics, once a second). */
+    heapByPhase: Record<string, { heapTotal: number; heapUsed: number; external: number }>
+  }[]
+  baselinePeakBytes: number
+}
+
+export function memoryReport(run: Run): MemoryReport {
+  return {
+    instances: run.memories.map(({ name, sampler }) => ({
+      name,
+      peakBytes: sampler.peakBytes,
+      peakPolledRssBytes: sampler.peakRssBytes,
+      hwmBytes: sampler.hwmBytes,
+      peakPhase: sampler.peakPhase,
+      samples: sampler.samples,
+      byPhase: Object.fromEntries(sampler.phasePeaks),
+      heapByPhase: Object.fromEntries(sampler.heapPeaks),
+    })),
+    baselinePeakBytes: run.baselineMemory.peakBytes,
+  }
+}
+
+export function printScale(scale: ScalePhase): void {
+  const first = scale.interpretations[0]
+  printTable(
+    `Scale: interpretations per outcome (1 KB evidence, admin key, ${scale.loops} loops; path = create + N interpretations + evaluate; ratio = path p50 / the 2-orchestrator point)`,
+    [
+      'orchestrators',
+      'outcomes',
+      'evaluate p50',
+      'evaluate p99',
+      'path p50',
+      'path p99',
+      'manifest',
+      'ratio',
+      'failed',
+    ],
+    scale.interpretations.map((p) => [
+      String(p.orchestrators),
+      String(p.iterations),
+      ms(p.evaluate.p50),
+      ms(p.evaluate.p99),
+      ms(p.path.p50),
+      ms(p.path.p99),
+      kb(p.manifestBytes),
+      first ? times(p.path.p50 / first.path.p50) : '—',
+      String(p.failedIterations),
+    ]),
+  )
+  const base = scale.evidence[0]
+  printTable(
+    `Scale: evidence content size (2 interpretations, ${scale.loops} loops; ratio = path p50 / the 1 KB point)`,
+    [
+      'evidence',
+      'outcomes',
+      'create p50',
+      'create p99',
+      'evaluate p50',
+      'evaluate p99',
+      'path p50',
+      'path p99',
+      'ratio',
+      'failed',
+    ],
+    scale.evidence.map((p) => [
+      kb(p.evidenceContentBytes),
+      String(p.iterations),
+      ms(p.create.p50),
+      ms(p.create.p99),
+      ms(p.evaluate.p50),
+      ms(p.evaluate.p99),
+      ms(p.path.p50),
+      ms(p.path.p99),
+      base ? times(p.path.p50 / base.path.p50) : '—',
+      String(p.failedIterations),
+    ]),
+  )
+  for (const p of [...scale.interpretations, ...scale.evidence]) {
+    if (p.failureExamples.length > 0)
+      log(`scale failures (${p.orchestrators} orch, ${kb(p.evidenceContentBytes)}): ${p.failureExamples[0]}`)
+  }
+}
+
+export function printMemory(memory: MemoryReport): void {
+  const rows: string[][] = []
+  for (const instance of memory.instances) {
+    for (const [phase, rss] of Object.entries(instance.byPhase)) {
+      const heap = instance.heapByPhase[phase]
+      rows.push([
+        `${instance.name}: ${phase}`,
+        mb(rss),
+        heap ? mb(heap.heapTotal) : '—',
+        heap ? mb(heap.heapUsed) : '—',
+        heap ? mb(heap.external) : '—',
+      ])
+    }
+  }
+  printTable(
+    `Memory by phase (RSS polled every 200 ms; V8 heap from /metrics once a second; baseline server peak ${mb(memory.baselinePeakBytes)})`,
+    ['process: phase', 'peak RSS', 'heap total', 'heap used', 'external'],
+    rows,
+  )
+}
+
+export function printDecideDetail(decide: DecidePhase): void {
+  const a = decide.arbiter.byCall
+  const row = (name: string, s: LatencySummary | undefined) => [
+    name,
+    String(s?.count ?? 0),
+    ms(s?.p50 ?? Number.NaN),
+    ms(s?.p95 ?? Number.NaN),
+    ms(s?.p99 ?? Number.NaN),
+    ms(s?.max ?? Number.NaN),
+  ]
+  printTable(
+    `Decide detail (${decide.loops} loops each side; baseline ${decide.baseline.iterations} × POST /insert3, Arbiter ${decide.arbiter.iterations} outcomes decided)`,
+    ['call', 'count', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
+    [
+      row('baseline POST /insert3', decide.baseline.byCall.insert3),
+      row('POST /v1/outcomes', a.create),
+      row('POST …/interpretations', a.interpret),
+      row('POST …/evaluate', a.evaluate),
+      row('whole 4-call path', a.path),
+    ],
+  )
+  for (const example of [...decide.baseline.failureExamples, ...decide.arbiter.failureExamples])
+    log(`decide failure: ${example}`)
+}
+
+/** What one run measured, for bench/results/latest.json. */
+export interface RunResults {
+  startedAt: Date
+  git: { commit: string | null; srcModified: boolean | null }
+  totalS: number
+  postgres: string | null
+  figures: Figure[]
+  decide: DecidePhase | undefined
+  read: ReadPhase | undefined
+  scale: ScalePhase | undefined
+  audit: AuditPhase | undefined
+  memory: MemoryReport
+}
+
+/** Writes bench/results/latest.json: every figure, the ratios, the configuration and where it ran. */
+export async function writeResults(run: RunResults): Promise<void> {
+  const results = {
+    schema: 1,
+    date: run.startedAt.toISOString(),
+    commit: run.git.commit,
+    src_modified: run.git.srcModified,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? null,
+    postgres: run.postgres,
+    config: {
+      duration_s: cfg.durationS,
+      warmup_s: cfg.warmupS,
+      scale_s: cfg.scaleS,
+      audit_s: cfg.auditS,
+      connections: cfg.connections,
+      scale_loops: cfg.scaleLoops,
+      audit_connections: cfg.auditConnections,
+      pool_max: cfg.poolMax,
+      audit_levels: cfg.auditLevels,
+      phases: [...cfg.phases],
+      db_settings: cfg.dbSettings,
+      arbiter_root: cfg.arbiterRoot === repoRoot ? null : cfg.arbiterRoot,
+      cpu_profiles: cfg.cpuProfileDir ?? null,
+    },
+    total_s: run.totalS,
+    targets: TARGETS,
+    ratios: {
+      decide_throughput: run.decide?.throughputRatio ?? null,
+      decide_p50: run.decide?.p50Ratio ?? null,
+      decide_p99: run.decide?.p99Ratio ?? null,
+      read_throughput: run.read?.throughputRatio ?? null,
+      read_p99: run.read?.p99Ratio ?? null,
+    },
+    figures: run.figures,
+    decide: run.decide ?? null,
+    read: run.read ?? null,
+    scale: run.scale ?? null,
+    audit: run.audit ?? null,
+    memory: run.memory,
+  }
+  const out = join(repoRoot, 'bench', 'results', 'latest.json')
+  await mkdir(dirname(out), { recursive: true })
+  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`)
+}

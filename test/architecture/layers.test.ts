@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { readdir, readFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve } from 'node:path'
+import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * The layers as docs/architecture.md draws them, held by reading every import in src/: the domain is pure and
+ * self-contained, the engine knows no case kind, and nothing below the HTTP layer imports from it.
+ */
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true })
+  const nested = await Promise.all(
+    entries.map((entry) => {
+      const path = join(dir, entry.name)
+      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
+    }),
+  )
+  return nested.flat()
+}
+
+/** Every module a file imports: package names as written, relative paths resolved to paths under src/. */
+async function importsOf(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8')
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((match) => match[1]!)
+  return specifiers.map((specifier) =>
+    specifier.startsWith('.') ? relative(SRC, resolve(dirname(file), specifier)) : specifier,
+  )
+}
+
+const files = (await sourceFiles(SRC)).map((file) => relative(SRC, file))
+const imports = new Map(
+  await Promise.all(files.map(async (file) => [file, await importsOf(join(SRC, file))] as const)),
+)
+
+const isHttpLayer = (path: string) =>
+  path.startsWith('http/') ||
+  /^cases\/[^/]+\/(routes|schemas)\.ts$/.test(path) ||
+  path === 'cases/registry.ts'
+const isEntryPoint = (path: string) =>
+  ['app.ts', 'server.ts', 'runtime.ts', 'cli.ts', 'openapi-write.ts'].includes(path)
+
+function violations(from: (file: string) => boolean, forbidden: (target: string) => boolean) {
+  return files.filter(from).flatMap((file) =>
+    imports
+      .get(file)!
+      .filter(forbidden)
+      .map((target) => `${file} → ${target}`),
+  )
+}
+
+describe('the layers of src/', () => {
+  it('finds the source files', () => {
+    assert.ok(files.includes('engine/evaluate-case.ts') && files.includes('domain/outcome/decision.ts'))
+  })
+
+  it('keeps the domain pure: it imports only the domain, hashing and canonical JSON', () => {
+    const allowed = (target: string) =>
+      target.startsWith('domain/') || target === 'node:crypto' || target === 'canonicalize'
+    assert.deepEqual(
+      violations(
+        (file) => file.startsWith('domain/'),
+        (target) => !allowed(target),
+      ),
+      [],
+    )
+  })
+
+  it('lets nothing below the HTTP layer import from it', () => {
+    assert.deepEqual(
+      violations(
+        (file) => !isHttpLayer(file) && !isEntryPoint(file),
+        (target) => isHttpLayer(target) || isEntryPoint(target) || target === 'fastify-type-provider-zod',
+      ),
+      [],
+    )
+  })
+
+  it('keeps the engine free of any case kind', () => {
+    assert.deepEqual(
+      violations(
+        (file) => file.startsWith('engine/'),
+        (target) => target.startsWith('cases/'),
+      ),
+      [],
+    )
+  })
+
+  it('keeps zod schemas in the HTTP layer (and config, which parses the environment)', () => {
+    assert.deepEqual(
+      violations(
+        (file) =>
+          !isHttpLayer(file) && !['config.ts', 'pagination.ts', 'probes/probe-definition.ts'].includes(file),
+        (target) => target === 'zod',
+      ),
+      [],
+    )
+  })
+})
