@@ -15,8 +15,8 @@
  * make one conflict.
  */
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
-import { sortedUnique } from '../shared/order.ts'
 import { diffJson, type JsonDifference } from '../shared/json-diff.ts'
+import { sortedUnique } from '../shared/order.ts'
 import type { EnvelopeStatus } from '../status-envelope.ts'
 import { checkDecomposition, type Overlap, type SubtaskOwnership } from './decomposition.ts'
 import { choosePosition } from './policy-rules.ts'

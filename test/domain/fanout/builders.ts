@@ -1,6 +1,5 @@
 /** Builders for fan-out domain tests: a fan-out, its workers' results, and the Vantage example. */
 import assert from 'node:assert/strict'
-import type { JsonValue } from '../../../src/domain/shared/canonical-json.ts'
 import type {
   ClaimSource,
   FactEntry,
@@ -13,6 +12,7 @@ import type {
   SubtaskResult,
 } from '../../../src/domain/fanout/reconcile.ts'
 import { type FanoutPolicyInput, withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
+import type { JsonValue } from '../../../src/domain/shared/canonical-json.ts'
 
 export const FLOOR = 'vantage.enterprise.floor'
 export const PARTNER_DISCOUNT = 'vantage.partner.discount'

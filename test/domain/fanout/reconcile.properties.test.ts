@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   type ClaimSource,
   type Qualifiers,
@@ -12,6 +11,7 @@ import {
   type SubtaskResult,
 } from '../../../src/domain/fanout/reconcile.ts'
 import { POLICY_RULES, withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
+import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import { decided, result } from './builders.ts'
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import { positionOf, reconcile } from '../../../src/domain/fanout/reconcile.ts'
 import type { PolicyRule } from '../../../src/domain/fanout/vocabulary.ts'
+import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   ARCHIVED_PAGE_CLAIM,
   blocked,

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   COVERAGE_STATUSES,
   DEFAULT_POLICY,
@@ -9,6 +8,7 @@ import {
   fanoutStatusAfter,
   withPolicyDefaults,
 } from '../../../src/domain/fanout/vocabulary.ts'
+import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 
 describe('withPolicyDefaults', () => {
   it('fills every member of an empty policy', () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   decideReview,
   directiveFor,
@@ -13,6 +12,7 @@ import {
 import { findingFingerprint } from '../../../src/domain/review/findings.ts'
 import { type ReviewJudge, toReviewJudge } from '../../../src/domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode } from '../../../src/domain/review/vocabulary.ts'
+import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import { ENVELOPE_STATUSES, type EnvelopeStatus, strictness } from '../../../src/domain/status-envelope.ts'
 
 // ---------------------------------------------------------------------------

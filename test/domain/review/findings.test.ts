@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { hashJson, sha256 } from '../../../src/domain/shared/canonical-json.ts'
 import {
   type Finding,
   type FindingReport,
@@ -11,6 +10,7 @@ import {
   normalizeLocation,
 } from '../../../src/domain/review/findings.ts'
 import { FINDING_SEVERITIES, severityRank } from '../../../src/domain/review/vocabulary.ts'
+import { hashJson, sha256 } from '../../../src/domain/shared/canonical-json.ts'
 
 describe('normalizeFindingText', () => {
   const table: [string, string][] = [

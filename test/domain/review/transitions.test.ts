@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import { decideReview, type RecordedVerdict } from '../../../src/domain/review/decide.ts'
 import { type ReviewJudge, toReviewJudge } from '../../../src/domain/review/panel.ts'
 import {
@@ -20,6 +19,7 @@ import {
   type ReviewMode,
   type ReviewStatus,
 } from '../../../src/domain/review/vocabulary.ts'
+import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import type { EnvelopeStatus } from '../../../src/domain/status-envelope.ts'
 
 function j(judge_id: string, extra: Partial<ReviewJudge> = {}): ReviewJudge {
