@@ -1,3 +1,5 @@
+import type { FieldError } from './domain/shared/field-error.ts'
+
 /** One table of named errors: each maps to an HTTP status and a problem `type` (src/http/errors.ts). */
 export const ERRORS = {
   VALIDATION: { status: 400, slug: 'validation-error', title: 'The request is not valid' },
@@ -19,10 +21,8 @@ export const ERRORS = {
 
 export type ErrorName = keyof typeof ERRORS
 
-export interface ProblemFieldError {
-  path: string
-  message: string
-}
+/** A problem's `errors` item: the domain's field error. */
+export type ProblemFieldError = FieldError
 
 export class AppError extends Error {
   override name = 'AppError'

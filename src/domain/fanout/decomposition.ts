@@ -4,7 +4,7 @@
  * subtasks own gets researched twice from different starting points and comes back as a disagreement
  * the orchestrator manufactured itself.
  */
-import type { ProblemFieldError } from '../../errors.ts'
+import type { FieldError as ProblemFieldError } from '../shared/field-error.ts'
 import { sortedUnique } from '../shared/order.ts'
 
 /** What the check needs of a subtask: who it is and which facts it owns. */

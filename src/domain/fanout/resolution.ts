@@ -4,8 +4,9 @@
  * decide. Everything else the HALT recorded — coverage, reasons, every position and claim — is kept,
  * so the resolved manifest still shows what the workers said and why a person had to choose.
  */
-import type { ProblemFieldError } from '../../errors.ts'
+
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
+import type { FieldError as ProblemFieldError } from '../shared/field-error.ts'
 import {
   type Coverage,
   type FactEntry,
