@@ -1,0 +1,97 @@
+import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+import { PGlite } from '@electric-sql/pglite'
+import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from './embedded.ts'
+import { PGliteWireServer } from './pglite-wire-server.ts'
+
+/**
+ * The embedded database's thread: PGlite and the wire server that serves it, both off the application's event
+ * loop (PGlite runs PostgreSQL synchronously on the thread that calls it). Started by `startEmbeddedPostgres`.
+ *
+ * 'initialize' creates a fresh data directory and exits: creating one runs initdb in two extra PGlite instances,
+ * and a thread that ends hands every byte of them back, where a long-lived one would keep them until a GC that
+ * may never come. 'serve' opens the directory (or an in-memory database) and serves it until told to stop.
+ */
+
+/**
+ * Memory PostgreSQL may take inside PGlite. WebAssembly memory only grows (freed pages stay resident), so each
+ * of these bounds the process for good, not just one query. Passed on the command line: nothing is written to
+ * the data directory.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  // The buffer cache (128MB by default). Pages it does not hold are one read away in the OS page cache.
+  shared_buffers: '16MB',
+  // Per sort or hash step of a query (default 4MB); a query with several steps takes several.
+  work_mem: '4MB',
+  // CREATE INDEX and VACUUM (default 64MB): migrations on a grown database must not balloon the heap.
+  maintenance_work_mem: '16MB',
+  // Temporary tables (default 8MB): Arbiter creates none.
+  temp_buffers: '1MB',
+  // Shared memory is sized for this many sessions (default 100); PGlite runs one.
+  max_connections: '4',
+}
+
+if (isMainThread || parentPort === null) throw new Error('embedded-worker runs as a worker thread')
+const port = parentPort
+const data = workerData as EmbeddedWorkerData
+
+function send(message: EmbeddedWorkerMessage): void {
+  port.postMessage(message)
+}
+
+// PostgreSQL's own account of a failure goes to its stderr, which PGlite swallows; the last lines are kept so a
+// start that fails can say why (e.g. "database files are incompatible with server").
+const stderrTail: string[] = []
+
+function failed(err: unknown): never {
+  const said = stderrTail.filter((line) => /FATAL|PANIC|ERROR/.test(line)).join('; ')
+  send({ type: 'failed', message: said ? `${(err as Error).message} (${said})` : (err as Error).message })
+  process.exit(1)
+}
+
+async function open(): Promise<PGlite> {
+  const startParams = [
+    ...PGlite.defaultStartParams,
+    ...Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ]
+  const db = await PGlite.create(data.pgdata, {
+    startParams,
+    onStderr: (text) => {
+      stderrTail.push(text)
+      if (stderrTail.length > 20) stderrTail.shift()
+      return false
+    },
+  })
+  await db.waitReady
+  return db
+}
+
+async function main(): Promise<void> {
+  let db: PGlite
+  try {
+    db = await open()
+  } catch (err) {
+    failed(err)
+  }
+  if (data.mode === 'initialize') {
+    await db.close()
+    send({ type: 'initialized' })
+    process.exit(0)
+  }
+  const server = new PGliteWireServer(db, { host: '127.0.0.1', port: 0, maxConnections: data.maxConnections })
+  try {
+    const { host, port: tcpPort } = await server.start()
+    port.on('message', (message: { type: 'stop' }) => {
+      if (message.type !== 'stop') return
+      void (async () => {
+        await server.stop()
+        await db.close()
+        process.exit(0)
+      })()
+    })
+    send({ type: 'ready', host, port: tcpPort })
+  } catch (err) {
+    failed(err)
+  }
+}
+
+await main()
