@@ -1,3 +1,4 @@
+import v8 from 'node:v8'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from './embedded.ts'
@@ -14,12 +15,13 @@ import { PGliteWireServer } from './pglite-wire-server.ts'
 
 /**
  * Memory PostgreSQL may take inside PGlite. WebAssembly memory only grows (freed pages stay resident), so each
- * of these bounds the process for good, not just one query. Passed on the command line: nothing is written to
- * the data directory.
+ * of these bounds the process for good, not just one query. Passed on PostgreSQL's command line at every start,
+ * so they hold for a directory created by an older version too.
  */
 export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
-  // The buffer cache (128MB by default). Pages it does not hold are one read away in the OS page cache.
-  shared_buffers: '16MB',
+  // The buffer cache (128MB by default), resident in full from the start. Pages it does not hold are one read
+  // away in the OS page cache.
+  shared_buffers: '32MB',
   // Per sort or hash step of a query (default 4MB); a query with several steps takes several.
   work_mem: '4MB',
   // CREATE INDEX and VACUUM (default 64MB): migrations on a grown database must not balloon the heap.
@@ -29,6 +31,13 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   // Shared memory is sized for this many sessions (default 100); PGlite runs one.
   max_connections: '4',
 }
+
+// V8 compiles PostgreSQL's 9 MB of WebAssembly with its baseline compiler, then recompiles hot functions with
+// its optimizing one, whose working memory stays in the allocator for good: 60-90 MB of resident memory, while
+// the database's time goes mostly to the wire, the file system and PGlite's JavaScript. Baseline code only. The
+// flag is process-wide: any other WebAssembly the process compiles from now on (undici's HTTP parser) is affected
+// alike.
+v8.setFlagsFromString('--liftoff-only')
 
 if (isMainThread || parentPort === null) throw new Error('embedded-worker runs as a worker thread')
 const port = parentPort
@@ -49,12 +58,12 @@ function failed(err: unknown): never {
 }
 
 async function open(): Promise<PGlite> {
-  const startParams = [
-    ...PGlite.defaultStartParams,
-    ...Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-  ]
+  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`])
   const db = await PGlite.create(data.pgdata, {
-    startParams,
+    startParams: [...PGlite.defaultStartParams, ...settings],
+    // initdb runs PostgreSQL with these too (and writes them into a new directory's postgresql.conf): creating a
+    // database is the peak of the embedded database's memory.
+    initDbStartParams: settings,
     onStderr: (text) => {
       stderrTail.push(text)
       if (stderrTail.length > 20) stderrTail.shift()
