@@ -39,6 +39,27 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
 // alike.
 v8.setFlagsFromString('--liftoff-only')
 
+// PGlite lets its WebAssembly memory grow to 2 GB, and memory never shrinks: one query building a huge value
+// would keep the process that large for good. Past this cap PostgreSQL's allocation fails and the statement ends
+// with PostgreSQL's "out of memory" error; the database carries on. PGlite offers no option for the maximum, so
+// the constructor it calls is capped, in this thread only (each thread has its own WebAssembly object).
+const MAX_WASM_MEMORY_MB = 256
+capWebAssemblyMemory(MAX_WASM_MEMORY_MB)
+
+function capWebAssemblyMemory(megabytes: number): void {
+  // Typed here: the project's TypeScript libraries (ES2023, Node) do not declare WebAssembly.
+  type Descriptor = { initial: number; maximum?: number; shared?: boolean }
+  type MemoryConstructor = (new (descriptor: Descriptor) => object) & { prototype: object }
+  const wasm = (globalThis as unknown as { WebAssembly: { Memory: MemoryConstructor } }).WebAssembly
+  const Native = wasm.Memory
+  const maxPages = megabytes * 16 // 64 KiB pages
+  function Memory(descriptor: Descriptor): object {
+    return new Native({ ...descriptor, maximum: Math.min(descriptor.maximum ?? maxPages, maxPages) })
+  }
+  Memory.prototype = Native.prototype
+  Object.defineProperty(wasm, 'Memory', { value: Memory, writable: true, configurable: true })
+}
+
 if (isMainThread || parentPort === null) throw new Error('embedded-worker runs as a worker thread')
 const port = parentPort
 const data = workerData as EmbeddedWorkerData

@@ -123,12 +123,15 @@ function runWorker(data: EmbeddedWorkerData): RunningWorker {
  * its loader on the main thread only.
  */
 function spawnWorker(data: EmbeddedWorkerData): Worker {
+  // The thread's JavaScript is PGlite's glue and the wire server: a small young generation does (V8 would grow
+  // it to 32 MB of resident memory).
+  const options = { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 8 } }
   const fromSource = import.meta.url.endsWith('.ts')
   const entry = new URL(fromSource ? './embedded-worker.ts' : './embedded-worker.js', import.meta.url)
-  if (!fromSource) return new Worker(entry, { workerData: data })
+  if (!fromSource) return new Worker(entry, options)
   const tsx = import.meta.resolve('tsx/esm/api')
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}) })`
-  return new Worker(bootstrap, { eval: true, workerData: data })
+  return new Worker(bootstrap, { ...options, eval: true })
 }
 
 function serving(

@@ -14,7 +14,11 @@ const TERMINATE = 0x58 // 'X'
 interface Connection {
   id: number
   socket: Socket
-  buffer: Buffer
+  /** Bytes received and not yet cut into messages, as they came (joined only once a message is complete). */
+  received: Buffer[]
+  receivedBytes: number
+  /** Bytes the message being received needs in all, once its header is in; 0 when unknown. */
+  needed: number
   started: boolean
   /** Messages of the unit being received (e.g. Parse, Bind, Execute, before its Sync). */
   pending: Buffer[]
@@ -82,7 +86,9 @@ export class PGliteWireServer {
     const connection: Connection = {
       id: this.nextId++,
       socket,
-      buffer: Buffer.alloc(0),
+      received: [],
+      receivedBytes: 0,
+      needed: 0,
       started: false,
       pending: [],
       units: [],
@@ -96,11 +102,22 @@ export class PGliteWireServer {
   }
 
   private receive(connection: Connection, chunk: Buffer): void {
-    // Messages are views into the received chunks: nothing is copied until a unit is complete.
-    connection.buffer = connection.buffer.length === 0 ? chunk : Buffer.concat([connection.buffer, chunk])
+    connection.received.push(chunk)
+    connection.receivedBytes += chunk.length
+    // A message spread over many chunks (a large parameter) is joined once, when its last byte is in: joining on
+    // every chunk would copy it over and over.
+    if (connection.receivedBytes < connection.needed) return
+    let buffer =
+      connection.received.length === 1
+        ? connection.received[0]!
+        : Buffer.concat(connection.received, connection.receivedBytes)
+    connection.needed = 0
+    // Messages are views into the received bytes: nothing is copied until a unit runs.
     for (;;) {
-      const message = this.nextMessage(connection)
-      if (message === null) break
+      const next = this.nextMessage(connection, buffer)
+      if (next === null) break
+      buffer = next.rest
+      const { message } = next
       if (message === 'handled') continue
       connection.pending.push(message)
       const type = connection.started ? message[0] : -1
@@ -110,33 +127,45 @@ export class PGliteWireServer {
         connection.pending = []
       }
     }
+    connection.received = buffer.length > 0 ? [buffer] : []
+    connection.receivedBytes = buffer.length
     void this.pump()
   }
 
-  /** One complete message off the buffer, 'handled' for startup requests answered here, or null for "need more". */
-  private nextMessage(connection: Connection): Buffer | 'handled' | null {
-    const buffer = connection.buffer
+  /**
+   * One complete message off the front of `buffer` ('handled' for startup requests answered here) and what
+   * follows it, or null for "need more" (noting how much more in `connection.needed` once the length is known).
+   */
+  private nextMessage(
+    connection: Connection,
+    buffer: Buffer,
+  ): { message: Buffer | 'handled'; rest: Buffer } | null {
     if (!connection.started) {
       if (buffer.length < 8) return null
       const length = buffer.readInt32BE(0)
-      if (buffer.length < length) return null
+      if (buffer.length < length) {
+        connection.needed = length
+        return null
+      }
       const code = buffer.readInt32BE(4)
-      connection.buffer = buffer.subarray(length)
+      const rest = buffer.subarray(length)
       if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
         connection.socket.write('N') // no TLS on the loopback socket
-        return 'handled'
+        return { message: 'handled', rest }
       }
       if (code === CANCEL_REQUEST) {
         connection.socket.destroy()
-        return 'handled'
+        return { message: 'handled', rest }
       }
-      return buffer.subarray(0, length)
+      return { message: buffer.subarray(0, length), rest }
     }
     if (buffer.length < 5) return null
     const length = 1 + buffer.readInt32BE(1)
-    if (buffer.length < length) return null
-    connection.buffer = buffer.subarray(length)
-    return buffer.subarray(0, length)
+    if (buffer.length < length) {
+      connection.needed = length
+      return null
+    }
+    return { message: buffer.subarray(0, length), rest: buffer.subarray(length) }
   }
 
   /** Runs the next unit whose connection may use the session now. */

@@ -74,6 +74,15 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     assert.equal(small.rows[0].s, expected(3))
   })
 
+  it('takes a parameter that arrives over many reads intact', async (t) => {
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    const value = Array.from({ length: 400_000 }, (_, i) => i.toString(36)).join(',')
+    const { rows } = await client.query('SELECT length($1::text) AS n, md5($1::text) AS h', [value])
+    assert.deepEqual(rows, [{ n: value.length, h: createHash('md5').update(value).digest('hex') }])
+  })
+
   it('runs on a thread of its own: the caller’s event loop turns while a query runs', async (t) => {
     assert.notEqual(db.worker.threadId, threadId)
     const client = new pg.Client({ connectionString: db.connectionString })
@@ -90,6 +99,16 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     const elapsedMs = performance.now() - started
     assert.ok(elapsedMs > 100, `the query took ${elapsedMs} ms: too short to tell`)
     assert.ok(ticks >= 5, `${ticks} timer ticks in ${elapsedMs.toFixed(0)} ms`)
+  })
+
+  it('ends a statement that needs more memory than the database may take with an error, and carries on', async (t) => {
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    // 300 MB in one value: past the cap of the database's memory (which, once grown, would never shrink).
+    await assert.rejects(client.query(`SELECT length(repeat('x', 300000000)) AS n`), /out of memory/)
+    const { rows } = await client.query(`SELECT length(repeat('x', 1000000)) AS n`)
+    assert.deepEqual(rows, [{ n: 1_000_000 }])
   })
 
   it('rolls back the transaction of a client that disconnects inside it', async (t) => {
