@@ -3,6 +3,15 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 
+/**
+ * Connections the app's pool should hold on the embedded database. It runs one transaction at a time whatever
+ * the pool, but with a second connection the next request's statements are already waiting in the database's
+ * thread when a transaction ends, instead of a round trip behind it: measured on the decide flow (10 clients,
+ * bench/embedded-load.ts) about a third more requests/s and a lower p99 than with one; three or four did no better
+ * than two.
+ */
+export const EMBEDDED_POOL_MAX = 2
+
 export interface EmbeddedPostgres {
   /** A `postgres://` URL the app's `pg` pool connects to: the app has one data path either way. */
   connectionString: string
