@@ -9,17 +9,16 @@ import { probeEnvironment } from './probes/probe-environment.ts'
 
 /**
  * The database the process uses: the server at DATABASE_URL, or the embedded one in the data dir.
- * The embedded database runs one transaction at a time, so its pool holds one connection: more would only
- * queue inside PGlite while holding sockets.
+ * The embedded database runs one transaction at a time, so its pool stays small (EMBEDDED_POOL_MAX).
  */
 export async function openDatabase(
   config: Config,
 ): Promise<{ connectionString: string; poolMax: number; embedded?: EmbeddedPostgres }> {
   if (config.databaseUrl) return { connectionString: config.databaseUrl, poolMax: config.dbPoolMax }
   // Loaded only when used: PGlite's WebAssembly build costs ~40 MB of memory a server-backed process never needs.
-  const { startEmbeddedPostgres } = await import('./db/embedded.ts')
+  const { EMBEDDED_POOL_MAX, startEmbeddedPostgres } = await import('./db/embedded.ts')
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir })
-  return { connectionString: embedded.connectionString, poolMax: 1, embedded }
+  return { connectionString: embedded.connectionString, poolMax: EMBEDDED_POOL_MAX, embedded }
 }
 
 /**

@@ -1,11 +1,22 @@
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { PGliteWireServer } from './pglite-wire-server.ts'
+import { Worker } from 'node:worker_threads'
+
+/**
+ * Connections the app's pool should hold on the embedded database. It runs one transaction at a time whatever
+ * the pool, but with a second connection the next request's statements are already waiting in the database's
+ * thread when a transaction ends, instead of a round trip behind it: measured on the decide flow (10 clients,
+ * bench/embedded-load.ts) about a third more requests/s and a lower p99 than with one; three or four did no better
+ * than two.
+ */
+export const EMBEDDED_POOL_MAX = 2
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL the app's `pg` pool connects to: the app has one data path either way. */
   connectionString: string
+  /** The thread PGlite runs on (for diagnostics and tests; `stop()` ends it). */
+  worker: Worker
   stop(): Promise<void>
 }
 
@@ -17,36 +28,154 @@ export interface EmbeddedOptions {
    * connection inside a transaction holds every other one back until it commits (see PGliteWireServer).
    */
   maxConnections?: number
+  /**
+   * Called when the database thread dies while in use (not on `stop()`). The process cannot do anything useful
+   * without its database, so by default the error is raised as an uncaught exception: the process exits with
+   * it on stderr rather than answering 503 forever.
+   */
+  onUnexpectedExit?: (error: Error) => void
 }
 
-/** Starts PGlite and serves it over the PostgreSQL wire protocol on 127.0.0.1 (an ephemeral port). */
+/** What `embedded-worker.ts` is started with. */
+export interface EmbeddedWorkerData {
+  mode: 'initialize' | 'serve'
+  /** PGlite's directory; undefined for an in-memory database. */
+  pgdata: string | undefined
+  maxConnections: number
+}
+
+/** What `embedded-worker.ts` reports back. */
+export type EmbeddedWorkerMessage =
+  | { type: 'ready'; host: string; port: number }
+  | { type: 'initialized' }
+  | { type: 'failed'; message: string }
+
+// A worker told to stop closes PGlite cleanly (a checkpoint); past this, it is terminated.
+const STOP_GRACE_MS = 10_000
+
+/**
+ * Starts PGlite on a worker thread and serves it over the PostgreSQL wire protocol on 127.0.0.1 (an ephemeral
+ * port). The thread dies with the process (even on SIGKILL), and a failure to open the database rejects here
+ * with PostgreSQL's own message.
+ */
 export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
-  let db: PGlite
+  const maxConnections = options.maxConnections ?? 64
+  let pgdata: string | undefined
   let releaseLock = async () => {}
   if (options.dataDir !== undefined) {
-    const dir = resolve(join(options.dataDir, 'pgdata'))
-    await mkdir(dir, { recursive: true })
+    pgdata = resolve(join(options.dataDir, 'pgdata'))
+    await mkdir(pgdata, { recursive: true })
     releaseLock = await lockDataDir(resolve(options.dataDir))
-    db = await PGlite.create(dir)
-  } else {
-    db = await PGlite.create()
   }
-  const server = new PGliteWireServer(db, {
-    host: '127.0.0.1',
-    port: 0,
-    maxConnections: options.maxConnections ?? 64,
+  try {
+    if (pgdata !== undefined && !existsSync(join(pgdata, 'PG_VERSION'))) {
+      await runWorker({ mode: 'initialize', pgdata, maxConnections }).initialized()
+    }
+    const started = runWorker({ mode: 'serve', pgdata, maxConnections })
+    const { host, port } = await started.ready()
+    return serving(started, `postgres://postgres@${host}:${port}/postgres`, options, releaseLock)
+  } catch (err) {
+    await releaseLock()
+    throw err
+  }
+}
+
+interface RunningWorker {
+  worker: Worker
+  /** Resolves with the worker's 'ready' report; rejects when it fails or exits first. */
+  ready(): Promise<{ host: string; port: number }>
+  /** Resolves when an 'initialize' worker has created the directory and exited; rejects on failure. */
+  initialized(): Promise<void>
+  /** Resolves with the exit code once the thread has ended, whatever the reason. */
+  exited: Promise<number>
+  /** The last uncaught error the thread raised, if any. */
+  lastError(): Error | undefined
+}
+
+function runWorker(data: EmbeddedWorkerData): RunningWorker {
+  const worker = spawnWorker(data)
+  let error: Error | undefined
+  let failure: string | undefined
+  let initialized = false
+  let resolveReady: (address: { host: string; port: number }) => void = () => {}
+  const ready = new Promise<{ host: string; port: number }>((res) => {
+    resolveReady = res
   })
-  const { host, port } = await server.start()
-  const connectionString = `postgres://postgres@${host}:${port}/postgres`
-  let stopped = false
+  worker.on('message', (message: EmbeddedWorkerMessage) => {
+    if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
+    else if (message.type === 'initialized') initialized = true
+    else failure = message.message
+  })
+  worker.on('error', (err) => {
+    error = err
+  })
+  const exited = new Promise<number>((res) => worker.once('exit', res))
+  // Both settle on exit at the latest, so a thread that dies while starting can never leave the caller waiting.
+  const startFailure = exited.then((code) => {
+    const reason = failure ?? error?.message ?? `its thread exited with code ${code}`
+    const what = data.mode === 'initialize' ? 'create' : 'open'
+    const where = data.pgdata ?? 'memory'
+    return new Error(`could not ${what} the embedded database (${where}): ${reason}`)
+  })
+  return {
+    worker,
+    ready: () => Promise.race([ready, startFailure.then((err) => Promise.reject(err))]),
+    initialized: () => startFailure.then((err) => (initialized ? undefined : Promise.reject(err))),
+    exited,
+    lastError: () => error,
+  }
+}
+
+/**
+ * The worker's entry point: the compiled `embedded-worker.js` next to this file in production; under tsx (tests,
+ * `npm run dev`) the TypeScript source, with tsx registered in the worker first, since on Node 20 tsx registers
+ * its loader on the main thread only.
+ */
+function spawnWorker(data: EmbeddedWorkerData): Worker {
+  // The thread's JavaScript is PGlite's glue and the wire server: a small young generation does (V8 would grow
+  // it to 32 MB of resident memory).
+  const options = { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 8 } }
+  const fromSource = import.meta.url.endsWith('.ts')
+  const entry = new URL(fromSource ? './embedded-worker.ts' : './embedded-worker.js', import.meta.url)
+  if (!fromSource) return new Worker(entry, options)
+  const tsx = import.meta.resolve('tsx/esm/api')
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}) })`
+  return new Worker(bootstrap, { ...options, eval: true })
+}
+
+function serving(
+  started: RunningWorker,
+  connectionString: string,
+  options: EmbeddedOptions,
+  releaseLock: () => Promise<void>,
+): EmbeddedPostgres {
+  const { worker } = started
+  let stopping: Promise<void> | null = null
+  void started.exited.then((code) => {
+    if (stopping) return
+    const cause = started.lastError()
+    const error = new Error(
+      `the embedded database thread exited unexpectedly (code ${code})${cause ? `: ${cause.message}` : ''}`,
+      { cause },
+    )
+    if (options.onUnexpectedExit) options.onUnexpectedExit(error)
+    else
+      process.nextTick(() => {
+        throw error
+      })
+  })
   return {
     connectionString,
-    async stop() {
-      if (stopped) return
-      stopped = true
-      await server.stop()
-      await db.close()
-      await releaseLock()
+    worker,
+    stop() {
+      stopping ??= (async () => {
+        worker.postMessage({ type: 'stop' })
+        const grace = setTimeout(() => void worker.terminate(), STOP_GRACE_MS)
+        await started.exited
+        clearTimeout(grace)
+        await releaseLock()
+      })()
+      return stopping
     },
   }
 }

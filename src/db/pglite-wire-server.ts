@@ -14,7 +14,11 @@ const TERMINATE = 0x58 // 'X'
 interface Connection {
   id: number
   socket: Socket
-  buffer: Buffer
+  /** Bytes received and not yet cut into messages, as they came (joined only once a message is complete). */
+  received: Buffer[]
+  receivedBytes: number
+  /** Bytes the message being received needs in all, once its header is in; 0 when unknown. */
+  needed: number
   started: boolean
   /** Messages of the unit being received (e.g. Parse, Bind, Execute, before its Sync). */
   pending: Buffer[]
@@ -32,6 +36,12 @@ interface Connection {
  * client's messages run as whole units (through its Sync, or one simple Query), and a client inside an open
  * transaction keeps the session until the transaction ends, so every client sees PostgreSQL semantics: its
  * statements are its own, and transactions are serialized (which is what PGlite can offer).
+ *
+ * A unit goes to PGlite in one call (PostgreSQL's main loop runs every message in it, skipping to Sync after an
+ * error as it would on a socket), and its answer goes back in one write: per message, the call, the mutex and the
+ * syscalls cost more than the message. PGlite hands its output over as views into its WebAssembly memory, which
+ * the next statement overwrites (or a memory growth detaches), so the answer is copied out before it is queued
+ * on a socket that may not take it at once.
  */
 export class PGliteWireServer {
   private server: Server | null = null
@@ -76,7 +86,9 @@ export class PGliteWireServer {
     const connection: Connection = {
       id: this.nextId++,
       socket,
-      buffer: Buffer.alloc(0),
+      received: [],
+      receivedBytes: 0,
+      needed: 0,
       started: false,
       pending: [],
       units: [],
@@ -90,10 +102,22 @@ export class PGliteWireServer {
   }
 
   private receive(connection: Connection, chunk: Buffer): void {
-    connection.buffer = Buffer.concat([connection.buffer, chunk])
+    connection.received.push(chunk)
+    connection.receivedBytes += chunk.length
+    // A message spread over many chunks (a large parameter) is joined once, when its last byte is in: joining on
+    // every chunk would copy it over and over.
+    if (connection.receivedBytes < connection.needed) return
+    let buffer =
+      connection.received.length === 1
+        ? connection.received[0]!
+        : Buffer.concat(connection.received, connection.receivedBytes)
+    connection.needed = 0
+    // Messages are views into the received bytes: nothing is copied until a unit runs.
     for (;;) {
-      const message = this.nextMessage(connection)
-      if (message === null) break
+      const next = this.nextMessage(connection, buffer)
+      if (next === null) break
+      buffer = next.rest
+      const { message } = next
       if (message === 'handled') continue
       connection.pending.push(message)
       const type = connection.started ? message[0] : -1
@@ -103,33 +127,45 @@ export class PGliteWireServer {
         connection.pending = []
       }
     }
+    connection.received = buffer.length > 0 ? [buffer] : []
+    connection.receivedBytes = buffer.length
     void this.pump()
   }
 
-  /** One complete message off the buffer, 'handled' for startup requests answered here, or null for "need more". */
-  private nextMessage(connection: Connection): Buffer | 'handled' | null {
-    const buffer = connection.buffer
+  /**
+   * One complete message off the front of `buffer` ('handled' for startup requests answered here) and what
+   * follows it, or null for "need more" (noting how much more in `connection.needed` once the length is known).
+   */
+  private nextMessage(
+    connection: Connection,
+    buffer: Buffer,
+  ): { message: Buffer | 'handled'; rest: Buffer } | null {
     if (!connection.started) {
       if (buffer.length < 8) return null
       const length = buffer.readInt32BE(0)
-      if (buffer.length < length) return null
+      if (buffer.length < length) {
+        connection.needed = length
+        return null
+      }
       const code = buffer.readInt32BE(4)
-      connection.buffer = buffer.subarray(length)
+      const rest = buffer.subarray(length)
       if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
         connection.socket.write('N') // no TLS on the loopback socket
-        return 'handled'
+        return { message: 'handled', rest }
       }
       if (code === CANCEL_REQUEST) {
         connection.socket.destroy()
-        return 'handled'
+        return { message: 'handled', rest }
       }
-      return Buffer.from(buffer.subarray(0, length))
+      return { message: buffer.subarray(0, length), rest }
     }
     if (buffer.length < 5) return null
     const length = 1 + buffer.readInt32BE(1)
-    if (buffer.length < length) return null
-    connection.buffer = buffer.subarray(length)
-    return Buffer.from(buffer.subarray(0, length))
+    if (buffer.length < length) {
+      connection.needed = length
+      return null
+    }
+    return { message: buffer.subarray(0, length), rest: buffer.subarray(length) }
   }
 
   /** Runs the next unit whose connection may use the session now. */
@@ -141,22 +177,23 @@ export class PGliteWireServer {
     next.running = true
     const unit = next.units.shift()!
     try {
-      for (const message of unit) {
-        if (next.closed) break
-        if (message[0] === TERMINATE && next.started) {
-          // destroy, not end: a client that never closes its side must not keep the session (the close
-          // handler rolls back whatever it left open).
-          next.socket.destroy()
-          break
-        }
+      // Terminate only ever ends a unit. destroy, not end: a client that never closes its side must not keep the
+      // session (the close handler rolls back whatever it left open).
+      const terminates = next.started && unit[unit.length - 1]![0] === TERMINATE
+      const messages = terminates ? unit.slice(0, -1) : unit
+      if (messages.length > 0 && !next.closed) {
+        const input = messages.length === 1 ? messages[0]! : Buffer.concat(messages)
+        const output: Buffer[] = []
         await this.db.runExclusive(() =>
-          this.db.execProtocolRawStream(new Uint8Array(message), {
+          this.db.execProtocolRawStream(input, {
             onRawData: (data: Uint8Array) => {
-              if (!next.closed && data.length > 0) next.socket.write(data)
+              if (data.length > 0) output.push(Buffer.from(data))
             },
           }),
         )
+        if (!next.closed) send(next.socket, output)
       }
+      if (terminates) next.socket.destroy()
     } catch {
       next.socket.destroy()
     } finally {
@@ -170,11 +207,19 @@ export class PGliteWireServer {
 
   private pickNext(): Connection | null {
     if (this.owner) return this.owner.units.length > 0 ? this.owner : null
-    // Round robin from the connection after the last one served, so no client starves under saturation.
-    const ready = [...this.connections].filter((c) => c.units.length > 0 && !c.running)
-    const next = ready.find((c) => c.id > this.lastServed) ?? ready[0] ?? null
-    if (next) this.lastServed = next.id
-    return next
+    // Round robin from the connection after the last one served, so no client starves under saturation
+    // (connections iterate in id order: ids grow with arrival).
+    let first: Connection | null = null
+    for (const connection of this.connections) {
+      if (connection.units.length === 0 || connection.running) continue
+      if (connection.id > this.lastServed) {
+        this.lastServed = connection.id
+        return connection
+      }
+      first ??= connection
+    }
+    if (first) this.lastServed = first.id
+    return first
   }
 
   private async drop(connection: Connection): Promise<void> {
@@ -200,4 +245,16 @@ export class PGliteWireServer {
       }
     }
   }
+}
+
+/** One unit's answer in one syscall (writev when PostgreSQL flushed it in several pieces). */
+function send(socket: Socket, output: Buffer[]): void {
+  if (output.length === 0) return
+  if (output.length === 1) {
+    socket.write(output[0]!)
+    return
+  }
+  socket.cork()
+  for (const piece of output) socket.write(piece)
+  socket.uncork()
 }

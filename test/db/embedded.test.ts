@@ -1,15 +1,23 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, it } from 'node:test'
+import { after, before, describe, it } from 'node:test'
+import { threadId } from 'node:worker_threads'
 import pg from 'pg'
-import { startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.ts'
 
 describe('embedded PostgreSQL over the wire protocol', () => {
+  let db: EmbeddedPostgres
+  before(async () => {
+    db = await startEmbeddedPostgres()
+  })
+  after(() => db.stop())
+
   it('keeps each client’s statements and transactions its own when clients interleave', async (t) => {
-    const db = await startEmbeddedPostgres()
-    t.after(() => db.stop())
     const pools = [1, 2, 3, 4].map(() => new pg.Pool({ connectionString: db.connectionString, max: 2 }))
     t.after(() => Promise.all(pools.map((p) => p.end())))
     await pools[0]!.query('CREATE TABLE counters (id int PRIMARY KEY, n int NOT NULL)')
@@ -40,9 +48,70 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     assert.equal(rows[0].n, 40)
   })
 
+  it('answers a batch that fails midway with the error, then serves the same connection on', async (t) => {
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    await assert.rejects(client.query('SELECT $1::int AS v', ['not a number']), /invalid input syntax/)
+    await assert.rejects(client.query('SELECT 1; SELECT nope; SELECT 3'), /column "nope" does not exist/)
+    const { rows } = await client.query('SELECT $1::text AS v', ['still served'])
+    assert.deepEqual(rows, [{ v: 'still served' }])
+  })
+
+  it('returns a large result intact', async (t) => {
+    // Far more than a socket takes at once: the answer is queued, and must not be overwritten by what follows.
+    const pool = new pg.Pool({ connectionString: db.connectionString, max: 2 })
+    t.after(() => pool.end())
+    const text = "SELECT string_agg(md5(i::text), '' ORDER BY i) AS s FROM generate_series(1, $1::int) AS i"
+    const expected = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        createHash('md5')
+          .update(String(i + 1))
+          .digest('hex'),
+      ).join('')
+    const [big, small] = await Promise.all([pool.query(text, [200_000]), pool.query(text, [3])])
+    assert.ok(big.rows[0].s === expected(200_000), 'the 6.4 MB answer differs from what PostgreSQL computed')
+    assert.equal(small.rows[0].s, expected(3))
+  })
+
+  it('takes a parameter that arrives over many reads intact', async (t) => {
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    const value = Array.from({ length: 400_000 }, (_, i) => i.toString(36)).join(',')
+    const { rows } = await client.query('SELECT length($1::text) AS n, md5($1::text) AS h', [value])
+    assert.deepEqual(rows, [{ n: value.length, h: createHash('md5').update(value).digest('hex') }])
+  })
+
+  it('runs on a thread of its own: the caller’s event loop turns while a query runs', async (t) => {
+    assert.notEqual(db.worker.threadId, threadId)
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 5)
+    t.after(() => clearInterval(timer))
+    const started = performance.now()
+    // One statement that keeps PostgreSQL busy for a while: on the caller's thread no timer could fire meanwhile.
+    await client.query('SELECT count(*) FROM generate_series(1, 1000000) AS i WHERE md5(i::text) LIKE $1', [
+      'a%',
+    ])
+    const elapsedMs = performance.now() - started
+    assert.ok(elapsedMs > 100, `the query took ${elapsedMs} ms: too short to tell`)
+    assert.ok(ticks >= 5, `${ticks} timer ticks in ${elapsedMs.toFixed(0)} ms`)
+  })
+
+  it('ends a statement that needs more memory than the database may take with an error, and carries on', async (t) => {
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    t.after(() => client.end())
+    // 300 MB in one value: past the cap of the database's memory (which, once grown, would never shrink).
+    await assert.rejects(client.query(`SELECT length(repeat('x', 300000000)) AS n`), /out of memory/)
+    const { rows } = await client.query(`SELECT length(repeat('x', 1000000)) AS n`)
+    assert.deepEqual(rows, [{ n: 1_000_000 }])
+  })
+
   it('rolls back the transaction of a client that disconnects inside it', async (t) => {
-    const db = await startEmbeddedPostgres()
-    t.after(() => db.stop())
     const a = new pg.Client({ connectionString: db.connectionString })
     a.on('error', () => {})
     await a.connect()
@@ -56,10 +125,16 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     const { rows } = await b.query('SELECT count(*)::int AS n FROM t')
     assert.equal(rows[0].n, 0)
   })
+})
 
-  it('persists data in its directory across restarts and refuses a second process on it', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'arbiter-embedded-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
+describe('embedded PostgreSQL in a data directory', () => {
+  let dir: string
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'arbiter-embedded-'))
+  })
+  after(() => rm(dir, { recursive: true, force: true }))
+
+  it('persists data across restarts and refuses a second process on it', async (t) => {
     const first = await startEmbeddedPostgres({ dataDir: dir })
     const client = new pg.Client({ connectionString: first.connectionString })
     await client.connect()
@@ -75,5 +150,55 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     const { rows } = await again.query('SELECT v FROM kept')
     await again.end()
     assert.deepEqual(rows, [{ v: 'still here' }])
+  })
+
+  it('stop() ends its thread and releases the directory', async () => {
+    const db = await startEmbeddedPostgres({ dataDir: dir })
+    const exited = new Promise<number>((resolve) => db.worker.once('exit', resolve))
+    assert.ok(existsSync(join(dir, 'embedded.pid')))
+    await db.stop()
+    assert.equal(await Promise.race([exited, 'still running']), 0)
+    assert.equal(existsSync(join(dir, 'embedded.pid')), false)
+    await assert.rejects(new pg.Client({ connectionString: db.connectionString }).connect(), /ECONNREFUSED/)
+  })
+
+  it('reports a thread that dies while in use, and its clients fail instead of waiting', async () => {
+    let reported: Error | undefined
+    const db = await startEmbeddedPostgres({ dataDir: dir, onUnexpectedExit: (err) => (reported = err) })
+    const client = new pg.Client({ connectionString: db.connectionString })
+    client.on('error', () => {})
+    await client.connect()
+    await db.worker.terminate()
+    await assert.rejects(client.query('SELECT 1'))
+    await db.stop()
+    assert.match(String(reported?.message), /embedded database thread exited unexpectedly/)
+  })
+
+  it('by default raises a dead thread as an uncaught error: the process exits and says why', async () => {
+    const script = [
+      `import { startEmbeddedPostgres } from ${JSON.stringify(new URL('../../src/db/embedded.ts', import.meta.url).href)}`,
+      `const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)} })`,
+      'await db.worker.terminate()',
+      'setTimeout(() => {}, 30_000)',
+    ].join('\n')
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    assert.equal(child.status, 1, child.stderr)
+    assert.match(child.stderr, /embedded database thread exited unexpectedly/)
+  })
+
+  it('rejects its start with PostgreSQL’s reason when the directory is damaged, and releases it', async (t) => {
+    const damaged = await mkdtemp(join(tmpdir(), 'arbiter-embedded-damaged-'))
+    t.after(() => rm(damaged, { recursive: true, force: true }))
+    const db = await startEmbeddedPostgres({ dataDir: damaged })
+    await db.stop()
+    await writeFile(join(damaged, 'pgdata', 'PG_VERSION'), '9\n')
+    await assert.rejects(
+      startEmbeddedPostgres({ dataDir: damaged }),
+      /could not open the embedded database .*database files are incompatible with server/,
+    )
+    assert.equal(existsSync(join(damaged, 'embedded.pid')), false)
   })
 })

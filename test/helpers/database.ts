@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import { EMBEDDED_POOL_MAX, startEmbeddedPostgres } from '../../src/db/embedded.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
 
@@ -51,7 +51,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   return database
 }
 
-/** Pool size the app gets in tests: like production, one connection on the embedded database. */
+/** Pool size the app gets in tests: like production (a small pool on the embedded database). */
 export function testPoolMax(kind: TestDatabase['kind']): number {
-  return kind === 'embedded' ? 1 : 10
+  return kind === 'embedded' ? EMBEDDED_POOL_MAX : 10
 }

@@ -1,0 +1,429 @@
+/**
+ * The embedded database against PostgreSQL, side by side, on the decide flow.
+ *
+ *   npx tsx bench/embedded-load.ts
+ *
+ * Builds dist/ (production runs the compiled output), then runs `node dist/server.js` in two modes, one after the
+ * other, each on a fresh data directory:
+ * - embedded (no DATABASE_URL): a first start creates the database in the data directory and stops (its peak
+ *   memory is reported as "create peak"); the measured server is a second start on that directory, as after any
+ *   restart in production;
+ * - postgres: DATABASE_URL names a database created for the run on the local PostgreSQL (dropped at the end).
+ * Each is driven with autocannon through the decide flow — POST /v1/outcomes, an interpretation from orch-a
+ * ('failure') and one from orch-b ('success'), POST …/evaluate — for a warm-up and then a measured window, and the
+ * script prints, per mode: requests/s and p50/p99 of every request; the service's resident memory (summed over
+ * its process and any child it started): its peak while starting, its peak under load (polled every 100 ms) and
+ * at the end; the CPU its main thread and its other threads (the embedded database's worker among them) used per
+ * wall second of the measured window; and CPU per request, of the service and (postgres mode) of the PostgreSQL
+ * processes serving its database: on a shared machine, a steadier figure than requests/s.
+ *
+ * The machine is shared and noisy: compare the two modes of one run (the ratio line), not absolute figures
+ * across runs.
+ *
+ * Knobs: BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_CONNECTIONS (10), BENCH_MODES (embedded,postgres),
+ * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1 (dist/ is already built);
+ * investigation only: BENCH_NODE_ARGS (extra node flags for the server, space-separated).
+ */
+import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { type BenchDatabase, createDatabase } from './database.ts'
+import { HttpTarget, type LatencySummary, summarize } from './load.ts'
+import { CpuWindow, freePort, type ManagedProcess, startProcess, waitReady } from './processes.ts'
+import { createKey, makeEvidence, SUCCESS_CRITERION } from './workloads.ts'
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
+const durationS = Number(process.env.BENCH_DURATION_S ?? 10)
+const warmupS = Number(process.env.BENCH_WARMUP_S ?? 3)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const modes = (process.env.BENCH_MODES ?? 'embedded,postgres').split(',') as Mode[]
+const adminUrl = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+type Mode = 'embedded' | 'postgres'
+
+interface ModeResult {
+  mode: Mode
+  requestsPerSecond: number
+  latency: LatencySummary
+  non2xx: number
+  errors: number
+  /** Peak resident memory of the first start that created the embedded database, bytes (embedded only). */
+  createPeakBytes: number | null
+  /** Peak resident memory of the service (every process of it) until it answered ready, bytes. */
+  startPeakBytes: number
+  /** Peak resident memory during warm-up and the measured window, bytes. */
+  loadPeakBytes: number
+  /** Resident memory at the end of the measured window, bytes. */
+  endRssBytes: number
+  /** CPU seconds per wall second over the measured window. */
+  mainThreadCores: number
+  otherThreadsCores: number
+  /** CPU per successful request, ms: the whole service, and the PostgreSQL processes serving its database. */
+  serviceCpuMsPerRequest: number
+  postgresCpuMsPerRequest: number
+}
+
+async function main(): Promise<void> {
+  if (process.env.BENCH_SKIP_BUILD !== '1') {
+    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' })
+    if (build.status !== 0) throw new Error('npm run build failed')
+  }
+  const results: ModeResult[] = []
+  for (const mode of modes) results.push(await measure(mode))
+  print(results)
+}
+
+async function measure(mode: Mode): Promise<ModeResult> {
+  let database: BenchDatabase | undefined
+  if (mode === 'postgres') database = await createDatabase(adminUrl, 'embedded_cmp')
+  const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-embedded-load-'))
+  const adminKey = randomBytes(30).toString('base64url')
+  try {
+    let createPeakBytes: number | null = null
+    if (mode === 'embedded') {
+      const first = await startServer(mode, dataDir, adminKey, undefined)
+      createPeakBytes = first.memory.peakBytes
+      first.memory.stop()
+      await first.proc.stop()
+      log(`embedded: created the database (peak ${mb(createPeakBytes)}), restarting on it`)
+    }
+    const { proc, memory } = await startServer(mode, dataDir, adminKey, database)
+    try {
+      const startPeakBytes = memory.peakBytes
+      memory.resetPeak()
+      const target = new HttpTarget(proc.origin, 2)
+      const keys = {
+        a: await createKey(target, adminKey, {
+          role: 'orchestrator',
+          orchestrator_ids: ['orch-a'],
+          label: 'a',
+        }),
+        b: await createKey(target, adminKey, {
+          role: 'orchestrator',
+          orchestrator_ids: ['orch-b'],
+          label: 'b',
+        }),
+      }
+      await target.close()
+      log(`${mode}: pid ${proc.pid}, warm-up ${warmupS}s`)
+      await decideFlow(proc, keys, warmupS)
+      log(`${mode}: measuring ${durationS}s with ${connections} connections`)
+      const cpu = new ThreadCpu(proc.pid)
+      const postgresCpu = database
+        ? await CpuWindow.start(proc.pid, { adminUrl, database: database.name })
+        : undefined
+      const run = await decideFlow(proc, keys, durationS)
+      const { mainThreadCores, otherThreadsCores, wallS } = cpu.end()
+      const postgresCpuS = postgresCpu ? (await postgresCpu.end()).postgresCpuS : 0
+      const requests = run.latency.count
+      memory.sample()
+      return {
+        mode,
+        ...run,
+        createPeakBytes,
+        startPeakBytes,
+        loadPeakBytes: memory.peakBytes,
+        endRssBytes: memory.lastRssBytes,
+        mainThreadCores,
+        otherThreadsCores,
+        serviceCpuMsPerRequest: ((mainThreadCores + otherThreadsCores) * wallS * 1000) / requests,
+        postgresCpuMsPerRequest: (postgresCpuS * 1000) / requests,
+      }
+    } catch (err) {
+      process.stderr.write(`${proc.logTail()}\n`)
+      throw err
+    } finally {
+      memory.stop()
+      await proc.stop()
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+    await database?.drop()
+  }
+}
+
+/** `node dist/server.js`, ready once GET /readyz answers 200, its memory polled from the moment it starts. */
+async function startServer(
+  mode: Mode,
+  dataDir: string,
+  adminKey: string,
+  database: BenchDatabase | undefined,
+): Promise<{ proc: ManagedProcess; memory: ServiceMemory }> {
+  const port = await freePort()
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ARBITER_DATA_DIR: dataDir,
+    ARBITER_BOOTSTRAP_ADMIN_KEY: adminKey,
+    ARBITER_RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+  }
+  if (database) env.DATABASE_URL = database.url
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const proc = startProcess({
+    name: `arbiter (${mode})`,
+    args: [...nodeArgs, 'dist/server.js'],
+    cwd: repoRoot,
+    env,
+    port,
+  })
+  const memory = new ServiceMemory(proc.pid)
+  try {
+    await waitReady(proc, '/readyz')
+  } catch (err) {
+    memory.stop()
+    await proc.stop()
+    throw err
+  }
+  memory.sample()
+  return { proc, memory }
+}
+
+// The request options autocannon@8 accepts beyond bench/types' declaration: a response hook with per-connection
+// context, which carries the outcome id from the create call to the three calls after it.
+interface FlowRequest {
+  method: string
+  path?: string
+  headers: Record<string, string>
+  setupRequest: (request: FlowRequest, context: FlowContext) => FlowRequest | null
+  onResponse?: (status: number, body: string, context: FlowContext) => void
+}
+type FlowContext = { outcomeId?: string }
+
+let runCounter = 0
+
+/** Runs the decide flow on every connection for `seconds`: every request of it counts, each must answer 2xx. */
+async function decideFlow(
+  proc: ManagedProcess,
+  keys: { a: string; b: string },
+  seconds: number,
+): Promise<Pick<ModeResult, 'requestsPerSecond' | 'latency' | 'non2xx' | 'errors'>> {
+  const evidence = makeEvidence(1024)
+  const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' })
+  const interpretation = (key: string, orchestrator: string, fails: boolean): FlowRequest => ({
+    method: 'POST',
+    headers: json(key),
+    setupRequest: (request, context) =>
+      context.outcomeId === undefined
+        ? null
+        : ({
+            ...request,
+            path: `/v1/outcomes/${context.outcomeId}/interpretations`,
+            body: JSON.stringify({
+              orchestrator_id: orchestrator,
+              success_criterion: SUCCESS_CRITERION,
+              outcome_interpretation: fails ? 'failure' : 'success',
+              intended_action: { kind: fails ? 'compensate' : 'proceed', resources: ['refund:r'] },
+              rationale: fails ? 'receipt missing from ledger' : 'exit code 0 and receipt present',
+            }),
+          } as FlowRequest),
+  })
+  const requests: FlowRequest[] = [
+    {
+      method: 'POST',
+      path: '/v1/outcomes',
+      headers: json(keys.a),
+      setupRequest: (request) =>
+        ({
+          ...request,
+          body: JSON.stringify({
+            subagent_id: `refund-agent-${runCounter % 8}`,
+            run_id: `embedded-load-${process.pid}-${++runCounter}`,
+            evidence,
+            expected_orchestrators: ['orch-a', 'orch-b'],
+            arbiter_orchestrator_id: 'orch-a',
+          }),
+        }) as FlowRequest,
+      onResponse: (status, body, context) => {
+        context.outcomeId =
+          status === 201 ? (JSON.parse(body) as { outcome_id: string }).outcome_id : undefined
+      },
+    },
+    interpretation(keys.a, 'orch-a', true),
+    interpretation(keys.b, 'orch-b', false),
+    {
+      method: 'POST',
+      headers: json(keys.a),
+      setupRequest: (request, context) =>
+        context.outcomeId === undefined
+          ? null
+          : ({ ...request, path: `/v1/outcomes/${context.outcomeId}/evaluate`, body: '{}' } as FlowRequest),
+    },
+  ]
+  const latencies: number[] = []
+  let non2xx = 0
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: proc.origin,
+        connections,
+        duration: seconds,
+        pipelining: 1,
+        timeout: 30,
+        requests: requests as unknown as autocannon.Request[],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    )
+    instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs)
+      else non2xx += 1
+    })
+  })
+  return {
+    requestsPerSecond: latencies.length / result.duration,
+    latency: summarize(latencies),
+    non2xx,
+    errors: result.errors,
+  }
+}
+
+/**
+ * Resident memory of the service: its process and every descendant, polled every 100 ms, plus the process's own
+ * high-water mark (VmHWM), which catches a spike between two polls until `resetPeak()` (the kernel's mark cannot be
+ * reset: from then on only polls count).
+ */
+class ServiceMemory {
+  peakBytes = 0
+  lastRssBytes = 0
+  private useHighWaterMark = true
+  private readonly timer: NodeJS.Timeout
+
+  constructor(private readonly pid: number) {
+    this.timer = setInterval(() => this.sample(), 100)
+  }
+
+  sample(): void {
+    let rss = 0
+    for (const pid of [this.pid, ...descendants(this.pid)]) {
+      const status = readOrEmpty(`/proc/${pid}/status`)
+      rss += kilobytes(status, 'VmRSS')
+      if (pid === this.pid && this.useHighWaterMark)
+        this.peakBytes = Math.max(this.peakBytes, kilobytes(status, 'VmHWM'))
+    }
+    if (rss === 0) return
+    this.lastRssBytes = rss
+    this.peakBytes = Math.max(this.peakBytes, rss)
+  }
+
+  resetPeak(): void {
+    this.useHighWaterMark = false
+    this.peakBytes = this.lastRssBytes
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+}
+
+function descendants(pid: number): number[] {
+  const children = readOrEmpty(`/proc/${pid}/task/${pid}/children`).split(' ').filter(Boolean).map(Number)
+  return children.flatMap((child) => [child, ...descendants(child)])
+}
+
+/** CPU of the server's main thread (its tid is its pid) and of every other thread of the process, over a window. */
+class ThreadCpu {
+  private readonly started = performance.now()
+  private readonly start: Map<number, number>
+
+  constructor(private readonly pid: number) {
+    this.start = threadCpu(pid)
+  }
+
+  end(): { mainThreadCores: number; otherThreadsCores: number; wallS: number } {
+    const wallS = (performance.now() - this.started) / 1000
+    let main = 0
+    let others = 0
+    for (const [tid, seconds] of threadCpu(this.pid)) {
+      const used = seconds - (this.start.get(tid) ?? 0)
+      if (tid === this.pid) main += used
+      else others += used
+    }
+    return { mainThreadCores: main / wallS, otherThreadsCores: others / wallS, wallS }
+  }
+}
+
+function threadCpu(pid: number): Map<number, number> {
+  const cpu = new Map<number, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    const stat = readOrEmpty(`/proc/${pid}/task/${tid}/stat`)
+    // After the ") " that ends the command name: utime and stime are fields 14 and 15, in clock ticks (1/100 s).
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+    if (fields.length > 12) cpu.set(tid, (Number(fields[11]) + Number(fields[12])) / 100)
+  }
+  return cpu
+}
+
+function readOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+function kilobytes(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)
+  return match ? Number(match[1]) * 1024 : 0
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(0)} MB`
+}
+
+function print(results: ModeResult[]): void {
+  const rows = results.map((r) => [
+    r.mode,
+    r.requestsPerSecond.toFixed(1),
+    r.latency.p50.toFixed(1),
+    r.latency.p99.toFixed(1),
+    r.createPeakBytes === null ? '-' : mb(r.createPeakBytes),
+    mb(r.startPeakBytes),
+    mb(r.loadPeakBytes),
+    mb(r.endRssBytes),
+    r.mainThreadCores.toFixed(2),
+    r.otherThreadsCores.toFixed(2),
+    r.serviceCpuMsPerRequest.toFixed(2),
+    r.postgresCpuMsPerRequest.toFixed(2),
+    String(r.non2xx + r.errors),
+  ])
+  const header = [
+    'mode',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'create peak',
+    'start peak',
+    'load peak',
+    'end RSS',
+    'main cpu',
+    'other cpu',
+    'cpu ms/req',
+    'pg cpu ms/req',
+    'failed',
+  ]
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  for (const row of [header, ...rows])
+    process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`)
+  const embedded = results.find((r) => r.mode === 'embedded')
+  const postgres = results.find((r) => r.mode === 'postgres')
+  if (embedded && postgres) {
+    const ratio = embedded.requestsPerSecond / postgres.requestsPerSecond
+    process.stdout.write(`embedded / postgres throughput: ${ratio.toFixed(2)}×\n`)
+  }
+}
+
+function log(message: string): void {
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)}  ${message}\n`)
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`)
+  process.exit(1)
+})

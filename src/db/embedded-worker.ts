@@ -1,0 +1,127 @@
+import v8 from 'node:v8'
+import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+import { PGlite } from '@electric-sql/pglite'
+import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from './embedded.ts'
+import { PGliteWireServer } from './pglite-wire-server.ts'
+
+/**
+ * The embedded database's thread: PGlite and the wire server that serves it, both off the application's event
+ * loop (PGlite runs PostgreSQL synchronously on the thread that calls it). Started by `startEmbeddedPostgres`.
+ *
+ * 'initialize' creates a fresh data directory and exits: creating one runs initdb in two extra PGlite instances,
+ * and a thread that ends hands every byte of them back, where a long-lived one would keep them until a GC that
+ * may never come. 'serve' opens the directory (or an in-memory database) and serves it until told to stop.
+ */
+
+/**
+ * Memory PostgreSQL may take inside PGlite. WebAssembly memory only grows (freed pages stay resident), so each
+ * of these bounds the process for good, not just one query. Passed on PostgreSQL's command line at every start,
+ * so they hold for a directory created by an older version too.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  // The buffer cache (128MB by default), resident in full from the start. Pages it does not hold are one read
+  // away in the OS page cache.
+  shared_buffers: '32MB',
+  // Per sort or hash step of a query (default 4MB); a query with several steps takes several.
+  work_mem: '4MB',
+  // CREATE INDEX and VACUUM (default 64MB): migrations on a grown database must not balloon the heap.
+  maintenance_work_mem: '16MB',
+  // Temporary tables (default 8MB): Arbiter creates none.
+  temp_buffers: '1MB',
+  // Shared memory is sized for this many sessions (default 100); PGlite runs one.
+  max_connections: '4',
+}
+
+// V8 compiles PostgreSQL's 9 MB of WebAssembly with its baseline compiler, then recompiles hot functions with
+// its optimizing one, whose working memory stays in the allocator for good: 60-90 MB of resident memory, while
+// the database's time goes mostly to the wire, the file system and PGlite's JavaScript. Baseline code only. The
+// flag is process-wide: any other WebAssembly the process compiles from now on (undici's HTTP parser) is affected
+// alike.
+v8.setFlagsFromString('--liftoff-only')
+
+// PGlite lets its WebAssembly memory grow to 2 GB, and memory never shrinks: one query building a huge value
+// would keep the process that large for good. Past this cap PostgreSQL's allocation fails and the statement ends
+// with PostgreSQL's "out of memory" error; the database carries on. PGlite offers no option for the maximum, so
+// the constructor it calls is capped, in this thread only (each thread has its own WebAssembly object).
+const MAX_WASM_MEMORY_MB = 256
+capWebAssemblyMemory(MAX_WASM_MEMORY_MB)
+
+function capWebAssemblyMemory(megabytes: number): void {
+  // Typed here: the project's TypeScript libraries (ES2023, Node) do not declare WebAssembly.
+  type Descriptor = { initial: number; maximum?: number; shared?: boolean }
+  type MemoryConstructor = (new (descriptor: Descriptor) => object) & { prototype: object }
+  const wasm = (globalThis as unknown as { WebAssembly: { Memory: MemoryConstructor } }).WebAssembly
+  const Native = wasm.Memory
+  const maxPages = megabytes * 16 // 64 KiB pages
+  function Memory(descriptor: Descriptor): object {
+    return new Native({ ...descriptor, maximum: Math.min(descriptor.maximum ?? maxPages, maxPages) })
+  }
+  Memory.prototype = Native.prototype
+  Object.defineProperty(wasm, 'Memory', { value: Memory, writable: true, configurable: true })
+}
+
+if (isMainThread || parentPort === null) throw new Error('embedded-worker runs as a worker thread')
+const port = parentPort
+const data = workerData as EmbeddedWorkerData
+
+function send(message: EmbeddedWorkerMessage): void {
+  port.postMessage(message)
+}
+
+// PostgreSQL's own account of a failure goes to its stderr, which PGlite swallows; the last lines are kept so a
+// start that fails can say why (e.g. "database files are incompatible with server").
+const stderrTail: string[] = []
+
+function failed(err: unknown): never {
+  const said = stderrTail.filter((line) => /FATAL|PANIC|ERROR/.test(line)).join('; ')
+  send({ type: 'failed', message: said ? `${(err as Error).message} (${said})` : (err as Error).message })
+  process.exit(1)
+}
+
+async function open(): Promise<PGlite> {
+  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+  const db = await PGlite.create(data.pgdata, {
+    startParams: [...PGlite.defaultStartParams, ...settings],
+    // initdb runs PostgreSQL with these too (and writes them into a new directory's postgresql.conf): creating a
+    // database is the peak of the embedded database's memory.
+    initDbStartParams: settings,
+    onStderr: (text) => {
+      stderrTail.push(text)
+      if (stderrTail.length > 20) stderrTail.shift()
+      return false
+    },
+  })
+  await db.waitReady
+  return db
+}
+
+async function main(): Promise<void> {
+  let db: PGlite
+  try {
+    db = await open()
+  } catch (err) {
+    failed(err)
+  }
+  if (data.mode === 'initialize') {
+    await db.close()
+    send({ type: 'initialized' })
+    process.exit(0)
+  }
+  const server = new PGliteWireServer(db, { host: '127.0.0.1', port: 0, maxConnections: data.maxConnections })
+  try {
+    const { host, port: tcpPort } = await server.start()
+    port.on('message', (message: { type: 'stop' }) => {
+      if (message.type !== 'stop') return
+      void (async () => {
+        await server.stop()
+        await db.close()
+        process.exit(0)
+      })()
+    })
+    send({ type: 'ready', host, port: tcpPort })
+  } catch (err) {
+    failed(err)
+  }
+}
+
+await main()
