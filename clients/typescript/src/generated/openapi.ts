@@ -3,6 +3,9 @@
  * Do not make direct changes to the file.
  */
 
+export type JsonValue = string | number | boolean | null | JsonValue[] | {
+    [key: string]: JsonValue;
+};
 export interface paths {
     "/healthz": {
         parameters: {
@@ -2801,12 +2804,8 @@ export interface components {
             created_at: string;
             key: string;
         };
-        schema0: string | number | boolean | null | components["schemas"]["schema0"][] | {
-            [key: string]: components["schemas"]["schema0"];
-        };
-        schema1: string | number | boolean | null | components["schemas"]["schema1"][] | {
-            [key: string]: components["schemas"]["schema1"];
-        };
+        schema0: JsonValue;
+        schema1: JsonValue;
     };
     responses: never;
     parameters: never;
