@@ -316,7 +316,7 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
  * {status: 'halted'}))`. Stops at `next_cursor: null`, the list's only end signal.
  */
 export async function* paginate<T, Q extends { cursor?: string }>(
-  list: (query: Q, options?: CallOptions) => Promise<{ items: T[]; next_cursor: string | null }>,
+  list: (query: Q | undefined, options?: CallOptions) => Promise<{ items: T[]; next_cursor: string | null }>,
   query: Q,
   options?: CallOptions,
 ): AsyncGenerator<T, void, undefined> {

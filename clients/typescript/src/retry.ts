@@ -34,7 +34,8 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   if (/^\d+$/.test(text)) return Number(text) * 1000
   // Only the HTTP-date forms (each starts with a day name); Date.parse alone accepts far more than HTTP does.
   if (!/^[A-Za-z]{3,9},? /.test(text)) return undefined
-  const at = Date.parse(text)
+  // HTTP dates are always GMT; only the asctime form omits the zone, and Date.parse would read it as local time.
+  const at = Date.parse(/ GMT$/.test(text) ? text : `${text} GMT`)
   if (Number.isNaN(at)) return undefined
   return Math.max(0, at - now)
 }

@@ -200,6 +200,7 @@ function logVerifier(publicKey: LogPublicKey, origin: string): NoteVerifier {
     const key = isKeyObject(publicKey)
       ? publicKey
       : createPublicKey({ key: publicJwk(publicKey), format: 'jwk' })
+    if (key.asymmetricKeyType !== 'ed25519') throw new TypeError(`it is a ${key.asymmetricKeyType} key`)
     return noteVerifier(origin, key)
   } catch (err) {
     if (err instanceof ArbiterVerificationError) throw err
