@@ -75,21 +75,30 @@ export async function* streamManifests(
   }
 
   while (!outer?.aborted) {
+    // Closing a connection aborts its request and cancels its body reader. The cancel is what ends a pending read:
+    // once the response has arrived, fetch follows the request's signal only through a weak reference, so an abort
+    // alone may reach nothing. The caller's signal is forwarded with a listener for the same reason (a composite
+    // AbortSignal.any() that nothing else holds can be collected mid-stream).
     const connection = new AbortController()
-    const signal = outer ? AbortSignal.any([outer, connection.signal]) : connection.signal
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+    const close = (reason?: unknown) => {
+      connection.abort(reason)
+      reader?.cancel(reason).catch(() => {})
+    }
+    const onAbort = () => close(outer!.reason)
+    outer?.addEventListener('abort', onAbort, { once: true })
     let watchdog: ReturnType<typeof setTimeout> | undefined
     const arm = (ms: number) => {
-      watchdog = setTimeout(() => connection.abort(), ms)
+      watchdog = setTimeout(() => close(), ms)
     }
     const disarm = () => clearTimeout(watchdog)
     let asked: number | undefined
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
     try {
       arm(connectTimeoutMs)
       const { data, error, response } = await deps.api.GET('/v1/manifests/stream', {
         params: { header: position === undefined ? {} : { 'last-event-id': position } },
         parseAs: 'stream',
-        signal,
+        signal: connection.signal,
       })
       disarm()
       if (!response.ok || !data) {
@@ -142,8 +151,8 @@ export async function* streamManifests(
       failures++
     } finally {
       disarm()
-      connection.abort()
-      reader?.cancel().catch(() => {})
+      outer?.removeEventListener('abort', onAbort)
+      close()
     }
     try {
       await sleep(nextDelay(asked), outer)

@@ -88,21 +88,30 @@ export async function send<T>(
   }
 }
 
-/** The caller's signal combined with a timer; `timedOut()` tells which of the two fired. */
-function boundedSignal(
+/**
+ * One controller that aborts when the caller's signal does or when the timer fires; `timedOut()` tells which. A plain
+ * listener rather than AbortSignal.any(): fetch only follows the signal it is given weakly, and a composite signal
+ * that nothing else holds can be garbage-collected mid-request, after which the caller's abort would reach nothing.
+ */
+export function boundedSignal(
   outer: AbortSignal | undefined,
   timeoutMs: number,
 ): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
-  const timer = new AbortController()
+  const controller = new AbortController()
   let fired = false
+  const onAbort = () => controller.abort(outer!.reason)
+  outer?.addEventListener('abort', onAbort, { once: true })
   const handle = setTimeout(() => {
     fired = true
-    timer.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'))
+    controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'))
   }, timeoutMs)
   return {
-    signal: outer ? AbortSignal.any([outer, timer.signal]) : timer.signal,
+    signal: controller.signal,
     timedOut: () => fired,
-    dispose: () => clearTimeout(handle),
+    dispose: () => {
+      clearTimeout(handle)
+      outer?.removeEventListener('abort', onAbort)
+    },
   }
 }
 

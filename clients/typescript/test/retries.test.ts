@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import {
   type ArbiterClient,
   type ArbiterClientOptions,
@@ -56,6 +58,22 @@ function unavailableThen(
       sendJson(response, status, answer)
     }
   }
+}
+
+/** A full garbage collection, as the runtime may run at any moment (the flag is set for this process only). */
+v8.setFlagsFromString('--expose-gc')
+const collectGarbage = vm.runInNewContext('gc') as () => void
+
+/** Sends the headers and the start of a JSON body, then nothing more. */
+function stallAfterHeaders(
+  _n: number,
+  _request: ReceivedRequest,
+  response: import('node:http').ServerResponse,
+) {
+  response.writeHead(200, { 'content-type': 'application/json' })
+  response.write('{"outcome_id":')
+  const timer = setInterval(collectGarbage, 20)
+  setTimeout(() => clearInterval(timer), 250)
 }
 
 const gap = (server: ScriptedServer, i: number) => server.requests[i]!.at - server.requests[i - 1]!.at
@@ -260,6 +278,21 @@ describe('timeouts and cancellation', () => {
     assert.equal(error.timeoutMs, 200)
     assert.ok(elapsed >= 190 && elapsed < 1_500, `gave up after ${elapsed} ms`)
     assert.equal(server.requests.length, 1)
+  })
+
+  it('bounds reading the answer too, even after a garbage collection', async (t) => {
+    const { client } = await scripted(t, stallAfterHeaders)
+    const started = performance.now()
+    const error = await client.outcomes.get(OUTCOME_ID, { timeoutMs: 300 }).catch((err: unknown) => err)
+    assert.ok(error instanceof ArbiterTimeoutError, String(error))
+    assert.ok(performance.now() - started < 2_000)
+  })
+
+  it("reaches an answer still arriving with the caller's abort, even after a garbage collection", async (t) => {
+    const { client } = await scripted(t, stallAfterHeaders)
+    await assert.rejects(client.outcomes.get(OUTCOME_ID, { signal: AbortSignal.timeout(300) }), {
+      name: 'TimeoutError',
+    })
   })
 
   it("rejects with the caller's abort reason, also while waiting to retry", async (t) => {
