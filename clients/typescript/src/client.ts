@@ -45,7 +45,7 @@ import type {
   ReplaceProbeBody,
   ResolutionBody,
 } from './types.ts'
-import { type VerifiedEnvelope, verifyEnvelope } from './verify-envelope.ts'
+import { type Verified, verifyEnvelope } from './verify-envelope.ts'
 
 export interface ArbiterClientOptions {
   /** Where Arbiter listens, e.g. `https://arbiter.internal` (paths such as `/v1/outcomes` are appended). */
@@ -107,7 +107,7 @@ export interface ArbiterClient {
      * Verifies an envelope against the service's JWKS, fetched once and fetched again when a `kid` is unknown (a
      * key rotated in since). Throws ArbiterVerificationError when the envelope does not verify.
      */
-    verify(envelope: unknown, options?: CallOptions): Promise<VerifiedEnvelope>
+    verify<T>(envelope: T, options?: CallOptions): Promise<Verified<T>>
   }
   /** GET /.well-known/jwks.json — every key that ever signed a manifest. */
   jwks(options?: CallOptions): Promise<Jwks>

@@ -56,6 +56,11 @@ export class ArbiterError extends ArbiterClientError {
     return (this.problem as Record<string, unknown>)[name]
   }
 
+  /** The problem+json body, for logs and structured tool results. */
+  toJSON(): Problem {
+    return this.problem
+  }
+
   /** The `manifest_id` extension member (409 on a decided outcome, a dissent, a refused result), if present. */
   get manifestId(): string | undefined {
     const value = this.extension('manifest_id')

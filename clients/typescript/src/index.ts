@@ -16,7 +16,12 @@ export type { ManifestEvent, ManifestStreamOptions } from './manifest-stream.ts'
 export { DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUSES, type RetryOptions } from './retry.ts'
 export type { CallOptions, Idempotency } from './transport.ts'
 export * from './types.ts'
-export { type JsonWebKeySet, type VerifiedEnvelope, verifyEnvelope } from './verify-envelope.ts'
+export {
+  type JsonWebKeySet,
+  type Verified,
+  type VerifiedEnvelope,
+  verifyEnvelope,
+} from './verify-envelope.ts'
 export {
   type LogPublicKey,
   type ManifestInclusionProof,

@@ -8,6 +8,11 @@ import { ArbiterVerificationError } from './errors.ts'
 
 export type { JsonWebKeySet, VerifiedEnvelope }
 
+/** What verification proved, with the manifest typed as the envelope passed in types it (the API's envelopes do). */
+export type Verified<T> = Omit<VerifiedEnvelope, 'manifest'> & {
+  manifest: T extends { manifest: infer M extends object } ? M : Record<string, unknown>
+}
+
 /**
  * Verifies a manifest envelope against a JWKS (`GET /.well-known/jwks.json`) and returns what it proved; throws
  * ArbiterVerificationError naming the failed check otherwise:
@@ -18,9 +23,9 @@ export type { JsonWebKeySet, VerifiedEnvelope }
  *   the two agree when both are present.
  * The checks are the service's own (`arbiter verify` runs the same code, from @arbiter/transparency).
  */
-export async function verifyEnvelope(envelope: unknown, jwks: JsonWebKeySet): Promise<VerifiedEnvelope> {
+export async function verifyEnvelope<T>(envelope: T, jwks: JsonWebKeySet): Promise<Verified<T>> {
   try {
-    return await verifyManifestEnvelope(envelope, jwks)
+    return (await verifyManifestEnvelope(envelope, jwks)) as Verified<T>
   } catch (err) {
     if (err instanceof JwsError) throw new ArbiterVerificationError(err.check, err.message, { cause: err })
     throw err

@@ -27,7 +27,8 @@ describe('manifests.stream across a server restart', () => {
     }
     const running = new Set<ServiceProcess>()
     const start = async (port: number) => {
-      const service = await startService({ ...env, PORT: String(port) })
+      // A first start on a fresh embedded data directory initialises the database: allow for a busy machine.
+      const service = await startService({ ...env, PORT: String(port) }, 180_000)
       running.add(service)
       return service
     }
