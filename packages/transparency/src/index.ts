@@ -16,6 +16,19 @@ export {
   type StoredNode,
 } from './compact-range.ts'
 export {
+  canonicalJson,
+  type JsonWebKeySet,
+  JWS_ALGORITHMS,
+  type JwsAlgorithm,
+  type JwsCheck,
+  JwsError,
+  sha256Digest,
+  type VerifiedEnvelope,
+  type VerifiedJws,
+  verifyCompactJws,
+  verifyManifestEnvelope,
+} from './jws.ts'
+export {
   ed25519KeyId,
   formatVerifierKey,
   isValidKeyName,

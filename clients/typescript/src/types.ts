@@ -1,0 +1,84 @@
+/**
+ * Request and response types, all derived from the generated OpenAPI types: when the service's document changes
+ * and the types are regenerated, these follow (or stop compiling where a wrapper no longer fits).
+ */
+import type { components, paths } from './generated/openapi.ts'
+
+export type { components, paths }
+
+type Method = 'get' | 'post' | 'put' | 'delete'
+
+/** The operation object of a path and method, as generated. */
+export type Operation<P extends keyof paths, M extends Method> = Exclude<paths[P][M], undefined>
+
+/** The JSON request body of an operation. */
+export type RequestBody<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends {
+    requestBody?: { content: { 'application/json': infer Body } }
+  }
+    ? Body
+    : never
+
+/** The JSON body of one response status of an operation. */
+export type ResponseBody<
+  P extends keyof paths,
+  M extends Method,
+  S extends keyof Operation<P, M>['responses'],
+> = Operation<P, M>['responses'][S] extends { content: { 'application/json': infer Body } } ? Body : never
+
+/** The query parameters of an operation (an empty object type when it takes none). */
+export type QueryParams<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends {
+    parameters: { query?: infer Query }
+  }
+    ? NonNullable<Query>
+    : never
+
+type Schemas = components['schemas']
+
+export type ManifestEnvelope = Schemas['ManifestEnvelope']
+export type Manifest = Schemas['Manifest']
+export type Outcome = Schemas['Outcome']
+export type EvaluationPending = Schemas['EvaluationPending']
+export type Escalation = Schemas['Escalation']
+export type AuditRecord = Schemas['AuditRecord']
+export type Probe = Schemas['Probe']
+export type ApiKey = Schemas['ApiKey']
+export type CreatedApiKey = Schemas['CreatedApiKey']
+
+export type CreateOutcomeBody = RequestBody<'/v1/outcomes', 'post'>
+export type AddEvidenceBody = RequestBody<'/v1/outcomes/{id}/evidence', 'post'>
+export type InterpretationBody = RequestBody<'/v1/outcomes/{id}/interpretations', 'post'>
+export type InterpretationRecorded = ResponseBody<'/v1/outcomes/{id}/interpretations', 'post', 201>
+export type EvaluationResult = ResponseBody<'/v1/outcomes/{id}/evaluate', 'post', 200 | 202>
+export type ResolutionBody = RequestBody<'/v1/outcomes/{id}/resolution', 'post'>
+export type CreateKeyBody = RequestBody<'/v1/admin/keys', 'post'>
+export type ProbeBody = RequestBody<'/v1/probes', 'post'>
+export type ReplaceProbeBody = RequestBody<'/v1/probes/{id}', 'put'>
+export type DryRunBody = RequestBody<'/v1/probes/{id}/dry-run', 'post'>
+export type DryRunResult = ResponseBody<'/v1/probes/{id}/dry-run', 'post', 200>
+
+export type OutcomeQuery = QueryParams<'/v1/outcomes', 'get'>
+export type ManifestQuery = QueryParams<'/v1/manifests', 'get'>
+export type EscalationQuery = QueryParams<'/v1/escalations', 'get'>
+export type AuditRecordQuery = QueryParams<'/v1/audit/records', 'get'>
+export type AuditVerifyQuery = QueryParams<'/v1/audit/verify', 'get'>
+export type KeyQuery = QueryParams<'/v1/admin/keys', 'get'>
+export type ProbeQuery = QueryParams<'/v1/probes', 'get'>
+
+export type OutcomePage = ResponseBody<'/v1/outcomes', 'get', 200>
+export type ManifestPage = ResponseBody<'/v1/manifests', 'get', 200>
+export type EscalationPage = ResponseBody<'/v1/escalations', 'get', 200>
+export type AuditRecordPage = ResponseBody<'/v1/audit/records', 'get', 200>
+export type KeyPage = ResponseBody<'/v1/admin/keys', 'get', 200>
+export type ProbePage = ResponseBody<'/v1/probes', 'get', 200>
+export type OutcomeStory = ResponseBody<'/v1/audit/outcomes/{id}', 'get', 200>
+export type AuditVerification = ResponseBody<'/v1/audit/verify', 'get', 200>
+export type AuditCheckpoint = ResponseBody<'/v1/audit/checkpoint', 'get', 200>
+export type Jwks = ResponseBody<'/.well-known/jwks.json', 'get', 200>
+export type Health = ResponseBody<'/healthz', 'get', 200>
+
+/** True for the 202 answer of evaluate: some expected orchestrator has not reported and the deadline is ahead. */
+export function isEvaluationPending(result: EvaluationResult): result is EvaluationPending {
+  return 'status' in result && result.status === 'pending'
+}
