@@ -7,8 +7,8 @@ import {
   auditRowToRecord,
   insertAuditRecords,
   lockAuditHead,
-} from '../src/db/repositories/audit-records.ts'
-import { type AuditRecord, ChainVerifier, hashAuditRecord } from '../src/domain/audit-chain.ts'
+} from '../src/audit/repository.ts'
+import { type AuditRecord, ChainVerifier, hashAuditRecord } from '../src/domain/shared/audit-chain.ts'
 
 /**
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M

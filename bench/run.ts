@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { hashAuditRecord } from '../src/domain/audit-chain.ts'
+import { hashAuditRecord } from '../src/domain/shared/audit-chain.ts'
 import {
   checkChainSeams,
   fillAuditLog,

@@ -154,7 +154,7 @@ CREATE TABLE escalations (
 );
 CREATE INDEX escalations_status_idx ON escalations (status, list_seq);
 
--- The append-only, hash-chained audit log (SPEC §3 Audit).
+-- The append-only, hash-chained audit log (docs/audit-log.md).
 CREATE TABLE audit_records (
   seq bigint PRIMARY KEY,
   at timestamptz NOT NULL,

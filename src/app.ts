@@ -1,45 +1,31 @@
 import { randomUUID } from 'node:crypto'
-import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import underPressure from '@fastify/under-pressure'
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod'
+import type { Server } from 'node:http'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import { CASE_KIND_MODULES, manifestSchemaOfEveryKind } from './cases/registry.ts'
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
-import { type Migration, migrate, readMigrations } from './db/migrate.ts'
-import { AppError } from './errors.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
-import { assertAcceptableJson } from './http/json-guard.ts'
-import authPlugin from './http/plugins/auth.ts'
-import dbPlugin from './http/plugins/db.ts'
-import errorsPlugin from './http/plugins/errors.ts'
-import metricsPlugin from './http/plugins/metrics.ts'
+import admissionPlugin from './http/plugins/app/admission.ts'
+import authPlugin from './http/plugins/app/auth.ts'
+import dbPlugin from './http/plugins/app/db.ts'
+import errorsPlugin from './http/plugins/app/errors.ts'
+import jsonBodyPlugin from './http/plugins/app/json-body.ts'
+import metricsPlugin from './http/plugins/app/metrics.ts'
+import requestGuardsPlugin from './http/plugins/app/request-guards.ts'
+import servicesPlugin from './http/plugins/app/services.ts'
+import settingsPlugin from './http/plugins/app/settings.ts'
+import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
+import swaggerPlugin from './http/plugins/external/swagger.ts'
+import underPressurePlugin from './http/plugins/external/under-pressure.ts'
 import { auditRoutes } from './http/routes/audit.ts'
+import { escalationRoutes } from './http/routes/escalations.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { keyRoutes } from './http/routes/keys.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
-import { outcomeRoutes } from './http/routes/outcomes.ts'
 import { probeRoutes } from './http/routes/probes.ts'
-import type { ServiceContext } from './services/context.ts'
-import { registerSigningKey } from './services/signing.ts'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    config: AppConfig
-    signingKey: SigningKey
-    /** What the use cases in src/services need, in one object. */
-    services: ServiceContext
-  }
-}
-
-/** What the app needs; `server.ts` and tests build it, the app itself never reads the environment. */
+/** What the app needs; `runtime.ts` and tests build it, the app itself never reads the environment. */
 export interface AppConfig
   extends Pick<
     Config,
@@ -76,37 +62,15 @@ export interface AppOptions {
   config: AppConfig
   signingKey: SigningKey
   logger?: FastifyServerOptions['logger']
-  /** Apply pending migrations while building (default true). */
-  migrate?: boolean
 }
-
-export const LOG_REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  '*.headers.authorization',
-  'key',
-  '*.key',
-  'secret',
-  '*.secret',
-]
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
-// Matched by route, not raw URL, so no spelling of a path evades the check. Liveness, readiness and metrics
-// must answer under load; the manifest stream is long-lived and would hold an admission slot for good.
-const OPERATIONS_ROUTES = new Set(['/healthz', '/readyz', '/metrics'])
-const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? ''
-const isOperationsRoute = (request: FastifyRequest) => OPERATIONS_ROUTES.has(routeOf(request))
-const isUncountedRoute = (request: FastifyRequest) =>
-  isOperationsRoute(request) || routeOf(request) === '/v1/manifests/stream'
-
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { config } = options
-  const requestTimeoutMs = config.requestTimeoutMs ?? 30_000
-  const app = Fastify({
+function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
+  const requestTimeoutMs = options.config.requestTimeoutMs ?? 30_000
+  return {
     logger: options.logger ?? false,
-    bodyLimit: config.bodyLimitBytes,
+    bodyLimit: options.config.bodyLimitBytes,
     // Slow clients are cut off: the whole request must arrive within requestTimeoutMs (408), idle keep-alive
     // sockets close at 65 s. Node checks for expired requests every connectionsCheckingInterval, so that interval
     // follows the timeout; otherwise a 30 s timeout could take up to 60 s to bite.
@@ -122,146 +86,49 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
-  }).withTypeProvider<ZodTypeProvider>()
+  }
+}
 
+/**
+ * Builds the whole app: external plugins, then the app's own, then routes. It reads no environment, opens no
+ * database connection and changes no data (migrations and the signing key's registration are the runtime's,
+ * `runtime.ts`), so a test or a tool can build it anywhere.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
+  const app = Fastify(serverOptions(options)).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  app.decorate('config', config)
-  app.decorate('signingKey', options.signingKey)
 
-  // An empty body with a JSON content type means "no body" (e.g. `POST .../evaluate`); the rest is the stock parser.
-  // JSON is the only body type (SPEC §2): anything else is a 415, not a confusing validation error.
-  app.removeAllContentTypeParsers()
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser(
-    ['application/json', 'application/problem+json'],
-    { parseAs: 'string' },
-    (request, body, done) => {
-      if (body === '') return done(null, undefined)
-      parseJson(request, body as string, (err, parsed) => {
-        if (err) return done(err)
-        try {
-          assertAcceptableJson(parsed)
-        } catch (guardErr) {
-          return done(guardErr as Error)
-        }
-        done(null, parsed)
-      })
-    },
-  )
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
-  // Query strings are text columns' filters: U+0000 can never match and PostgreSQL refuses it, so say so.
-  app.addHook('preValidation', async (request) => {
-    const query = request.query as Record<string, unknown> | undefined
-    for (const [name, value] of Object.entries(query ?? {})) {
-      if (
-        (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))
-      ) {
-        throw new AppError('VALIDATION', `querystring/${name}: must not contain U+0000`, {}, [
-          { path: `querystring/${name}`, message: 'must not contain U+0000' },
-        ])
-      }
-    }
-  })
+  // 1. External plugins.
+  await app.register(swaggerPlugin)
+  await app.register(underPressurePlugin, overload)
+  await app.register(rateLimitPlugin, { perMinute: config.rateLimitPerMinute })
 
-  // 1. External and shared plugins, in dependency order.
+  // 2. The app's own plugins, each one job; decorators declare what they depend on.
+  await app.register(settingsPlugin, { config, signingKey: options.signingKey })
   await app.register(errorsPlugin)
-  await app.register(dbPlugin, { connectionString: config.connectionString, poolMax: config.dbPoolMax })
-  const migrations: Migration[] = await readMigrations()
-  if (options.migrate !== false) await migrate(app.db, migrations)
-  await registerSigningKey(app.db, options.signingKey)
+  await app.register(jsonBodyPlugin)
+  await app.register(requestGuardsPlugin)
+  await app.register(dbPlugin)
   await app.register(metricsPlugin)
-  const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
-  const shed = (reason: string) =>
-    new AppError('OVERLOADED', `the service is shedding load (${reason}); retry later`)
-  await app.register(underPressure, {
-    maxEventLoopDelay: overload.maxEventLoopDelayMs,
-    maxHeapUsedBytes: overload.maxHeapUsedBytes,
-    // Liveness, readiness and metrics stay answerable under load; everything else is shed with a 503 problem.
-    pressureHandler: async (request, _reply, type) => {
-      if (!isOperationsRoute(request)) throw shed(type)
-    },
-  })
-  // Admission control, counted synchronously: pg's waitingCount only grows once a request reaches the pool, so
-  // a burst arriving in one event-loop turn would all pass a check on it alone. Long-lived streams are not
-  // counted (they would hold a slot for good).
-  let admitted = 0
-  app.addHook('onRequest', async (request, reply) => {
-    if (isUncountedRoute(request)) return
-    if (app.db.waitingCount > overload.maxDbWaiting || admitted >= config.dbPoolMax + overload.maxDbWaiting) {
-      throw shed('database queue full')
-    }
-    admitted += 1
-    // Released once, when the response closes or the socket does: a pipelined request queued behind others
-    // never gets its own 'close' if the client hangs up first.
-    const socket = request.raw.socket
-    let released = false
-    const release = () => {
-      if (released) return
-      released = true
-      admitted -= 1
-      socket?.off('close', release)
-    }
-    reply.raw.once('close', release)
-    socket?.once('close', release)
-  })
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Arbiter',
-        version: '0.1.0',
-        description:
-          'Settles disagreements between AI orchestrators sharing a sub-agent: evidence, interpretations, a written decision procedure, ground-truth probes and one signed manifest.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
+  await app.register(servicesPlugin)
   await app.register(authPlugin)
-  if (config.rateLimitPerMinute > 0) {
-    await app.register(rateLimit, {
-      global: true,
-      hook: 'preHandler',
-      max: config.rateLimitPerMinute,
-      timeWindow: 60_000,
-      // Per API key; public routes are not limited (they carry no key and do no work worth limiting).
-      keyGenerator: (request) => request.principal?.keyId ?? request.ip,
-      allowList: (request) => request.principal === null,
-      errorResponseBuilder: (_request, context) => ({
-        statusCode: 429,
-        message: `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`,
-      }),
-    })
-  }
 
-  app.decorate('services', {
-    db: app.db,
-    signingKey: options.signingKey,
-    metrics: app.metrics,
-    log: app.log,
-    probes: {
-      policy: { allowedHosts: config.probeAllowedHosts, allowPrivate: config.probeAllowPrivate },
-      env: config.probeEnv,
-    },
-  } satisfies ServiceContext)
-
-  // 2. Routes.
-  await app.register(healthRoutes, { migrations })
+  // 3. Routes: operations and administration, the shared case resources, then each case kind's own.
+  await app.register(healthRoutes)
   await app.register(keyRoutes)
-  await app.register(outcomeRoutes)
   await app.register(probeRoutes)
   await app.register(auditRoutes)
+  await app.register(escalationRoutes)
   await app.register(manifestRoutes, {
+    manifestSchema: manifestSchemaOfEveryKind(),
     ssePollMs: config.ssePollMs ?? 500,
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,
   })
-  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger())
+  for (const kind of CASE_KIND_MODULES) await app.register(kind.routes)
 
   await app.ready()
   return app

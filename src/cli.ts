@@ -1,15 +1,15 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { streamAuditRecords, verifyAuditChain } from './audit/service.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
 import { rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
-import { migrate } from './db/migrate.ts'
-import { openPool } from './runtime.ts'
+import { registerSigningKey } from './db/repositories/signing-keys.ts'
+import { ROLES } from './domain/vocabulary.ts'
+import { openPool, prepareDatabase } from './runtime.ts'
 import { serve } from './server.ts'
-import { streamAuditRecords, verifyAuditChain } from './services/audit.ts'
-import { createApiKey, listKeys, ROLES, revokeKey } from './services/keys.ts'
-import { registerSigningKey } from './services/signing.ts'
+import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
 
 const USAGE = `usage: npm run arbiter -- <command>
 
@@ -35,7 +35,7 @@ async function withPool<T>(
 ) {
   const { pool, close } = await openPool(config)
   try {
-    await migrate(pool)
+    await prepareDatabase(pool, null)
     return await fn(pool)
   } finally {
     await close()
@@ -61,7 +61,7 @@ async function keysCommand(config: Config, args: string[]): Promise<number> {
     }
     const created = await withPool(config, (pool) =>
       createApiKey(
-        pool,
+        { db: pool },
         { role, orchestrator_ids: values['orchestrator-id'], label: values.label ?? `${role} key (cli)` },
         'system',
       ),
@@ -71,12 +71,21 @@ async function keysCommand(config: Config, args: string[]): Promise<number> {
     return 0
   }
   if (sub === 'list') {
-    const keys = await withPool(config, (pool) => listKeys(pool, null, 10_000))
+    const keys = await withPool(config, async (pool) => {
+      const all = []
+      let cursor: string | undefined
+      do {
+        const page = await pageKeys({ db: pool }, { limit: 500, cursor })
+        all.push(...page.items)
+        cursor = page.next_cursor ?? undefined
+      } while (cursor !== undefined)
+      return all
+    })
     out(`${JSON.stringify(keys, null, 2)}\n`)
     return 0
   }
   if (sub === 'revoke' && positionals[0]) {
-    await withPool(config, (pool) => revokeKey(pool, positionals[0]!, 'system'))
+    await withPool(config, (pool) => revokeKey({ db: pool }, positionals[0]!, 'system'))
     out(`revoked ${positionals[0]}\n`)
     return 0
   }
@@ -93,7 +102,9 @@ async function auditCommand(config: Config, args: string[]): Promise<number> {
   if (sub === 'verify') {
     const from = values['from-seq'] ? Number(values['from-seq']) : 1
     const to = values['to-seq'] ? Number(values['to-seq']) : undefined
-    const report = await withPool(config, (pool) => verifyAuditChain(pool, from, to))
+    const report = await withPool(config, (pool) =>
+      verifyAuditChain({ db: pool }, { fromSeq: from, toSeq: to }),
+    )
     out(`${JSON.stringify(report)}\n`)
     if (!report.ok) err(`audit chain broken at seq ${report.first_bad_seq}\n`)
     return report.ok ? 0 : 1
@@ -102,7 +113,7 @@ async function auditCommand(config: Config, args: string[]): Promise<number> {
     const sink = values.out ? createWriteStream(values.out) : process.stdout
     const count = await withPool(config, async (pool) => {
       let n = 0
-      for await (const record of streamAuditRecords(pool, {}, null)) {
+      for await (const record of streamAuditRecords({ db: pool }, {})) {
         if (!sink.write(`${JSON.stringify(record)}\n`)) await once(sink, 'drain')
         n += 1
       }
@@ -143,7 +154,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'migrate': {
       const { pool, close } = await openPool(config)
       try {
-        const applied = await migrate(pool)
+        const applied = await prepareDatabase(pool, null)
         out(
           applied.length === 0
             ? 'schema is current; nothing to apply\n'

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
-import { loadSigningKey } from './crypto/signing-key.ts'
+import { loadSigningKey, type SigningKey } from './crypto/signing-key.ts'
 import type { EmbeddedPostgres } from './db/embedded.ts'
+import { migrate } from './db/migrate.ts'
 import { createPool, type Pool } from './db/pool.ts'
+import { registerSigningKey } from './db/repositories/signing-keys.ts'
 import { probeEnvironment } from './probes/probe-environment.ts'
 
 /**
@@ -21,7 +23,17 @@ export async function openDatabase(
   return { connectionString: embedded.connectionString, poolMax: 1, embedded }
 }
 
-/** Builds the app from parsed config: database, signing key, then `buildApp`. Used by server.ts and the CLI. */
+/**
+ * Makes the database ready for this build to serve: applies pending migrations (under an advisory lock, so
+ * replicas starting together are safe) and records the signing key's public half (so the JWKS lists it).
+ */
+export async function prepareDatabase(pool: Pool, signingKey: SigningKey | null): Promise<string[]> {
+  const applied = await migrate(pool)
+  if (signingKey) await registerSigningKey(pool, signingKey)
+  return applied
+}
+
+/** The service: database, migrations and signing key, then `buildApp`. Used by server.ts and the CLI. */
 export async function startRuntime(
   config: Config,
   logger: FastifyServerOptions['logger'],
@@ -30,6 +42,12 @@ export async function startRuntime(
   const database = await openDatabase(config)
   try {
     const signingKey = await loadSigningKey({ signingKey: config.signingKey, dataDir: config.dataDir })
+    const setup = createPool({ connectionString: database.connectionString, max: 1 })
+    try {
+      await prepareDatabase(setup, signingKey)
+    } finally {
+      await setup.end()
+    }
     const app = await buildApp({
       config: {
         connectionString: database.connectionString,
@@ -56,7 +74,7 @@ export async function startRuntime(
   }
 }
 
-/** A bare pool for CLI commands that need no HTTP app (migrate, keys, audit). */
+/** A bare pool, for CLI commands that need no HTTP app (migrate, keys, audit). */
 export async function openPool(config: Config): Promise<{ pool: Pool; close: () => Promise<void> }> {
   const database = await openDatabase(config)
   const pool = createPool({ connectionString: database.connectionString, max: database.poolMax })

@@ -3,7 +3,7 @@ import { loggerOptions } from './logger.ts'
 import { startRuntime } from './runtime.ts'
 import { ensureAdminKey } from './services/keys.ts'
 
-/** The process: config, logger, listen, graceful shutdown (STYLE §3). */
+/** The process: config, logger, listen, graceful shutdown. The app itself never touches the process. */
 export async function serve(): Promise<void> {
   let config: ReturnType<typeof loadConfig>
   try {
@@ -18,7 +18,7 @@ export async function serve(): Promise<void> {
   const runtime = await startRuntime(config, loggerOptions(config), process.env)
   const { app } = runtime
 
-  const admin = await ensureAdminKey(app.db, config.bootstrapAdminKey)
+  const admin = await ensureAdminKey(app.services, config.bootstrapAdminKey)
   if (admin.created === 'generated') {
     // Printed once, on stdout, never logged: this is the only time the secret exists outside its hash.
     process.stdout.write(

@@ -1,5 +1,5 @@
 import { CompactSign, compactVerify, errors, importJWK, type JWK } from 'jose'
-import { canonicalJson, sha256 } from '../domain/canonical-json.ts'
+import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { SigningKey } from './signing-key.ts'
 
 /** A JSON Web Key Set (RFC 7517 §5), as served at `/.well-known/jwks.json`. */
@@ -11,7 +11,7 @@ export type VerifyResult = { ok: true; kid: string } | { ok: false; reason: stri
 
 /**
  * The only algorithms a manifest or checkpoint JWS may name: `Ed25519` (RFC 9864, what Arbiter
- * signs with) and the older `EdDSA` (RFC 8037) that SPEC "Manifests" lets verifiers accept.
+ * signs with) and the older `EdDSA` (RFC 8037), which verifiers may also accept.
  */
 const ACCEPTED_ALGS: readonly string[] = ['Ed25519', 'EdDSA']
 
@@ -21,11 +21,16 @@ const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * Compact JWS (RFC 7515) over `JCS(value)`: protected header exactly `{alg: 'Ed25519', kid}`
- * (SPEC "Manifests"). jose ≥ 6 implements the fully specified `Ed25519` alg of RFC 9864.
+ * Compact JWS (RFC 7515) over `JCS(value)`: protected header exactly `{alg: 'Ed25519', kid}`.
+ * jose ≥ 6 implements the fully specified `Ed25519` alg of RFC 9864.
  */
 export async function signCanonical(value: unknown, key: SigningKey): Promise<string> {
-  return new CompactSign(utf8.encode(canonicalJson(value)))
+  return signCanonicalText(canonicalJson(value), key)
+}
+
+/** The same, for a caller that already holds the JCS text (it stores the exact bytes it signs). */
+export async function signCanonicalText(jcs: string, key: SigningKey): Promise<string> {
+  return new CompactSign(utf8.encode(jcs))
     .setProtectedHeader({ alg: 'Ed25519', kid: key.kid })
     .sign(key.privateKey)
 }
@@ -87,9 +92,11 @@ export async function verifyCompactAgainstJwks(
 }
 
 /**
- * Checks a manifest envelope `{manifest, manifest_digest, jws}` (SPEC "Manifests"): the digest
- * is `sha256(JCS(manifest))`, the JWS verifies against the JWKS, and its payload is exactly
- * `JCS(manifest)`. Each failure says which check failed.
+ * Checks a manifest envelope `{manifest, manifest_digest, jws, audit_seq}`: the digest is
+ * `sha256(JCS(manifest))`, the JWS verifies against the JWKS, and its payload is exactly
+ * `JCS(manifest)`. `audit_seq` (the manifest's place in the audit log, assigned after signing)
+ * is the one field outside the signature, and may be absent in envelopes saved before it existed.
+ * Each failure says which check failed.
  */
 export async function verifyEnvelope(envelope: unknown, jwks: Jwks): Promise<VerifyResult> {
   if (!isPlainObject(envelope)) return fail('envelope is not a JSON object')
@@ -102,6 +109,10 @@ export async function verifyEnvelope(envelope: unknown, jwks: Jwks): Promise<Ver
   if (!isPlainObject(manifest)) return fail('envelope.manifest is not a JSON object')
   if (typeof manifestDigest !== 'string') return fail('envelope.manifest_digest is not a string')
   if (typeof jws !== 'string') return fail('envelope.jws is not a string')
+  const { audit_seq: auditSeq } = envelope
+  if (auditSeq !== undefined && auditSeq !== null && !Number.isSafeInteger(auditSeq)) {
+    return fail('envelope.audit_seq is not an integer or null')
+  }
 
   let canonicalManifest: string
   try {
@@ -127,7 +138,7 @@ export async function verifyEnvelope(envelope: unknown, jwks: Jwks): Promise<Ver
   return { ok: true, kid: verified.kid }
 }
 
-const ENVELOPE_FIELDS: readonly string[] = ['manifest', 'manifest_digest', 'jws']
+const ENVELOPE_FIELDS: readonly string[] = ['manifest', 'manifest_digest', 'jws', 'audit_seq']
 
 function decodeHeader(encoded: string): Record<string, unknown> | undefined {
   try {

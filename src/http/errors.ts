@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { isDatabaseUnavailable, PG, pgErrorCode } from '../db/pg-errors.ts'
-import { CanonicalJsonError } from '../domain/canonical-json.ts'
+import { CanonicalJsonError } from '../domain/shared/canonical-json.ts'
 import { AppError, ERRORS, type ErrorName, type ProblemFieldError } from '../errors.ts'
 
 export const problemType = (slug: string) => `urn:arbiter:problem:${slug}`

@@ -1,13 +1,12 @@
+import { escapePointerToken } from '../domain/shared/json-pointer.ts'
 import { AppError } from '../errors.ts'
 
 /** Deeper documents are refused: recursion over them (validation, canonical JSON) could exhaust the stack. */
 export const MAX_JSON_DEPTH = 64
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 function badString(value: string): string | null {
   if (value.includes('\u0000')) return 'contains U+0000, which cannot be stored'
-  if (LONE_SURROGATE.test(value)) return 'contains a lone surrogate, which RFC 8785 cannot canonicalize'
+  if (!value.isWellFormed()) return 'contains a lone surrogate, which RFC 8785 cannot canonicalize'
   return null
 }
 
@@ -35,7 +34,7 @@ export function assertAcceptableJson(root: unknown): void {
     }
     for (const [key, item] of Object.entries(value)) {
       const keyProblem = badString(key)
-      const childPath = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+      const childPath = `${path}/${escapePointerToken(key)}`
       if (keyProblem) throw invalid(path, `key ${keyProblem}`)
       stack.push({ value: item, depth: depth + 1, path: childPath })
     }

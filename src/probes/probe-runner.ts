@@ -1,5 +1,5 @@
 import { type Dispatcher, request } from 'undici'
-import { sha256 } from '../domain/canonical-json.ts'
+import { sha256 } from '../domain/shared/canonical-json.ts'
 import type { ProbeDefinition, ProbeResult } from './probe-definition.ts'
 import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
 import { checkRequestUrl, createGuardedDispatcher, SsrfBlockedError, type SsrfPolicy } from './ssrf-guard.ts'

@@ -1,10 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool } from '../db/pool.ts'
-import type { Metrics } from '../http/plugins/metrics.ts'
+import type { Metrics } from '../metrics.ts'
 import type { SsrfPolicy } from '../probes/ssrf-guard.ts'
 
-/** What use cases need from the running app; routes pass it, tests can build it directly. */
+/**
+ * Everything a use case needs from the running service, in one object: routes pass `app.services`, the CLI and
+ * tests build the parts they need. A service asks only for what it uses (`Pick<ServiceContext, 'db'>`).
+ */
 export interface ServiceContext {
   db: Pool
   signingKey: SigningKey
@@ -17,5 +20,5 @@ export interface ServiceContext {
   }
 }
 
-/** The id written as `actor` in audit records: the API key id, or "system". */
+/** Who made a change, as audit records name it: the API key id, or "system". */
 export type Actor = string

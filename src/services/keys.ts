@@ -1,19 +1,21 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import type { Pool, Queryable } from '../db/pool.ts'
+import { appendAuditRecords } from '../audit/audit-log.ts'
+import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import {
   type ApiKeyRow,
   countActiveAdminKeys,
   findActiveKeyByHash,
+  findKeyByHash,
   insertApiKey,
   listApiKeys,
-  type Role,
+  lockAdminBootstrap,
   revokeApiKey,
 } from '../db/repositories/api-keys.ts'
+import type { Role } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
-import { appendAuditRecord } from './audit-log.ts'
-
-export const ROLES = ['orchestrator', 'dashboard', 'ops', 'admin'] as const satisfies readonly Role[]
+import { createdPosition, type Page, type PageRequest, readPage } from '../pagination.ts'
+import type { Actor, ServiceContext } from './context.ts'
 
 /** Who is calling: resolved from the bearer key on every request (so a revocation bites on the next one). */
 export interface Principal {
@@ -32,8 +34,6 @@ export interface ApiKeyView {
 }
 
 const KEY_PREFIX = 'arb_'
-// Arbitrary constant naming "first admin key" in pg_advisory_xact_lock: replicas starting together create one.
-const BOOTSTRAP_LOCK_KEY = 7_246_153_002
 
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
@@ -43,7 +43,7 @@ export function generateApiKeySecret(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url')
 }
 
-export function toApiKeyView(row: ApiKeyRow): ApiKeyView {
+function toApiKeyView(row: ApiKeyRow): ApiKeyView {
   return {
     id: row.id,
     role: row.role,
@@ -54,8 +54,11 @@ export function toApiKeyView(row: ApiKeyRow): ApiKeyView {
   }
 }
 
-export async function authenticate(db: Queryable, secret: string): Promise<Principal | undefined> {
-  const row = await findActiveKeyByHash(db, hashApiKey(secret))
+export async function authenticate(
+  ctx: Pick<ServiceContext, 'db'>,
+  secret: string,
+): Promise<Principal | undefined> {
+  const row = await findActiveKeyByHash(ctx.db, hashApiKey(secret))
   return row ? { keyId: row.id, role: row.role, orchestratorIds: row.orchestrator_ids } : undefined
 }
 
@@ -85,7 +88,7 @@ function checkKeyInput(input: CreateKeyInput): string[] {
   return ids
 }
 
-async function insertKeyWithAudit(db: Queryable, input: CreateKeyInput, actor: string) {
+async function insertKeyWithAudit(db: Queryable, input: CreateKeyInput, actor: Actor) {
   const orchestratorIds = checkKeyInput(input)
   const secret = input.secret ?? generateApiKeySecret()
   const row = await insertApiKey(db, {
@@ -96,28 +99,43 @@ async function insertKeyWithAudit(db: Queryable, input: CreateKeyInput, actor: s
     keyHash: hashApiKey(secret),
     createdAt: new Date(),
   })
-  await appendAuditRecord(db, {
-    kind: 'key.created',
-    actor,
-    data: { key_id: row.id, role: row.role, orchestrator_ids: row.orchestrator_ids, label: row.label },
-  })
+  await appendAuditRecords(db, [
+    {
+      kind: 'key.created',
+      actor,
+      data: { key_id: row.id, role: row.role, orchestrator_ids: row.orchestrator_ids, label: row.label },
+    },
+  ])
   return { ...toApiKeyView(row), key: secret }
 }
 
-export async function createApiKey(pool: Pool, input: CreateKeyInput, actor: string) {
-  return withTransaction(pool, (client) => insertKeyWithAudit(client, input, actor))
+/** Creates a key; the secret is in the answer and nowhere else (only its hash is stored). */
+export async function createApiKey(ctx: Pick<ServiceContext, 'db'>, input: CreateKeyInput, actor: Actor) {
+  const { revoked_at: _never, ...created } = await withTransaction(ctx.db, (client) =>
+    insertKeyWithAudit(client, input, actor),
+  )
+  return created
 }
 
-export async function listKeys(pool: Pool, after: { at: Date; id: string } | null, limit: number) {
-  return (await listApiKeys(pool, after, limit)).map(toApiKeyView)
+export async function pageKeys(
+  ctx: Pick<ServiceContext, 'db'>,
+  page: PageRequest,
+): Promise<Page<ApiKeyView>> {
+  return readPage(
+    page,
+    createdPosition,
+    (after, limit) => listApiKeys(ctx.db, after && { at: new Date(after.at), id: after.id }, limit),
+    (row) => ({ at: row.created_at.toISOString(), id: row.id }),
+    toApiKeyView,
+  )
 }
 
-export async function revokeKey(pool: Pool, id: string, actor: string): Promise<void> {
-  await withTransaction(pool, async (client) => {
+export async function revokeKey(ctx: Pick<ServiceContext, 'db'>, id: string, actor: Actor): Promise<void> {
+  await withTransaction(ctx.db, async (client) => {
     const { row, changed } = await revokeApiKey(client, id, new Date())
     if (!row) throw new AppError('NOT_FOUND', `no key ${id}`)
     if (changed) {
-      await appendAuditRecord(client, { kind: 'key.revoked', actor, data: { key_id: id, role: row.role } })
+      await appendAuditRecords(client, [{ kind: 'key.revoked', actor, data: { key_id: id, role: row.role } }])
     }
   })
 }
@@ -127,15 +145,15 @@ export async function revokeKey(pool: Pool, id: string, actor: string): Promise<
  * a bootstrap key from the environment is used as given and never echoed.
  */
 export async function ensureAdminKey(
-  pool: Pool,
+  ctx: Pick<ServiceContext, 'db'>,
   bootstrapSecret: string | undefined,
 ): Promise<{ created: 'generated'; key: string } | { created: 'bootstrap' | 'none' }> {
-  return withTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [BOOTSTRAP_LOCK_KEY])
+  return withTransaction(ctx.db, async (client) => {
+    await lockAdminBootstrap(client)
     if ((await countActiveAdminKeys(client)) > 0) return { created: 'none' as const }
     if (bootstrapSecret !== undefined) {
       // The same secret may already exist as a revoked key; reusing a revoked secret would revive it.
-      if (await findRevokedOrActive(client, bootstrapSecret)) return { created: 'none' as const }
+      if (await findKeyByHash(client, hashApiKey(bootstrapSecret))) return { created: 'none' as const }
       await insertKeyWithAudit(
         client,
         { role: 'admin', label: 'bootstrap', secret: bootstrapSecret },
@@ -146,9 +164,4 @@ export async function ensureAdminKey(
     const created = await insertKeyWithAudit(client, { role: 'admin', label: 'first admin key' }, 'system')
     return { created: 'generated' as const, key: created.key }
   })
-}
-
-async function findRevokedOrActive(db: Queryable, secret: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM api_keys WHERE key_hash = $1', [hashApiKey(secret)])
-  return rows.length > 0
 }

@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto'
+import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
 import { withTransaction } from '../db/pool.ts'
-import type { OutcomeRow } from '../db/repositories/outcomes.ts'
-import {
-  findProbe,
-  insertProbe,
-  listProbes as listProbeRows,
-  type ProbeRow,
-  updateProbe,
-} from '../db/repositories/probes.ts'
-import { hashJson, type JsonValue } from '../domain/canonical-json.ts'
+import { findProbe, insertProbe, listProbes, type ProbeRow, updateProbe } from '../db/repositories/probes.ts'
+import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'
 import { AppError } from '../errors.ts'
+import { createdPosition, type Page, type PageRequest, readPage } from '../pagination.ts'
 import { normalizeProbeDefinition, type ProbeDefinitionInput } from '../probes/probe-definition.ts'
 import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
 import { checkRegistrationUrl } from '../probes/ssrf-guard.ts'
-import { appendAuditRecord } from './audit-log.ts'
 import type { Actor, ServiceContext } from './context.ts'
 
-export function toProbeView(row: ProbeRow) {
+function toProbeView(row: ProbeRow) {
   return {
     probe_id: row.id,
     name: row.name,
@@ -28,7 +22,7 @@ export function toProbeView(row: ProbeRow) {
 }
 
 /** Defaults filled, registration-time SSRF check (a non-public IP literal is refused unless allowed). */
-function prepareDefinition(ctx: ServiceContext, input: ProbeDefinitionInput) {
+function prepareDefinition(ctx: Pick<ServiceContext, 'probes'>, input: ProbeDefinitionInput) {
   const definition = normalizeProbeDefinition(input)
   const refusal = checkRegistrationUrl(definition.request.url, ctx.probes.policy)
   if (refusal) {
@@ -39,9 +33,9 @@ function prepareDefinition(ctx: ServiceContext, input: ProbeDefinitionInput) {
   return { definition, digest: hashJson(definition) }
 }
 
-function registeredEntry(row: ProbeRow, actor: Actor) {
+function registeredEntry(row: ProbeRow, actor: Actor): AuditEntry {
   return {
-    kind: 'probe.registered' as const,
+    kind: 'probe.registered',
     actor,
     data: { probe_id: row.id, name: row.name, version: row.version, probe_digest: row.probe_digest },
   }
@@ -61,7 +55,7 @@ export async function registerProbe(ctx: ServiceContext, input: ProbeDefinitionI
   }
   await withTransaction(ctx.db, async (tx) => {
     await insertProbe(tx, row)
-    await appendAuditRecord(tx, registeredEntry(row, actor))
+    await appendAuditRecords(tx, [registeredEntry(row, actor)])
   })
   return toProbeView(row)
 }
@@ -86,20 +80,31 @@ export async function replaceProbe(
       updated_at: new Date(),
     }
     await updateProbe(tx, row)
-    await appendAuditRecord(tx, registeredEntry(row, actor))
+    await appendAuditRecords(tx, [registeredEntry(row, actor)])
     return toProbeView(row)
   })
 }
 
-export async function getProbe(ctx: ServiceContext, probeId: string) {
+export async function getProbe(ctx: Pick<ServiceContext, 'db'>, probeId: string) {
   const row = await findProbe(ctx.db, probeId)
   if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
   return toProbeView(row)
 }
 
-export async function listProbes(ctx: ServiceContext, after: { at: Date; id: string } | null, limit: number) {
-  return (await listProbeRows(ctx.db, after, limit)).map(toProbeView)
+export async function pageProbes(
+  ctx: Pick<ServiceContext, 'db'>,
+  page: PageRequest,
+): Promise<Page<ProbeView>> {
+  return readPage(
+    page,
+    createdPosition,
+    (after, limit) => listProbes(ctx.db, after && { at: new Date(after.at), id: after.id }, limit),
+    (row) => ({ at: row.created_at.toISOString(), id: row.id }),
+    toProbeView,
+  )
 }
+
+export type ProbeView = ReturnType<typeof toProbeView>
 
 /**
  * POST /v1/probes/{id}/dry-run: executes the current version against the given params without touching any
@@ -117,9 +122,9 @@ export async function dryRunProbe(
   const row = await findProbe(ctx.db, probeId)
   if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
   const record = await runRegisteredProbe(ctx, row, input.params ?? {}, input.outcome ?? null)
-  const entry = probeExecutedEntry(record, actor, null)
+  const entry = probeExecutedEntry(record, actor)
   await withTransaction(ctx.db, (tx) =>
-    appendAuditRecord(tx, { ...entry, data: { ...entry.data, dry_run: true } }),
+    appendAuditRecords(tx, [{ ...entry, data: { ...entry.data, dry_run: true } }]),
   )
   return record
 }
@@ -147,13 +152,14 @@ export async function runRegisteredProbe(
   return record
 }
 
-/** The `probe.executed` audit entry: what was requested and what came back (never header values). */
-export function probeExecutedEntry(record: GroundTruthRecord, actor: Actor, outcome: OutcomeRow | null) {
+/**
+ * The `probe.executed` audit entry: what was requested and what came back (never header values). The case it
+ * ran for, if any, adds its ids.
+ */
+export function probeExecutedEntry(record: GroundTruthRecord, actor: Actor): AuditEntry {
   return {
-    kind: 'probe.executed' as const,
+    kind: 'probe.executed',
     actor,
-    outcome_id: outcome?.id ?? null,
-    subagent_id: outcome?.subagent_id ?? null,
     data: {
       probe_id: record.probe_id,
       probe_version: record.probe_version,

@@ -13,7 +13,7 @@ import {
   type SigningKey,
   signingKeyFromPem,
 } from '../../src/crypto/signing-key.ts'
-import { canonicalJson, hashJson } from '../../src/domain/canonical-json.ts'
+import { canonicalJson, hashJson } from '../../src/domain/shared/canonical-json.ts'
 
 /** A manifest shaped like SPEC "Manifests"; key order deliberately not canonical. */
 function sampleManifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -9,7 +9,7 @@ import { buildJwks } from '../../src/crypto/jwks.ts'
 import { signCanonical } from '../../src/crypto/jws.ts'
 import { loadSigningKey, type SigningKey } from '../../src/crypto/signing-key.ts'
 import { runVerifyCommand } from '../../src/crypto/verify-command.ts'
-import { hashJson } from '../../src/domain/canonical-json.ts'
+import { hashJson } from '../../src/domain/shared/canonical-json.ts'
 
 const MANIFEST_ID = '6f1c2a52-8d0e-4c55-9a55-0d7f3e1b9c10'
 

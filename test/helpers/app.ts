@@ -3,7 +3,8 @@ import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type AppConfig, buildApp } from '../../src/app.ts'
 import { type SigningKey, signingKeyFromPem } from '../../src/crypto/signing-key.ts'
-import type { Role } from '../../src/db/repositories/api-keys.ts'
+import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
+import type { Role } from '../../src/domain/vocabulary.ts'
 import { createApiKey } from '../../src/services/keys.ts'
 import { createTestDatabase, type TestDatabase, testPoolMax } from './database.ts'
 
@@ -36,6 +37,7 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const ownDatabase = options.database === undefined
   const db = options.database ?? (await createTestDatabase())
+  const signingKey = options.signingKey ?? (await newSigningKey())
   const app = await buildApp({
     config: {
       connectionString: db.connectionString,
@@ -47,16 +49,23 @@ export async function buildTestApp(
       probeEnv: {},
       ...options.config,
     },
-    signingKey: options.signingKey ?? (await newSigningKey()),
+    signingKey,
     logger: false,
   })
   t.after(async () => {
     await app.close()
     if (ownDatabase) await db.stop()
   })
+  // What the runtime does at start: the database is migrated already (createTestDatabase); record the key.
+  await registerSigningKey(app.services.db, signingKey)
   const key = async (role: Role, orchestratorIds?: string[]) =>
-    (await createApiKey(app.db, { role, orchestrator_ids: orchestratorIds, label: `test ${role}` }, 'system'))
-      .key
+    (
+      await createApiKey(
+        app.services,
+        { role, orchestrator_ids: orchestratorIds, label: `test ${role}` },
+        'system',
+      )
+    ).key
   const adminKey = await key('admin')
   return {
     app,

@@ -5,8 +5,9 @@ const MUTABLE = {
   outcomes: 'id, status, manifest_id, evidence_hash, reevaluation_rounds',
   api_keys: 'id, revoked_at',
   probes: 'id, version, probe_digest, definition',
-  escalations: 'outcome_id, status, resolution_manifest_id',
-  probe_runs: 'outcome_id, inputs_digest, claimed_until, record',
+  escalations: 'case_kind, case_id, status, resolution_manifest_id',
+  probe_runs: 'case_kind, case_id, inputs_digest, claimed_until, record',
+  manifests: 'id, audit_seq',
 } as const
 
 /**

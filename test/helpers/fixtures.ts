@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import type { TestApp } from './app.ts'
 
-/** Independent of the service's own helpers: the hash as a client would compute it from SPEC §3. */
+/** Independent of the service's own helpers: the hash as a client computes it (sha256 of the JCS text). */
 export function clientHash(value: unknown): string {
   return `sha256:${createHash('sha256').update(canonicalize(value)!).digest('hex')}`
 }
@@ -90,7 +90,7 @@ export async function haltedOutcome(t: TestApp, a: string, b: string) {
     outcome_interpretation: 'success',
     success_criterion: { require: ['exit_code == 0'] },
   })
-  const { manifest } = await evaluate(t, a, outcome.outcome_id)
-  assert.equal(manifest.directive, 'HALT')
-  return { outcome, manifest }
+  const envelope = await evaluate(t, a, outcome.outcome_id)
+  assert.equal(envelope.manifest.directive, 'HALT')
+  return { outcome, manifest: envelope.manifest, envelope }
 }

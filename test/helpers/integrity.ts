@@ -31,7 +31,7 @@ export async function assertStoreIntegrity(connectionString: string) {
         (SELECT count(*) FROM manifests m WHERE NOT EXISTS (SELECT 1 FROM audit_records a
            WHERE a.kind = 'manifest.issued' AND a.manifest_id = m.id AND a.seq = m.audit_seq))::int AS manifests,
         (SELECT count(*) FROM escalations e WHERE NOT EXISTS (SELECT 1 FROM audit_records a
-           WHERE a.kind = 'escalation.opened' AND a.outcome_id = e.outcome_id))::int AS escalations,
+           WHERE a.kind = 'escalation.opened' AND a.manifest_id = e.manifest_id))::int AS escalations,
         (SELECT count(*) FROM dissents d WHERE NOT EXISTS (SELECT 1 FROM audit_records a
            WHERE a.kind = 'dissent.recorded' AND a.outcome_id = d.outcome_id))::int AS dissents,
         (SELECT count(*) FROM audit_records a WHERE a.kind = 'manifest.issued'
@@ -52,10 +52,10 @@ export async function assertStoreIntegrity(connectionString: string) {
       'every change committed together with its audit record',
     )
     const decisions = await one(`SELECT
-        (SELECT count(*) FROM (SELECT outcome_id FROM manifests WHERE final AND verdict <> 'HUMAN_RESOLVED'
-           GROUP BY outcome_id HAVING count(*) > 1) x)::int AS twice_decided,
-        (SELECT count(*) FROM (SELECT outcome_id FROM manifests WHERE verdict = 'HUMAN_RESOLVED'
-           GROUP BY outcome_id HAVING count(*) > 1) x)::int AS twice_resolved`)
+        (SELECT count(*) FROM (SELECT case_id FROM manifests WHERE final AND verdict <> 'HUMAN_RESOLVED'
+           GROUP BY case_kind, case_id, case_round HAVING count(*) > 1) x)::int AS twice_decided,
+        (SELECT count(*) FROM (SELECT case_id FROM manifests WHERE verdict = 'HUMAN_RESOLVED'
+           GROUP BY case_kind, case_id HAVING count(*) > 1) x)::int AS twice_resolved`)
     assert.deepEqual(decisions, { twice_decided: 0, twice_resolved: 0 }, 'one decision per outcome')
     const counts = await one(`SELECT (SELECT count(*) FROM outcomes)::int AS outcomes,
         (SELECT count(*) FROM manifests)::int AS manifests`)

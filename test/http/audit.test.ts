@@ -4,7 +4,7 @@ import { compactVerify, createLocalJWKSet } from 'jose'
 import pg from 'pg'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
-import { clientHash, createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
+import { clientHash, createOutcome, evaluate, haltedOutcome } from '../helpers/fixtures.ts'
 
 const halted = haltedOutcome
 
@@ -36,7 +36,7 @@ async function setup(
 describe('the audit log', () => {
   it('chains every change and tells one outcome its whole story', async (t) => {
     const { app, a, b, ops } = await setup(t)
-    const { outcome, manifest } = await halted(app, a, b)
+    const { outcome, manifest, envelope } = await halted(app, a, b)
     const story = (
       await app.request(ops, { method: 'GET', url: `/v1/audit/outcomes/${outcome.outcome_id}` })
     ).json()
@@ -53,10 +53,15 @@ describe('the audit log', () => {
       ],
     )
     const issued = story.records.find((r: { kind: string }) => r.kind === 'manifest.issued')
-    assert.equal(issued.seq, manifest.audit_seq)
+    assert.equal(issued.seq, envelope.audit_seq)
+    assert.equal(story.manifest.audit_seq, envelope.audit_seq)
     assert.equal(issued.verdict, 'CRITERIA_DIFFER')
-    assert.deepEqual(issued.data, { manifest_digest: clientHash(manifest), directive: 'HALT' })
-    // Each record hashes as SPEC says: sha256(prev_hash + JCS(record without hash)).
+    assert.deepEqual(issued.data, {
+      manifest_digest: clientHash(manifest),
+      directive: 'HALT',
+      kind: 'outcome',
+    })
+    // Each record hashes as documented: sha256(prev_hash + JCS(record without hash)).
     const all = (await app.request(ops, { method: 'GET', url: '/v1/audit/records?limit=500' })).json().items
     let prev = `sha256:${'0'.repeat(64)}`
     for (const [index, record] of all.entries()) {
@@ -225,7 +230,11 @@ describe('escalations and resolutions', () => {
     const open = (await app.request(ops, { method: 'GET', url: '/v1/escalations?status=open' })).json()
     assert.equal(open.items.length, 1)
     const escalation = open.items[0]
+    assert.equal(escalation.case, 'outcome')
     assert.equal(escalation.outcome_id, outcome.outcome_id)
+    assert.equal(escalation.fanout_id, null)
+    assert.equal(escalation.subagent_id, 'refund-agent')
+    assert.equal(escalation.run_id, outcome.run_id)
     assert.equal(escalation.manifest_id, manifest.manifest_id)
     assert.equal(escalation.verdict, 'CRITERIA_DIFFER')
     assert.deepEqual(escalation.interpretation_divergence_receipt, manifest.interpretation_divergence_receipt)

@@ -50,7 +50,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
       Object.keys(m).sort(),
       [
         'action_owner',
-        'audit_seq',
+        'kind',
         'ground_truth_arbiter_predicate',
         'interpretation_divergence_receipt',
         'interpretations',
@@ -323,7 +323,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     assert.deepEqual(new Set(responses.map((r) => r.statusCode)), new Set([200]))
     assert.equal(new Set(responses.map((r) => r.json().manifest.manifest_id)).size, 1)
     const { rows } = await app.app.db.query(
-      'SELECT count(*)::int AS n FROM manifests WHERE outcome_id = $1',
+      `SELECT count(*)::int AS n FROM manifests WHERE case_kind = 'outcome' AND case_id = $1`,
       [outcome.outcome_id],
     )
     assert.equal(rows[0].n, 1)

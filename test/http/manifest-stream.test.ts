@@ -73,7 +73,8 @@ async function decideOne(app: TestApp, key: string) {
     orchestrator_id: 'orch-a',
     outcome_interpretation: 'success',
   })
-  return (await evaluate(app, key, outcome.outcome_id)).manifest
+  const { manifest, audit_seq } = await evaluate(app, key, outcome.outcome_id)
+  return { manifest_id: manifest.manifest_id as string, audit_seq: audit_seq as number }
 }
 
 describe('GET /v1/manifests/stream', () => {

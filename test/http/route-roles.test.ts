@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import type { Role } from '../../src/db/repositories/api-keys.ts'
+import type { Role } from '../../src/domain/vocabulary.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 import { json, startTarget } from '../helpers/http-target.ts'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, describe, it, type TestContext } from 'node:test'
-import { sha256 } from '../../src/domain/canonical-json.ts'
+import { sha256 } from '../../src/domain/shared/canonical-json.ts'
 import { normalizeProbeDefinition } from '../../src/probes/probe-definition.ts'
 import {
   backoffDelayMs,

@@ -7,14 +7,7 @@ import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
-import {
-  CRITERION,
-  createOutcome,
-  EVIDENCE,
-  evaluate,
-  haltedOutcome,
-  interpret,
-} from '../helpers/fixtures.ts'
+import { CRITERION, createOutcome, EVIDENCE, haltedOutcome } from '../helpers/fixtures.ts'
 import { problemViolation } from '../helpers/load.ts'
 
 /**

@@ -318,7 +318,7 @@ describe('probe header secrets', () => {
   it('appear in no response, manifest, audit record, stored row or log line, in any spelling', async () => {
     const bodies: Array<[string, string]> = []
     const keyFor = async (role: 'admin' | 'orchestrator' | 'ops', ids?: string[]) =>
-      (await createApiKey(app.db, { role, orchestrator_ids: ids, label: 'probe secrets' }, 'system')).key
+      (await createApiKey({ db: app.db }, { role, orchestrator_ids: ids, label: 'probe secrets' }, 'system')).key
     const admin = await keyFor('admin')
     const orchestrator = await keyFor('orchestrator', ['orch-a', 'orch-b'])
     const ops = await keyFor('ops')

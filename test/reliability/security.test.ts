@@ -13,6 +13,7 @@ import canonicalize from 'canonicalize'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { CompactSign, importJWK } from 'jose'
 import { buildApp } from '../../src/app.ts'
+import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
 import { loggerOptions } from '../../src/logger.ts'
 import { ensureAdminKey } from '../../src/services/keys.ts'
 import { newSigningKey } from '../helpers/app.ts'
@@ -43,6 +44,7 @@ async function buildLoggedApp() {
       done()
     },
   })
+  const signingKey = await newSigningKey()
   const app = await buildApp({
     config: {
       connectionString: proxy.proxiedUrl(db.connectionString),
@@ -53,10 +55,11 @@ async function buildLoggedApp() {
       probeAllowPrivate: true,
       probeEnv: { PROBE_SECRET },
     },
-    signingKey: await newSigningKey(),
+    signingKey,
     logger: { ...loggerOptions({ logLevel: 'trace' }), stream },
   })
   apps.push(app)
+  await registerSigningKey(app.services.db, signingKey)
   return app
 }
 
@@ -98,7 +101,7 @@ const sha256 = (value: unknown) => `sha256:${createHash('sha256').update(canonic
 describe('security regressions', () => {
   it('rejects tampered manifests, digests and signatures, alg none and HS256 key confusion in the verify CLI', async (t) => {
     const app = await buildLoggedApp()
-    await ensureAdminKey(app.db, BOOTSTRAP_KEY)
+    await ensureAdminKey(app.services, BOOTSTRAP_KEY)
     const orchestrator = (
       await call(app, BOOTSTRAP_KEY, {
         method: 'POST',
@@ -215,7 +218,7 @@ describe('security regressions', () => {
 
   it('stops a revoked key on the very next request, on every replica', async () => {
     const [replicaA, replicaB] = [await buildLoggedApp(), await buildLoggedApp()]
-    await ensureAdminKey(replicaA.db, BOOTSTRAP_KEY)
+    await ensureAdminKey(replicaA.services, BOOTSTRAP_KEY)
     const create = async (body: object) => {
       const created = await call(replicaA, BOOTSTRAP_KEY, {
         method: 'POST',
@@ -296,7 +299,7 @@ describe('security regressions', () => {
     const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`
 
     const app = await buildLoggedApp()
-    await ensureAdminKey(app.db, BOOTSTRAP_KEY)
+    await ensureAdminKey(app.services, BOOTSTRAP_KEY)
     const bodies: string[] = []
     const secretsInKeyResponses: string[] = []
     const send = async (key: string | null, options: InjectOptions) => {

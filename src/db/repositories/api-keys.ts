@@ -1,6 +1,5 @@
+import type { Role } from '../../domain/vocabulary.ts'
 import type { Queryable } from '../pool.ts'
-
-export type Role = 'orchestrator' | 'dashboard' | 'ops' | 'admin'
 
 /** api_keys: id, role, orchestrator_ids (orchestrator keys only), label, key_hash (sha256 of the secret),
  * created_at, revoked_at (null while active). */
@@ -36,6 +35,12 @@ export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promi
   return rows[0]
 }
 
+/** The key with this hash, active or revoked. */
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash])
+  return rows[0]
+}
+
 export async function listApiKeys(
   db: Queryable,
   afterCreated: { at: Date; id: string } | null,
@@ -62,6 +67,14 @@ export async function revokeApiKey(
   if (row.revoked_at) return { row, changed: false }
   await db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [id, at])
   return { row: { ...row, revoked_at: at }, changed: true }
+}
+
+// Arbitrary constant naming "first admin key" in pg_advisory_xact_lock: replicas starting together create one.
+const BOOTSTRAP_LOCK_KEY = 7_246_153_002
+
+/** Serializes "create the first admin key" across replicas until the transaction ends. */
+export async function lockAdminBootstrap(db: Queryable): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [BOOTSTRAP_LOCK_KEY])
 }
 
 export async function countActiveAdminKeys(db: Queryable): Promise<number> {

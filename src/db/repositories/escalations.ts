@@ -1,52 +1,55 @@
+import type { CaseRef, EscalationStatus } from '../../domain/vocabulary.ts'
 import type { Queryable } from '../pool.ts'
 
-/** escalations: one per HALTed outcome. status open → resolved when a human resolution supersedes the HALT. */
+/**
+ * escalations: one per HALTed case. case_kind + case_id; manifest_id (the HALT); status (open → resolved when a
+ * human resolution supersedes the HALT); opened_at; resolved_at; resolution_manifest_id; list_seq (opening order,
+ * for cursors).
+ */
 export interface EscalationRow {
-  outcome_id: string
+  case_kind: string
+  case_id: string
   manifest_id: string
-  status: 'open' | 'resolved'
+  status: EscalationStatus
   opened_at: Date
   resolved_at: Date | null
   resolution_manifest_id: string | null
   list_seq: number
 }
 
-export async function insertEscalation(
-  db: Queryable,
-  e: { outcomeId: string; manifestId: string; openedAt: Date },
-) {
+export async function insertEscalation(db: Queryable, of: CaseRef, manifestId: string, openedAt: Date) {
   await db.query(
-    `INSERT INTO escalations (outcome_id, manifest_id, status, opened_at) VALUES ($1, $2, 'open', $3)`,
-    [e.outcomeId, e.manifestId, e.openedAt],
+    `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) VALUES ($1, $2, $3, 'open', $4)`,
+    [of.kind, of.id, manifestId, openedAt],
   )
 }
 
-export async function resolveEscalation(db: Queryable, outcomeId: string, manifestId: string, at: Date) {
+export async function resolveEscalation(db: Queryable, of: CaseRef, manifestId: string, at: Date) {
   await db.query(
-    `UPDATE escalations SET status = 'resolved', resolved_at = $3, resolution_manifest_id = $2 WHERE outcome_id = $1`,
-    [outcomeId, manifestId, at],
+    `UPDATE escalations SET status = 'resolved', resolved_at = $4, resolution_manifest_id = $3
+     WHERE case_kind = $1 AND case_id = $2`,
+    [of.kind, of.id, manifestId, at],
   )
 }
 
 export interface EscalationListRow extends EscalationRow {
-  subagent_id: string
-  run_id: string
   /** The HALT manifest's JCS text (its verdict and receipt are shown in the list). */
   manifest_jcs: string
 }
 
 export async function listEscalations(
   db: Queryable,
-  filter: { status?: 'open' | 'resolved' | undefined; afterSeq: number | null },
+  filter: { status?: EscalationStatus | undefined; caseKind?: string | undefined; afterSeq: number | null },
   limit: number,
 ): Promise<EscalationListRow[]> {
   const { rows } = await db.query<EscalationListRow>(
-    `SELECT e.outcome_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id, e.list_seq,
-            o.subagent_id, o.run_id, m.manifest_jcs
-     FROM escalations e JOIN outcomes o ON o.id = e.outcome_id JOIN manifests m ON m.id = e.manifest_id
-     WHERE ($1::text IS NULL OR e.status = $1) AND ($2::bigint IS NULL OR e.list_seq > $2)
-     ORDER BY e.list_seq LIMIT $3`,
-    [filter.status ?? null, filter.afterSeq, limit],
+    `SELECT e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
+            e.list_seq, m.manifest_jcs
+     FROM escalations e JOIN manifests m ON m.id = e.manifest_id
+     WHERE ($1::text IS NULL OR e.status = $1) AND ($2::text IS NULL OR e.case_kind = $2)
+       AND ($3::bigint IS NULL OR e.list_seq > $3)
+     ORDER BY e.list_seq LIMIT $4`,
+    [filter.status ?? null, filter.caseKind ?? null, filter.afterSeq, limit],
   )
   return rows
 }

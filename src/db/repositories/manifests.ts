@@ -1,35 +1,44 @@
 import type { Queryable } from '../pool.ts'
 
 /**
- * manifests: every manifest issued. id; outcome_id; subagent_id (for filters); verdict; directive; final
- * (PROCEED and HALT are final, REEVALUATE is not); inputs_digest (fingerprint of the decision's inputs);
- * issued_at; audit_seq (seq of its manifest.issued record); manifest_jcs (the signed JCS text);
- * manifest_digest; jws.
+ * manifests: every signed manifest of every case kind, one feed.
+ * id; kind (the `kind` the manifest carries); case_kind + case_id (the case it decides); case_round (0, or a
+ * review's revision); subagent_id (for filters; null for kinds without one); verdict; directive; final (no
+ * further manifest in this round); inputs_digest (fingerprint of the decision's inputs: deciding unchanged inputs
+ * again returns the same manifest); issued_at; audit_seq (seq of its manifest.issued record, once placed in the
+ * log); manifest_jcs (the signed JCS text, served as stored); manifest_digest; jws.
  */
 export interface ManifestRow {
   id: string
-  outcome_id: string
-  subagent_id: string
+  kind: string
+  case_kind: string
+  case_id: string
+  case_round: number
+  subagent_id: string | null
   verdict: string
   directive: string
   final: boolean
   inputs_digest: string
   issued_at: Date
-  audit_seq: number
+  audit_seq: number | null
   manifest_jcs: string
   manifest_digest: string
   jws: string
 }
 
-const COLUMNS =
-  'id, outcome_id, subagent_id, verdict, directive, final, inputs_digest, issued_at, audit_seq, manifest_jcs, manifest_digest, jws'
+const COLUMNS = `id, kind, case_kind, case_id, case_round, subagent_id, verdict, directive, final, inputs_digest,
+  issued_at, audit_seq, manifest_jcs, manifest_digest, jws`
 
 export async function insertManifest(db: Queryable, row: ManifestRow): Promise<void> {
   await db.query(
-    `INSERT INTO manifests (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    `INSERT INTO manifests (${COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
     [
       row.id,
-      row.outcome_id,
+      row.kind,
+      row.case_kind,
+      row.case_id,
+      row.case_round,
       row.subagent_id,
       row.verdict,
       row.directive,
@@ -50,15 +59,17 @@ export async function findManifest(db: Queryable, id: string): Promise<ManifestR
 }
 
 export interface ManifestFilter {
+  kind?: string | undefined
+  /** The manifests of one case. */
+  case?: { kind: string; id: string } | undefined
   subagentId?: string | undefined
-  outcomeId?: string | undefined
   verdict?: string | undefined
   directive?: string | undefined
   since?: Date | undefined
   afterSeq: number | null
 }
 
-/** Oldest first, by audit_seq (the order they were issued). */
+/** In log order (audit_seq), keyset-paged. */
 export async function listManifests(
   db: Queryable,
   filter: ManifestFilter,
@@ -66,13 +77,17 @@ export async function listManifests(
 ): Promise<ManifestRow[]> {
   const { rows } = await db.query<ManifestRow>(
     `SELECT ${COLUMNS} FROM manifests
-     WHERE ($1::text IS NULL OR subagent_id = $1) AND ($2::uuid IS NULL OR outcome_id = $2)
-       AND ($3::text IS NULL OR verdict = $3) AND ($4::text IS NULL OR directive = $4)
-       AND ($5::timestamptz IS NULL OR issued_at >= $5) AND ($6::bigint IS NULL OR audit_seq > $6)
-     ORDER BY audit_seq LIMIT $7`,
+     WHERE ($1::text IS NULL OR kind = $1)
+       AND ($2::text IS NULL OR (case_kind = $2 AND case_id = $3::uuid))
+       AND ($4::text IS NULL OR subagent_id = $4)
+       AND ($5::text IS NULL OR verdict = $5) AND ($6::text IS NULL OR directive = $6)
+       AND ($7::timestamptz IS NULL OR issued_at >= $7) AND ($8::bigint IS NULL OR audit_seq > $8)
+     ORDER BY audit_seq LIMIT $9`,
     [
+      filter.kind ?? null,
+      filter.case?.kind ?? null,
+      filter.case?.id ?? null,
       filter.subagentId ?? null,
-      filter.outcomeId ?? null,
       filter.verdict ?? null,
       filter.directive ?? null,
       filter.since ?? null,
@@ -86,48 +101,4 @@ export async function listManifests(
 export async function latestManifestSeq(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ seq: number | null }>('SELECT max(audit_seq) AS seq FROM manifests')
   return rows[0]?.seq ?? 0
-}
-
-/** probe_runs: one probe execution per outcome and evaluation round (inputs_digest), claimed before it runs. */
-export interface ProbeRunRow {
-  claimed_until: Date
-  record: unknown | null
-}
-
-export async function findProbeRun(db: Queryable, outcomeId: string, inputsDigest: string) {
-  const { rows } = await db.query<ProbeRunRow>(
-    'SELECT claimed_until, record FROM probe_runs WHERE outcome_id = $1 AND inputs_digest = $2',
-    [outcomeId, inputsDigest],
-  )
-  return rows[0]
-}
-
-export async function claimProbeRun(db: Queryable, outcomeId: string, inputsDigest: string, until: Date) {
-  await db.query(
-    `INSERT INTO probe_runs (outcome_id, inputs_digest, claimed_until) VALUES ($1, $2, $3)
-     ON CONFLICT (outcome_id, inputs_digest) DO UPDATE SET claimed_until = EXCLUDED.claimed_until
-     WHERE probe_runs.record IS NULL`,
-    [outcomeId, inputsDigest, until],
-  )
-}
-
-export async function storeProbeRunRecord(
-  db: Queryable,
-  outcomeId: string,
-  inputsDigest: string,
-  record: unknown,
-) {
-  await db.query(
-    `UPDATE probe_runs SET record = $3::jsonb WHERE outcome_id = $1 AND inputs_digest = $2 AND record IS NULL`,
-    [outcomeId, inputsDigest, JSON.stringify(record)],
-  )
-}
-
-/** Ends a claim early (its holder failed), so the next evaluate call runs the probe again. */
-export async function releaseProbeRun(db: Queryable, outcomeId: string, inputsDigest: string) {
-  await db.query(
-    `UPDATE probe_runs SET claimed_until = now() - interval '1 second'
-     WHERE outcome_id = $1 AND inputs_digest = $2 AND record IS NULL`,
-    [outcomeId, inputsDigest],
-  )
 }

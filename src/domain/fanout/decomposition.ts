@@ -5,7 +5,7 @@
  * the orchestrator manufactured itself.
  */
 import type { ProblemFieldError } from '../../errors.ts'
-import { sortedUnique } from '../canonical-json.ts'
+import { sortedUnique } from '../shared/order.ts'
 
 /** What the check needs of a subtask: who it is and which facts it owns. */
 export interface SubtaskOwnership {

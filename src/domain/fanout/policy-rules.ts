@@ -3,7 +3,7 @@
  * tried in the order the policy lists them; each looks only at the positions still tied after the
  * rules before it, and either leaves exactly one (it decides) or passes the tied best on to the next.
  */
-import { compareInstants, type Instant, parseInstant } from '../rfc3339-instant.ts'
+import { compareInstants, type Instant, parseInstant } from '../shared/instant.ts'
 import { normalizeSourceUri } from './source-identity.ts'
 import type { PolicyRule } from './vocabulary.ts'
 

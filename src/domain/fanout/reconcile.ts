@@ -14,8 +14,9 @@
  * and it is quadratic in distinct positions, not in claims: a thousand claims repeating two positions
  * make one conflict.
  */
-import { canonicalJson, type JsonValue, sortedUnique } from '../canonical-json.ts'
-import { type CriteriaDifference, diffJson } from '../criteria-diff.ts'
+import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
+import { sortedUnique } from '../shared/order.ts'
+import { diffJson, type JsonDifference } from '../shared/json-diff.ts'
 import type { EnvelopeStatus } from '../status-envelope.ts'
 import { checkDecomposition, type Overlap, type SubtaskOwnership } from './decomposition.ts'
 import { choosePosition } from './policy-rules.ts'
@@ -133,7 +134,7 @@ export type PositionField = 'effective_date' | 'qualifiers' | 'value'
  * A qualifier that differs between two positions: `a`/`b` are its values on each side; a side
  * without the key omits its member, which makes the entry a carve-out.
  */
-export type QualifierDifference = CriteriaDifference
+export type QualifierDifference = JsonDifference
 
 export interface Conflict {
   /** The lower-numbered position. */

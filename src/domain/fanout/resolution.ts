@@ -5,7 +5,7 @@
  * so the resolved manifest still shows what the workers said and why a person had to choose.
  */
 import type { ProblemFieldError } from '../../errors.ts'
-import { canonicalJson, type JsonValue } from '../canonical-json.ts'
+import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
 import {
   type Coverage,
   type FactEntry,

@@ -4,7 +4,7 @@
  * identified by its normalised title and location; the merged entry keeps the highest severity reported and
  * says how many of the council's models saw it (its cross-model confidence).
  */
-import { hashJson, type Sha256 } from '../canonical-json.ts'
+import { hashJson, type Sha256 } from '../shared/canonical-json.ts'
 import { normalizeIdentity } from './identity.ts'
 import { type FindingSeverity, severityRank } from './vocabulary.ts'
 

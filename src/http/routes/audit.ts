@@ -1,51 +1,25 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { AUDIT_KINDS } from '../../domain/audit-chain.ts'
 import {
   auditCheckpoint,
-  outcomeStory,
-  queryAuditRecords,
+  pageAuditRecords,
   streamAuditRecords,
   verifyAuditChain,
-} from '../../services/audit.ts'
-import { listEscalationRows, toEscalationView } from '../../services/escalations.ts'
-import { problemSchema } from '../errors.ts'
-import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
-import {
-  envelopeSchema,
-  escalationSchema,
-  outcomeStatusSchema,
-  verdictSchema,
-} from '../schemas/arbitration.ts'
-import { authProblems, idParams, rfc3339 } from '../schemas/common.ts'
+} from '../../audit/service.ts'
+import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
+import { decodeCursor, seqPosition } from '../../pagination.ts'
+import { auditRecordSchema } from '../schemas/audit.ts'
+import { authProblems, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
-const seqCursor = z.object({ seq: z.number().int().nonnegative() })
-
-export const auditRecordSchema = z
-  .object({
-    seq: z.number().int(),
-    at: z.string(),
-    kind: z.enum(AUDIT_KINDS),
-    actor: z.string(),
-    outcome_id: z.string().nullable(),
-    manifest_id: z.string().nullable(),
-    subagent_id: z.string().nullable(),
-    orchestrator_id: z.string().nullable(),
-    verdict: z.string().nullable(),
-    data: z.record(z.string(), z.json()),
-    prev_hash: z.string(),
-    hash: z.string(),
-  })
-  .meta({ id: 'AuditRecord' })
 
 const auditQuery = z.strictObject({
   outcome_id: z.uuid().optional(),
   subagent_id: z.string().min(1).optional(),
   orchestrator_id: z.string().min(1).optional(),
   kind: z.enum(AUDIT_KINDS).optional(),
-  verdict: verdictSchema.optional(),
+  verdict: z.enum(MANIFEST_VERDICTS).optional(),
   from: rfc3339.optional(),
   to: rfc3339.optional(),
   ...pageQuery,
@@ -78,8 +52,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { limit, cursor, outcome_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
         request.query
-      const after = decodeCursor(cursor, seqCursor)
-      const filter = {
+      const query = {
         outcomeId: outcome_id,
         subagentId: subagent_id,
         orchestratorId: orchestrator_id,
@@ -88,65 +61,36 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         from: from ? new Date(from) : undefined,
         to: to ? new Date(to) : undefined,
       }
-      if (wantsNdjson(request.headers.accept)) {
-        const records = streamAuditRecords(app.db, filter, after?.seq ?? null)
-        // The first batch is read before any header is sent, so a failing query is still a proper problem.
-        let next = await records.next()
-        reply.hijack()
-        const raw = reply.raw
-        raw.writeHead(200, {
-          'content-type': 'application/x-ndjson; charset=utf-8',
-          'x-request-id': request.id,
-        })
-        try {
-          while (!next.done) {
-            if (raw.destroyed) return
-            // Respect backpressure: a slow reader slows the export down instead of filling memory; a reader that
-            // goes away ends it ('close' comes instead of 'drain').
-            if (!raw.write(`${JSON.stringify(next.value)}\n`)) {
-              await Promise.race([once(raw, 'drain'), once(raw, 'close')])
-            }
-            next = await records.next()
+      if (!wantsNdjson(request.headers.accept))
+        return pageAuditRecords(app.services, query, { limit, cursor })
+
+      const after = decodeCursor(cursor, seqPosition)
+      const records = streamAuditRecords(app.services, query, after?.seq ?? null)
+      // The first batch is read before any header is sent, so a failing query is still a proper problem.
+      let next = await records.next()
+      reply.hijack()
+      const raw = reply.raw
+      raw.writeHead(200, {
+        'content-type': 'application/x-ndjson; charset=utf-8',
+        'x-request-id': request.id,
+      })
+      try {
+        while (!next.done) {
+          if (raw.destroyed) return
+          // Respect backpressure: a slow reader slows the export down instead of filling memory; a reader that
+          // goes away ends it ('close' comes instead of 'drain').
+          if (!raw.write(`${JSON.stringify(next.value)}\n`)) {
+            await Promise.race([once(raw, 'drain'), once(raw, 'close')])
           }
-        } catch (err) {
-          request.log.error({ err }, 'audit export failed mid-stream')
-          raw.destroy()
-          return
+          next = await records.next()
         }
-        raw.end()
+      } catch (err) {
+        request.log.error({ err }, 'audit export failed mid-stream')
+        raw.destroy()
         return
       }
-      const rows = await queryAuditRecords(app.db, { ...filter, afterSeq: after?.seq ?? null }, limit + 1)
-      return toPage(
-        rows,
-        limit,
-        (row) => row,
-        (row) => ({ seq: row.seq }),
-      )
+      raw.end()
     },
-  )
-
-  app.get(
-    '/v1/audit/outcomes/:id',
-    {
-      config: OPS,
-      schema: {
-        tags: ['audit'],
-        summary: "One outcome's reconciled story: every audit record about it and its current manifest",
-        params: idParams,
-        response: {
-          200: z.object({
-            outcome_id: z.uuid(),
-            status: outcomeStatusSchema,
-            records: z.array(auditRecordSchema),
-            manifest: envelopeSchema.nullable(),
-          }),
-          404: problemSchema,
-          ...authProblems,
-        },
-      },
-    },
-    async (request) => outcomeStory(app.services, request.params.id),
   )
 
   app.get(
@@ -169,7 +113,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async (request) => verifyAuditChain(app.db, request.query.from_seq ?? 1, request.query.to_seq),
+    async (request) =>
+      verifyAuditChain(app.services, { fromSeq: request.query.from_seq, toSeq: request.query.to_seq }),
   )
 
   app.get(
@@ -189,24 +134,5 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async () => auditCheckpoint(app.services),
-  )
-
-  app.get(
-    '/v1/escalations',
-    {
-      config: OPS,
-      schema: {
-        tags: ['escalations'],
-        summary: 'HALTed outcomes awaiting (or given) a human resolution, with their divergence receipts',
-        querystring: z.strictObject({ status: z.enum(['open', 'resolved']).optional(), ...pageQuery }),
-        response: { 200: pageOf(escalationSchema), ...authProblems },
-      },
-    },
-    async (request) => {
-      const { status, limit, cursor } = request.query
-      const after = decodeCursor(cursor, seqCursor)
-      const rows = await listEscalationRows(app.db, { status, afterSeq: after?.seq ?? null }, limit + 1)
-      return toPage(rows, limit, toEscalationView, (row) => ({ seq: row.list_seq }))
-    },
   )
 }

@@ -1,13 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { type Migration, pendingMigrationCount } from '../../db/migrate.ts'
-import { AppError } from '../../errors.ts'
+import { checkReadiness } from '../../services/readiness.ts'
 import { problemSchema } from '../errors.ts'
 
-export const healthRoutes: FastifyPluginAsyncZod<{ migrations: Migration[] }> = async (
-  app,
-  { migrations },
-) => {
+/** Operations: liveness, readiness, metrics and the OpenAPI document, all without a key. */
+export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/healthz',
     {
@@ -32,8 +29,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ migrations: Migration[] }> = 
       },
     },
     async () => {
-      const pending = await pendingMigrationCount(app.db, migrations)
-      if (pending > 0) throw new AppError('DATABASE_UNAVAILABLE', `${pending} migration(s) not applied yet`)
+      await checkReadiness(app.services)
       return { status: 'ready' as const }
     },
   )
@@ -49,4 +45,6 @@ export const healthRoutes: FastifyPluginAsyncZod<{ migrations: Migration[] }> = 
       return app.metrics.registry.metrics()
     },
   )
+
+  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger())
 }

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { createApiKey, listKeys, ROLES, revokeKey } from '../../services/keys.ts'
+import { ROLES } from '../../domain/vocabulary.ts'
+import { type ApiKeyView, createApiKey, pageKeys, revokeKey } from '../../services/keys.ts'
 import { problemSchema } from '../errors.ts'
-import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
-import { principalOf } from '../plugins/auth.ts'
-import { authProblems, idParams, rfc3339, uuidParam } from '../schemas/common.ts'
+import { principalOf } from '../plugins/app/auth.ts'
+import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 
 const apiKeySchema = z
   .object({
@@ -15,7 +15,7 @@ const apiKeySchema = z
     created_at: z.string(),
     revoked_at: z.string().nullable(),
   })
-  .meta({ id: 'ApiKey' })
+  .meta({ id: 'ApiKey' }) satisfies z.ZodType<ApiKeyView>
 
 const createKeyBody = z.strictObject({
   role: z.enum(ROLES),
@@ -23,15 +23,13 @@ const createKeyBody = z.strictObject({
   label: z.string().min(1).max(200),
 })
 
-const keyCursor = z.object({ at: rfc3339, id: uuidParam })
+const ADMIN = { auth: ['admin'] as const }
 
 export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
-  const admin = { auth: ['admin'] as const }
-
   app.post(
     '/v1/admin/keys',
     {
-      config: admin,
+      config: ADMIN,
       schema: {
         tags: ['keys'],
         summary: 'Create an API key; the secret is returned only in this response',
@@ -45,20 +43,14 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async (request, reply) => {
-      const { revoked_at: _never, ...created } = await createApiKey(
-        app.db,
-        request.body,
-        principalOf(request).keyId,
-      )
-      return reply.code(201).send(created)
-    },
+    async (request, reply) =>
+      reply.code(201).send(await createApiKey(app.services, request.body, principalOf(request).keyId)),
   )
 
   app.get(
     '/v1/admin/keys',
     {
-      config: admin,
+      config: ADMIN,
       schema: {
         tags: ['keys'],
         summary: 'List API keys (no secrets; revoked keys carry revoked_at)',
@@ -66,23 +58,13 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: pageOf(apiKeySchema), ...authProblems },
       },
     },
-    async (request) => {
-      const { limit, cursor } = request.query
-      const after = decodeCursor(cursor, keyCursor)
-      const rows = await listKeys(app.db, after ? { at: new Date(after.at), id: after.id } : null, limit + 1)
-      return toPage(
-        rows,
-        limit,
-        (row) => row,
-        (row) => ({ at: row.created_at, id: row.id }),
-      )
-    },
+    async (request) => pageKeys(app.services, request.query),
   )
 
   app.delete(
     '/v1/admin/keys/:id',
     {
-      config: admin,
+      config: ADMIN,
       schema: {
         tags: ['keys'],
         summary: 'Revoke a key; it stops working on the next request',
@@ -91,7 +73,7 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await revokeKey(app.db, request.params.id, principalOf(request).keyId)
+      await revokeKey(app.services, request.params.id, principalOf(request).keyId)
       return reply.code(204).send(null)
     },
   )

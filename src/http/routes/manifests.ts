@@ -1,25 +1,28 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { buildJwks } from '../../crypto/jwks.ts'
+import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
+import { ManifestFeed } from '../../engine/manifest-feed.ts'
+import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
-import { ManifestFeed } from '../../services/manifest-feed.ts'
-import { envelopeFromRow, envelopeText, findManifestRow, listManifestRows } from '../../services/manifests.ts'
-import { listSigningKeys } from '../../services/signing.ts'
+import { publishedJwks } from '../../services/signing-keys.ts'
 import { problemSchema } from '../errors.ts'
-import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
-import { directiveSchema, envelopeSchema, verdictSchema } from '../schemas/arbitration.ts'
-import { authProblems, idParams, rfc3339 } from '../schemas/common.ts'
+import { authProblems, idParams, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
+import { envelopeOf } from '../schemas/envelope.ts'
+import { pageText, sendJsonText } from '../send-json.ts'
 
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const seqCursor = z.object({ seq: z.number().int().nonnegative() })
 
 export interface ManifestRouteOptions {
+  /** Every case kind's manifest schema, for the documentation of lists that hold manifests of every kind. */
+  manifestSchema: z.ZodType
   ssePollMs: number
   sseHeartbeatMs: number
 }
 
+/** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const feed = new ManifestFeed(app.db, {
+  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope')
+  const feed = new ManifestFeed(app.services.db, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
     stallLimitMs: 60_000,
@@ -53,7 +56,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     },
     async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=300')
-      return buildJwks(await listSigningKeys(app.db))
+      return publishedJwks(app.services)
     },
   )
 
@@ -63,34 +66,52 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       config: { auth: READERS },
       schema: {
         tags: ['manifests'],
-        summary: 'List manifest envelopes, oldest first',
+        summary: 'List manifest envelopes of every kind, in log order',
         querystring: z.strictObject({
+          kind: z.enum(MANIFEST_KINDS).optional(),
           subagent_id: z.string().min(1).optional(),
           outcome_id: z.uuid().optional(),
-          verdict: verdictSchema.optional(),
-          directive: directiveSchema.optional(),
+          fanout_id: z.uuid().optional(),
+          review_id: z.uuid().optional(),
+          verdict: z.enum(MANIFEST_VERDICTS).optional(),
+          directive: z.enum(MANIFEST_DIRECTIVES).optional(),
           since: rfc3339.optional().describe('RFC 3339 time of issue'),
           ...pageQuery,
         }),
         response: { 200: pageOf(envelopeSchema), ...authProblems },
       },
     },
-    async (request) => {
-      const { limit, cursor, subagent_id, outcome_id, verdict, directive, since } = request.query
-      const after = decodeCursor(cursor, seqCursor)
-      const rows = await listManifestRows(
-        app.db,
+    async (request, reply) => {
+      const {
+        limit,
+        cursor,
+        kind,
+        subagent_id,
+        outcome_id,
+        fanout_id,
+        review_id,
+        verdict,
+        directive,
+        since,
+      } = request.query
+      const cases = [
+        { kind: 'outcome', id: outcome_id },
+        { kind: 'fanout', id: fanout_id },
+        { kind: 'review', id: review_id },
+      ].flatMap(({ kind: caseKind, id }) => (id === undefined ? [] : [{ kind: caseKind, id }]))
+      const page = await pageManifests(
+        app.services,
         {
+          kind,
+          cases,
           subagentId: subagent_id,
-          outcomeId: outcome_id,
           verdict,
           directive,
           since: since ? new Date(since) : undefined,
-          afterSeq: after?.seq ?? null,
         },
-        limit + 1,
+        { limit, cursor },
       )
-      return toPage(rows, limit, envelopeFromRow, (row) => ({ seq: row.audit_seq }))
+      return sendJsonText(reply, 200, pageText({ ...page, items: page.items.map(envelopeText) }))
     },
   )
 
@@ -142,14 +163,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         response: { 200: envelopeSchema, 404: problemSchema, ...authProblems },
       },
     },
-    async (request, reply) => {
-      const row = await findManifestRow(app.db, request.params.id)
-      if (!row) throw new AppError('NOT_FOUND', `no manifest ${request.params.id}`)
-      // The stored canonical text is the signed payload itself: send it as is rather than parse and re-serialize.
-      return reply
-        .type('application/json; charset=utf-8')
-        .serializer((text: unknown) => text as string)
-        .send(envelopeText(row) as never)
-    },
+    async (request, reply) =>
+      sendJsonText(reply, 200, envelopeText(await getManifest(app.services, request.params.id))),
   )
 }

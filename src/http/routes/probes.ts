@@ -1,12 +1,19 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { probeDefinitionSchema } from '../../probes/probe-definition.ts'
-import { dryRunProbe, getProbe, listProbes, registerProbe, replaceProbe } from '../../services/probes.ts'
+import { OUTCOME_READINGS } from '../../domain/outcome/vocabulary.ts'
+import { PROBE_METHODS, probeDefinitionSchema } from '../../probes/probe-definition.ts'
+import {
+  dryRunProbe,
+  getProbe,
+  type ProbeView,
+  pageProbes,
+  registerProbe,
+  replaceProbe,
+} from '../../services/probes.ts'
 import { problemSchema } from '../errors.ts'
-import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
-import { principalOf } from '../plugins/auth.ts'
-import { groundTruthSchema } from '../schemas/arbitration.ts'
-import { authProblems, idParams, rfc3339, uuidParam } from '../schemas/common.ts'
+import { principalOf } from '../plugins/app/auth.ts'
+import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
+import { groundTruthSchema } from '../schemas/ground-truth.ts'
 
 const probeSchema = z
   .object({
@@ -17,7 +24,7 @@ const probeSchema = z
     definition: z.object({
       name: z.string(),
       request: z.object({
-        method: z.string(),
+        method: z.enum(PROBE_METHODS),
         url: z.string(),
         headers: z.record(z.string(), z.union([z.string(), z.object({ env: z.string() })])),
       }),
@@ -26,19 +33,18 @@ const probeSchema = z
       predicate: z.object({
         status: z.number().int(),
         pointer: z.string(),
-        map: z.record(z.string(), z.string()),
+        map: z.record(z.string(), z.enum(OUTCOME_READINGS)),
       }),
     }),
     created_at: z.string(),
   })
-  .meta({ id: 'Probe' })
+  .meta({ id: 'Probe' }) satisfies z.ZodType<ProbeView>
 
 const dryRunBody = z.strictObject({
   params: z.record(z.string(), z.json()).optional(),
   outcome: z.strictObject({ subagent_id: z.string().max(200), run_id: z.string().max(200) }).optional(),
 })
 
-const probeCursor = z.object({ at: rfc3339, id: uuidParam })
 const ADMIN = { auth: ['admin'] as const }
 
 export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -84,21 +90,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: pageOf(probeSchema), ...authProblems },
       },
     },
-    async (request) => {
-      const { limit, cursor } = request.query
-      const after = decodeCursor(cursor, probeCursor)
-      const rows = await listProbes(
-        app.services,
-        after ? { at: new Date(after.at), id: after.id } : null,
-        limit + 1,
-      )
-      return toPage(
-        rows,
-        limit,
-        (row) => row,
-        (row) => ({ at: row.created_at, id: row.probe_id }),
-      )
-    },
+    async (request) => pageProbes(app.services, request.query),
   )
 
   app.get(

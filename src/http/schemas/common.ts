@@ -1,5 +1,10 @@
 import { z } from 'zod'
+import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
+
+/** Free JSON (evidence content, criteria, probe params): any value; the JSON parser already bounds depth. */
+export const freeJson = z.json()
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 
@@ -13,7 +18,7 @@ export const rfc3339 = z.iso
     return year >= 1 && year <= 9999
   }, 'must fall between years 0001 and 9999 in UTC')
 
-export const sha256String = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be sha256:<64 lowercase hex>')
+export const sha256String = z.string().regex(SHA256_PATTERN, 'must be sha256:<64 lowercase hex>')
 
 /** Problem responses every authenticated route can give; spread into `response`. */
 export const authProblems = {
@@ -22,4 +27,25 @@ export const authProblems = {
   403: problemSchema,
   429: problemSchema,
   503: problemSchema,
+}
+
+/** `?limit=&cursor=` shared by every list: limits above the maximum are clamped, not rejected. */
+export const pageQuery = {
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'must be a positive integer')
+    .optional()
+    // Clamp from the digits, so even a number past 2^53 is clamped rather than refused.
+    .transform((text) => {
+      if (text === undefined) return DEFAULT_LIMIT
+      const digits = text.replace(/^0+(?=\d)/, '')
+      return digits.length > 3 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT)
+    })
+    .refine((value) => value >= 1, 'must be at least 1')
+    .describe(`page size (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`),
+  cursor: z.string().max(512).optional().describe('opaque cursor from a previous page'),
+}
+
+export function pageOf<T extends z.ZodType>(itemsSchema: T) {
+  return z.object({ items: z.array(itemsSchema), next_cursor: z.string().nullable() })
 }

@@ -1,6 +1,6 @@
 /** Builders for fan-out domain tests: a fan-out, its workers' results, and the Vantage example. */
 import assert from 'node:assert/strict'
-import type { JsonValue } from '../../../src/domain/canonical-json.ts'
+import type { JsonValue } from '../../../src/domain/shared/canonical-json.ts'
 import type {
   ClaimSource,
   FactEntry,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { canonicalJson } from '../../../src/domain/canonical-json.ts'
+import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   type ClaimSource,
   type Qualifiers,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalJson } from '../../../src/domain/canonical-json.ts'
+import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import { reconcile } from '../../../src/domain/fanout/reconcile.ts'
 import { applyResolution, contestedFacts, resolutionErrors } from '../../../src/domain/fanout/resolution.ts'
 import {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { hashJson } from '../../../src/domain/canonical-json.ts'
+import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   decideReview,
   directiveFor,

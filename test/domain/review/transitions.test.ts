@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { hashJson } from '../../../src/domain/canonical-json.ts'
+import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import { decideReview, type RecordedVerdict } from '../../../src/domain/review/decide.ts'
 import { type ReviewJudge, toReviewJudge } from '../../../src/domain/review/panel.ts'
 import {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalJson, hashJson } from '../../../src/domain/canonical-json.ts'
+import { canonicalJson, hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import { withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import {
   type CreateFanoutBody,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
-import { canonicalJson } from '../../../src/domain/canonical-json.ts'
+import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import type { SubmittedClaim } from '../../../src/domain/fanout/reconcile.ts'
 import { ENVELOPE_STATUSES } from '../../../src/domain/status-envelope.ts'
 import { type FanoutResultBody, fanoutResultBody } from '../../../src/http/schemas/fanouts.ts'

@@ -1,0 +1,284 @@
+import type { Queryable } from '../../db/pool.ts'
+import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
+import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
+import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
+import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+
+/*
+ * The tables of outcome cases: outcomes, their evidence (items and versions), interpretations and dissents.
+ * Manifests, escalations and probe runs are the engine's (src/db/repositories/).
+ */
+
+/**
+ * outcomes: one sub-agent result shared by several orchestrators.
+ * id; list_seq (insertion order, for cursors); subagent_id + run_id (the natural key); request_digest (hash of
+ * the creation body, for idempotent retries); expected_orchestrators; deadline; arbiter_orchestrator_id;
+ * probe_id + probe_params; fallback_policy; status; evidence_hash (current version); manifest_id (current
+ * manifest); reevaluation_rounds (REEVALUATE manifests issued); created_at.
+ */
+export interface OutcomeRow {
+  id: string
+  list_seq: number
+  subagent_id: string
+  run_id: string
+  request_digest: string
+  expected_orchestrators: string[]
+  deadline: Date | null
+  arbiter_orchestrator_id: string | null
+  probe_id: string | null
+  probe_params: Record<string, JsonValue> | null
+  fallback_policy: FallbackPolicy
+  status: OutcomeStatus
+  evidence_hash: string
+  manifest_id: string | null
+  reevaluation_rounds: number
+  created_at: Date
+}
+
+const OUTCOME_COLUMNS = `id, list_seq, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
+  arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, manifest_id,
+  reevaluation_rounds, created_at`
+
+export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'>
+
+/** Inserts unless the natural key exists; returns the row that holds the key either way. */
+export async function insertOutcomeIfAbsent(
+  db: Queryable,
+  outcome: NewOutcome,
+): Promise<{ row: OutcomeRow; inserted: boolean }> {
+  const { rows } = await db.query<OutcomeRow>(
+    `INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
+       arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
+     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12)
+     ON CONFLICT (subagent_id, run_id) DO NOTHING
+     RETURNING ${OUTCOME_COLUMNS}`,
+    [
+      outcome.id,
+      outcome.subagent_id,
+      outcome.run_id,
+      outcome.request_digest,
+      outcome.expected_orchestrators,
+      outcome.deadline,
+      outcome.arbiter_orchestrator_id,
+      outcome.probe_id,
+      outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
+      outcome.fallback_policy,
+      outcome.evidence_hash,
+      outcome.created_at,
+    ],
+  )
+  if (rows[0]) return { row: rows[0], inserted: true }
+  const existing = await findOutcomeByKey(db, outcome.subagent_id, outcome.run_id)
+  if (!existing) throw new Error('outcome natural key conflict without a row')
+  return { row: existing, inserted: false }
+}
+
+export async function findOutcomeByKey(db: Queryable, subagentId: string, runId: string) {
+  const { rows } = await db.query<OutcomeRow>(
+    `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE subagent_id = $1 AND run_id = $2`,
+    [subagentId, runId],
+  )
+  return rows[0]
+}
+
+export async function findOutcome(db: Queryable, id: string, options: { lock?: boolean } = {}) {
+  const { rows } = await db.query<OutcomeRow>(
+    `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0]
+}
+
+export async function listOutcomes(
+  db: Queryable,
+  filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined; afterSeq: number | null },
+  limit: number,
+) {
+  const { rows } = await db.query<OutcomeRow>(
+    `SELECT ${OUTCOME_COLUMNS} FROM outcomes
+     WHERE ($1::text IS NULL OR subagent_id = $1) AND ($2::text IS NULL OR status = $2)
+       AND ($3::bigint IS NULL OR list_seq > $3)
+     ORDER BY list_seq LIMIT $4`,
+    [filter.subagentId ?? null, filter.status ?? null, filter.afterSeq, limit],
+  )
+  return rows
+}
+
+/** The outcome's state after a manifest: its status, current manifest and re-evaluation rounds. */
+export async function updateOutcomeState(
+  db: Queryable,
+  id: string,
+  state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
+): Promise<void> {
+  await db.query(
+    'UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4 WHERE id = $1',
+    [id, state.status, state.manifestId, state.reevaluation_rounds],
+  )
+}
+
+export async function updateOutcomeEvidenceHash(
+  db: Queryable,
+  id: string,
+  evidenceHash: string,
+): Promise<void> {
+  await db.query('UPDATE outcomes SET evidence_hash = $2 WHERE id = $1', [id, evidenceHash])
+}
+
+/** evidence_items: every distinct item of an outcome (by item_hash), in order of first submission. */
+export interface EvidenceItemRow {
+  item_hash: string
+  position: number
+  item: EvidenceItem
+}
+
+/** evidence_versions: each evidence_hash the outcome has had and the item hashes it covers. */
+export interface EvidenceVersionRow {
+  evidence_hash: string
+  version: number
+  item_hashes: string[]
+  created_at: Date
+}
+
+export async function insertEvidenceItems(
+  db: Queryable,
+  outcomeId: string,
+  items: readonly HashedEvidenceItem[],
+): Promise<void> {
+  if (items.length === 0) return
+  await db.query(
+    `INSERT INTO evidence_items (outcome_id, item_hash, position, item)
+     SELECT $1, h, coalesce((SELECT max(position) FROM evidence_items WHERE outcome_id = $1), 0) + o, i
+     FROM unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS t(h, i, o)
+     ON CONFLICT (outcome_id, item_hash) DO NOTHING`,
+    [outcomeId, items.map((i) => i.item_hash), items.map((i) => JSON.stringify(i.item))],
+  )
+}
+
+export async function insertEvidenceVersion(
+  db: Queryable,
+  outcomeId: string,
+  version: { evidence_hash: string; item_hashes: string[]; created_at: Date },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO evidence_versions (outcome_id, evidence_hash, version, item_hashes, created_at)
+     VALUES ($1, $2, coalesce((SELECT max(version) FROM evidence_versions WHERE outcome_id = $1), 0) + 1, $3::text[], $4)
+     ON CONFLICT (outcome_id, evidence_hash) DO NOTHING`,
+    [outcomeId, version.evidence_hash, version.item_hashes, version.created_at],
+  )
+}
+
+export async function listEvidenceVersions(db: Queryable, outcomeIds: string[]) {
+  const { rows } = await db.query<EvidenceVersionRow & { outcome_id: string }>(
+    `SELECT outcome_id, evidence_hash, version, item_hashes, created_at FROM evidence_versions
+     WHERE outcome_id = ANY($1::uuid[]) ORDER BY outcome_id, version`,
+    [outcomeIds],
+  )
+  return rows
+}
+
+export async function listEvidenceItemsFor(db: Queryable, outcomeIds: string[]) {
+  const { rows } = await db.query<EvidenceItemRow & { outcome_id: string }>(
+    `SELECT outcome_id, item_hash, position, item FROM evidence_items
+     WHERE outcome_id = ANY($1::uuid[]) ORDER BY outcome_id, position`,
+    [outcomeIds],
+  )
+  return rows
+}
+
+/**
+ * interpretations: every revision an orchestrator submitted for an outcome.
+ * id; outcome_id; orchestrator_id; revision (1, 2, …); has_criterion + success_criterion (the document, when
+ * one was given rather than a hash); success_criterion_signature; outcome_interpretation; evidence_hash (the
+ * version judged); intended_action; rationale; received_at; api_key_id (who submitted it).
+ */
+export interface InterpretationRow {
+  id: string
+  outcome_id: string
+  orchestrator_id: string
+  revision: number
+  has_criterion: boolean
+  success_criterion: JsonValue | null
+  success_criterion_signature: string
+  outcome_interpretation: OutcomeReading
+  evidence_hash: string
+  intended_action: IntendedAction | null
+  rationale: string | null
+  received_at: Date
+  api_key_id: string | null
+}
+
+const INTERPRETATION_COLUMNS = `id, outcome_id, orchestrator_id, revision, has_criterion, success_criterion,
+  success_criterion_signature, outcome_interpretation, evidence_hash, intended_action, rationale, received_at,
+  api_key_id`
+
+export async function insertInterpretation(db: Queryable, row: InterpretationRow): Promise<void> {
+  await db.query(
+    `INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11, $12, $13)`,
+    [
+      row.id,
+      row.outcome_id,
+      row.orchestrator_id,
+      row.revision,
+      row.has_criterion,
+      row.has_criterion ? JSON.stringify(row.success_criterion) : null,
+      row.success_criterion_signature,
+      row.outcome_interpretation,
+      row.evidence_hash,
+      row.intended_action === null ? null : JSON.stringify(row.intended_action),
+      row.rationale,
+      row.received_at,
+      row.api_key_id,
+    ],
+  )
+}
+
+/** The latest revision of each orchestrator, for each of the given outcomes. */
+export async function latestInterpretations(
+  db: Queryable,
+  outcomeIds: string[],
+): Promise<InterpretationRow[]> {
+  const { rows } = await db.query<InterpretationRow>(
+    `SELECT DISTINCT ON (outcome_id, orchestrator_id) ${INTERPRETATION_COLUMNS}
+     FROM interpretations WHERE outcome_id = ANY($1::uuid[])
+     ORDER BY outcome_id, orchestrator_id, revision DESC`,
+    [outcomeIds],
+  )
+  return rows
+}
+
+export async function latestInterpretationOf(db: Queryable, outcomeId: string, orchestratorId: string) {
+  const { rows } = await db.query<InterpretationRow>(
+    `SELECT ${INTERPRETATION_COLUMNS} FROM interpretations WHERE outcome_id = $1 AND orchestrator_id = $2
+     ORDER BY revision DESC LIMIT 1`,
+    [outcomeId, orchestratorId],
+  )
+  return rows[0]
+}
+
+export async function insertDissent(
+  db: Queryable,
+  dissent: {
+    id: string
+    outcome_id: string
+    orchestrator_id: string
+    manifest_id: string
+    submission: JsonValue
+    received_at: Date
+    api_key_id: string
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO dissents (id, outcome_id, orchestrator_id, manifest_id, submission, received_at, api_key_id)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+    [
+      dissent.id,
+      dissent.outcome_id,
+      dissent.orchestrator_id,
+      dissent.manifest_id,
+      JSON.stringify(dissent.submission),
+      dissent.received_at,
+      dissent.api_key_id,
+    ],
+  )
+}

@@ -1,0 +1,247 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { caseStory } from '../../engine/case-story.ts'
+import { evaluateCase } from '../../engine/evaluate-case.ts'
+import { envelopeText } from '../../engine/manifests.ts'
+import { resolveCase } from '../../engine/resolve-case.ts'
+import { AppError } from '../../errors.ts'
+import { problemSchema } from '../../http/errors.ts'
+import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
+import { auditRecordSchema } from '../../http/schemas/audit.ts'
+import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
+import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { outcomeCase } from './kind.ts'
+import {
+  appendEvidenceBody,
+  createOutcomeBody,
+  interpretationBody,
+  interpretationCreatedSchema,
+  outcomeEnvelopeSchema,
+  outcomeSchema,
+  outcomeStatusSchema,
+  pendingSchema,
+  resolutionBody,
+} from './schemas.ts'
+import { appendEvidence, createOutcome, getOutcome, pageOutcomes, submitInterpretation } from './service.ts'
+
+const WRITERS = ['orchestrator', 'admin'] as const
+const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
+const OPS = ['ops', 'admin'] as const
+
+/** Outcome cases over HTTP: each handler calls one service with `app.services`. */
+export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/v1/outcomes',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['outcomes'],
+        summary: 'Record a sub-agent result and its evidence (idempotent on subagent_id + run_id)',
+        body: createOutcomeBody,
+        response: {
+          200: outcomeSchema,
+          201: outcomeSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { created, outcome } = await createOutcome(app.services, request.body, principalOf(request).keyId)
+      return reply.code(created ? 201 : 200).send(outcome)
+    },
+  )
+
+  app.get(
+    '/v1/outcomes',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['outcomes'],
+        summary: 'List outcomes, oldest first',
+        querystring: z.strictObject({
+          subagent_id: z.string().min(1).optional(),
+          status: outcomeStatusSchema.optional(),
+          ...pageQuery,
+        }),
+        response: { 200: pageOf(outcomeSchema), ...authProblems },
+      },
+    },
+    async (request) => {
+      const { subagent_id, status, ...page } = request.query
+      return pageOutcomes(app.services, { subagentId: subagent_id, status }, page)
+    },
+  )
+
+  app.get(
+    '/v1/outcomes/:id',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['outcomes'],
+        summary:
+          'One outcome: evidence versions, latest interpretation per orchestrator, current manifest id',
+        params: idParams,
+        response: { 200: outcomeSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) => getOutcome(app.services, request.params.id),
+  )
+
+  app.post(
+    '/v1/outcomes/:id/evidence',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['outcomes'],
+        summary:
+          'Add evidence items; the outcome gets a new evidence_hash over the union (200 when nothing new)',
+        params: idParams,
+        body: appendEvidenceBody,
+        response: {
+          200: outcomeSchema,
+          201: outcomeSchema,
+          404: problemSchema,
+          409: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { outcome } = await appendEvidence(
+        app.services,
+        request.params.id,
+        request.body.evidence,
+        principalOf(request).keyId,
+      )
+      return reply.code(201).send(outcome)
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/interpretations',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['interpretations'],
+        summary: "Submit an orchestrator's interpretation (a new revision unless identical to its latest)",
+        params: idParams,
+        body: interpretationBody,
+        response: {
+          200: interpretationCreatedSchema,
+          201: interpretationCreatedSchema,
+          404: problemSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request)
+      assertMaySpeakFor(principal, request.body.orchestrator_id)
+      const result = await submitInterpretation(app.services, request.params.id, request.body, principal)
+      if (result.kind === 'dissent') {
+        // Stored and audited before this answer: the decision stands, the dissent is on record.
+        throw new AppError(
+          'CONFLICT',
+          'the outcome already has a final decision; this interpretation was recorded as dissent and does not change it',
+          { manifest_id: result.manifestId },
+        )
+      }
+      return reply.code(result.kind === 'created' ? 201 : 200).send(result.interpretation)
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/evaluate',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['evaluation'],
+        summary:
+          'Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators)',
+        params: idParams,
+        body: z.strictObject({}).nullish(),
+        response: {
+          200: outcomeEnvelopeSchema,
+          202: pendingSchema,
+          404: problemSchema,
+          409: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await evaluateCase(
+        app.services,
+        outcomeCase,
+        request.params.id,
+        principalOf(request).keyId,
+      )
+      if (result.kind === 'pending')
+        return reply.code(202).send({ status: 'pending' as const, ...result.pending })
+      return sendJsonText(reply, 200, envelopeText(result.envelope))
+    },
+  )
+
+  app.post(
+    '/v1/outcomes/:id/resolution',
+    {
+      config: { auth: OPS },
+      schema: {
+        tags: ['escalations'],
+        summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',
+        params: idParams,
+        body: resolutionBody,
+        response: { 201: outcomeEnvelopeSchema, 404: problemSchema, 409: problemSchema, ...authProblems },
+      },
+    },
+    async (request, reply) => {
+      const envelope = await resolveCase(
+        app.services,
+        outcomeCase,
+        request.params.id,
+        request.body,
+        principalOf(request).keyId,
+      )
+      return sendJsonText(reply, 201, envelopeText(envelope))
+    },
+  )
+
+  app.get(
+    '/v1/audit/outcomes/:id',
+    {
+      config: { auth: OPS },
+      schema: {
+        tags: ['audit'],
+        summary: "One outcome's reconciled story: every audit record about it and its current manifest",
+        params: idParams,
+        response: {
+          200: z.object({
+            outcome_id: z.uuid(),
+            status: outcomeStatusSchema,
+            records: z.array(auditRecordSchema),
+            manifest: outcomeEnvelopeSchema.nullable(),
+          }),
+          404: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const story = await caseStory(app.services, outcomeCase, request.params.id)
+      return sendJsonText(
+        reply,
+        200,
+        objectText({
+          outcome_id: JSON.stringify(story.id),
+          status: JSON.stringify(story.status),
+          records: JSON.stringify(story.records),
+          manifest: story.manifest ? envelopeText(story.manifest) : 'null',
+        }),
+      )
+    },
+  )
+}

@@ -1,0 +1,186 @@
+import { z } from 'zod'
+import type { DivergenceReceipt } from '../../domain/outcome/divergence-receipt.ts'
+import type { EvidenceItem } from '../../domain/outcome/evidence.ts'
+import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import {
+  DIVERGENCE_KINDS,
+  EVIDENCE_KINDS,
+  FALLBACK_POLICIES,
+  INTENDED_ACTION_KINDS,
+  OUTCOME_DIRECTIVES,
+  OUTCOME_READINGS,
+  OUTCOME_STATUSES,
+  OUTCOME_VERDICTS,
+} from '../../domain/outcome/vocabulary.ts'
+import { freeJson, rfc3339, sha256String } from '../../http/schemas/common.ts'
+import { envelopeOf } from '../../http/schemas/envelope.ts'
+import { groundTruthSchema } from '../../http/schemas/ground-truth.ts'
+import type { OutcomeManifest, OutcomePending, OutcomeResolution } from './kind.ts'
+import type { InterpretationSubmission, InterpretationView, NewOutcome, OutcomeView } from './service.ts'
+
+/*
+ * The HTTP shapes of outcome cases, built from the outcome vocabulary (src/domain/outcome/vocabulary.ts) and held
+ * to the service and manifest types with `satisfies`, so the contract and the code cannot drift apart.
+ */
+
+export const readingSchema = z.enum(OUTCOME_READINGS)
+export const outcomeVerdictSchema = z.enum(OUTCOME_VERDICTS)
+export const outcomeDirectiveSchema = z.enum(OUTCOME_DIRECTIVES)
+export const outcomeStatusSchema = z.enum(OUTCOME_STATUSES)
+const fallbackPolicySchema = z.enum(FALLBACK_POLICIES)
+
+const orchestratorId = z.string().min(1).max(200)
+
+export const evidenceItemSchema = z
+  .strictObject({
+    kind: z.enum(EVIDENCE_KINDS),
+    name: z.string().max(200).optional(),
+    content: freeJson,
+  })
+  .meta({ id: 'EvidenceItem' }) satisfies z.ZodType<EvidenceItem>
+
+const evidenceListSchema = z.array(evidenceItemSchema).min(1, 'at least one evidence item').max(1000)
+
+export const intendedActionSchema = z
+  .strictObject({
+    kind: z.enum(INTENDED_ACTION_KINDS),
+    resources: z.array(z.string().max(500)).max(1000),
+  })
+  .meta({ id: 'IntendedAction' }) satisfies z.ZodType<IntendedAction>
+
+export const createOutcomeBody = z.strictObject({
+  subagent_id: z.string().min(1).max(200),
+  run_id: z.string().min(1).max(200),
+  evidence: evidenceListSchema,
+  expected_orchestrators: z.array(orchestratorId).max(100).optional(),
+  deadline: rfc3339.optional(),
+  arbiter_orchestrator_id: orchestratorId.optional(),
+  probe: z.strictObject({ probe_id: z.uuid(), params: z.record(z.string(), freeJson).optional() }).optional(),
+  fallback_policy: fallbackPolicySchema.optional(),
+}) satisfies z.ZodType<NewOutcome>
+
+export const appendEvidenceBody = z.strictObject({ evidence: evidenceListSchema })
+
+export const interpretationBody = z
+  .strictObject({
+    orchestrator_id: orchestratorId,
+    success_criterion: freeJson.optional(),
+    success_criterion_hash: sha256String.optional(),
+    outcome_interpretation: readingSchema,
+    evidence_hash: sha256String.optional(),
+    intended_action: intendedActionSchema.optional(),
+    rationale: z.string().max(10_000).optional(),
+  })
+  .refine((body) => (body.success_criterion === undefined) !== (body.success_criterion_hash === undefined), {
+    message: 'give exactly one of success_criterion or success_criterion_hash',
+    path: ['success_criterion'],
+  }) satisfies z.ZodType<InterpretationSubmission>
+
+/** An interpretation as manifests (and outcomes) show it. */
+export const manifestInterpretationSchema = z
+  .object({
+    orchestrator_id: z.string(),
+    success_criterion_signature: z.string(),
+    outcome_interpretation: readingSchema,
+    evidence_hash: z.string(),
+    intended_action: intendedActionSchema.nullable(),
+    revision: z.number().int(),
+    received_at: z.string(),
+  })
+  .meta({ id: 'ManifestInterpretation' }) satisfies z.ZodType<ManifestInterpretation>
+
+export const interpretationCreatedSchema = manifestInterpretationSchema.extend({
+  interpretation_id: z.uuid(),
+}) satisfies z.ZodType<InterpretationView>
+
+const jsonDifferenceSchema = z.object({
+  pointer: z.string(),
+  a: freeJson.optional(),
+  b: freeJson.optional(),
+})
+
+export const divergenceReceiptSchema = z
+  .object({
+    kind: z.enum(DIVERGENCE_KINDS),
+    actions_disjoint: z.boolean(),
+    pairs: z.array(
+      z.object({
+        a: z.string(),
+        b: z.string(),
+        a_interpretation: readingSchema,
+        b_interpretation: readingSchema,
+        a_criterion_signature: z.string(),
+        b_criterion_signature: z.string(),
+        criteria_divergence: z.array(jsonDifferenceSchema).nullable(),
+        evidence_divergence: z
+          .object({
+            a_evidence_hash: z.string(),
+            b_evidence_hash: z.string(),
+            only_in_a: z.array(z.string()),
+            only_in_b: z.array(z.string()),
+          })
+          .nullable(),
+      }),
+    ),
+    receipt_digest: z.templateLiteral(['sha256:', z.string()]),
+  })
+  .meta({ id: 'DivergenceReceipt' }) satisfies z.ZodType<DivergenceReceipt>
+
+export const outcomeManifestSchema = z
+  .object({
+    kind: z.literal('outcome'),
+    manifest_id: z.uuid(),
+    outcome_id: z.uuid(),
+    subagent_id: z.string(),
+    run_id: z.string(),
+    issued_at: z.string(),
+    verdict: outcomeVerdictSchema,
+    directive: outcomeDirectiveSchema,
+    resolved_outcome: readingSchema.nullable(),
+    subagent_outcome_evidence_hash: z.string(),
+    interpretations: z.array(manifestInterpretationSchema),
+    interpretation_divergence_receipt: divergenceReceiptSchema.nullable(),
+    ground_truth_arbiter_predicate: groundTruthSchema.nullable(),
+    action_owner: z.string().nullable(),
+    missing_orchestrators: z.array(z.string()),
+    supersedes: z.uuid().nullable(),
+    resolution: z.object({ by: z.string(), rationale: z.string() }).nullable(),
+  })
+  .meta({ id: 'OutcomeManifest' }) satisfies z.ZodType<
+  Omit<OutcomeManifest, 'ground_truth_arbiter_predicate'>
+>
+
+export const outcomeEnvelopeSchema = envelopeOf(outcomeManifestSchema, 'OutcomeManifestEnvelope')
+
+export const pendingSchema = z
+  .object({ status: z.literal('pending'), missing_orchestrators: z.array(z.string()) })
+  .meta({ id: 'EvaluationPending' }) satisfies z.ZodType<OutcomePending & { status: 'pending' }>
+
+export const outcomeSchema = z
+  .object({
+    outcome_id: z.uuid(),
+    subagent_id: z.string(),
+    run_id: z.string(),
+    status: outcomeStatusSchema,
+    evidence_hash: z.string(),
+    evidence_versions: z.array(
+      z.object({ evidence_hash: z.string(), item_hashes: z.array(z.string()), created_at: z.string() }),
+    ),
+    evidence: z.array(evidenceItemSchema),
+    interpretations: z.array(manifestInterpretationSchema),
+    expected_orchestrators: z.array(z.string()),
+    deadline: z.string().nullable(),
+    arbiter_orchestrator_id: z.string().nullable(),
+    probe: z.object({ probe_id: z.string(), params: z.record(z.string(), freeJson) }).nullable(),
+    fallback_policy: fallbackPolicySchema,
+    manifest_id: z.uuid().nullable(),
+    reevaluation_rounds: z.number().int(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Outcome' }) satisfies z.ZodType<OutcomeView>
+
+export const resolutionBody = z.strictObject({
+  outcome: readingSchema,
+  rationale: z.string().trim().min(1, 'rationale must not be empty').max(10_000),
+  action_owner: orchestratorId.optional(),
+}) satisfies z.ZodType<OutcomeResolution>

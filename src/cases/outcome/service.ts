@@ -1,0 +1,438 @@
+import { randomUUID } from 'node:crypto'
+import { appendAuditRecords } from '../../audit/audit-log.ts'
+import type { Queryable } from '../../db/pool.ts'
+import { withTransaction } from '../../db/pool.ts'
+import { findProbe } from '../../db/repositories/probes.ts'
+import {
+  type EvidenceItem,
+  evidenceHash,
+  firstOccurrences,
+  hashEvidence,
+} from '../../domain/outcome/evidence.ts'
+import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import { acceptsInputs } from '../../domain/outcome/transitions.ts'
+import {
+  DEFAULT_FALLBACK_POLICY,
+  type FallbackPolicy,
+  type OutcomeReading,
+  type OutcomeStatus,
+} from '../../domain/outcome/vocabulary.ts'
+import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { byField, sortedUnique } from '../../domain/shared/order.ts'
+import { AppError } from '../../errors.ts'
+import { type Page, type PageRequest, readPage, seqPosition } from '../../pagination.ts'
+import type { Actor, ServiceContext } from '../../services/context.ts'
+import type { Principal } from '../../services/keys.ts'
+import {
+  type EvidenceVersionRow,
+  findOutcome,
+  type InterpretationRow,
+  insertDissent,
+  insertEvidenceItems,
+  insertEvidenceVersion,
+  insertInterpretation,
+  insertOutcomeIfAbsent,
+  latestInterpretationOf,
+  latestInterpretations,
+  listEvidenceItemsFor,
+  listEvidenceVersions,
+  listOutcomes,
+  type OutcomeRow,
+  updateOutcomeEvidenceHash,
+} from './repository.ts'
+
+/** `POST /v1/outcomes`: a sub-agent result, its evidence, and how it will be decided. */
+export interface NewOutcome {
+  subagent_id: string
+  run_id: string
+  evidence: EvidenceItem[]
+  expected_orchestrators?: string[] | undefined
+  deadline?: string | undefined
+  arbiter_orchestrator_id?: string | undefined
+  probe?: { probe_id: string; params?: Record<string, JsonValue> | undefined } | undefined
+  fallback_policy?: FallbackPolicy | undefined
+}
+
+/** `POST /v1/outcomes/{id}/interpretations`: one orchestrator's judgement of the outcome. */
+export interface InterpretationSubmission {
+  orchestrator_id: string
+  /** Exactly one of the criterion document and its opaque hash. */
+  success_criterion?: JsonValue | undefined
+  success_criterion_hash?: string | undefined
+  outcome_interpretation: OutcomeReading
+  /** The evidence version judged; defaults to the current one. */
+  evidence_hash?: string | undefined
+  intended_action?: IntendedAction | undefined
+  rationale?: string | undefined
+}
+
+export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOutcome, actor: Actor) {
+  const hashed = hashEvidence(body.evidence)
+  const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
+  const currentEvidenceHash = evidenceHash(itemHashes)
+  const fallbackPolicy = body.fallback_policy ?? DEFAULT_FALLBACK_POLICY
+  // "The same body again" is judged with defaults filled in: spelling out the default policy is the same body.
+  const requestDigest = hashJson({ ...body, fallback_policy: fallbackPolicy })
+  const now = new Date()
+  return withTransaction(ctx.db, async (tx) => {
+    if (body.probe && !(await findProbe(tx, body.probe.probe_id))) {
+      throw new AppError('UNPROCESSABLE', `probe ${body.probe.probe_id} is not registered`, {}, [
+        { path: 'body/probe/probe_id', message: 'unknown probe' },
+      ])
+    }
+    const { row, inserted } = await insertOutcomeIfAbsent(tx, {
+      id: randomUUID(),
+      subagent_id: body.subagent_id,
+      run_id: body.run_id,
+      request_digest: requestDigest,
+      expected_orchestrators: sortedUnique(body.expected_orchestrators ?? []),
+      deadline: body.deadline ? new Date(body.deadline) : null,
+      arbiter_orchestrator_id: body.arbiter_orchestrator_id ?? null,
+      probe_id: body.probe?.probe_id ?? null,
+      probe_params: body.probe ? (body.probe.params ?? {}) : null,
+      fallback_policy: fallbackPolicy,
+      evidence_hash: currentEvidenceHash,
+      created_at: now,
+    })
+    if (!inserted) {
+      if (row.request_digest !== requestDigest) {
+        throw new AppError(
+          'CONFLICT',
+          `outcome (${body.subagent_id}, ${body.run_id}) already exists with a different body`,
+          { outcome_id: row.id },
+        )
+      }
+      return { created: false, outcome: await loadOutcomeView(tx, row) }
+    }
+    const items = firstOccurrences(hashed)
+    await insertEvidenceItems(tx, row.id, items)
+    await insertEvidenceVersion(tx, row.id, {
+      evidence_hash: currentEvidenceHash,
+      item_hashes: itemHashes,
+      created_at: now,
+    })
+    // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
+    const view = toOutcomeView(
+      row,
+      [
+        {
+          outcome_id: row.id,
+          evidence_hash: currentEvidenceHash,
+          version: 1,
+          item_hashes: itemHashes,
+          created_at: now,
+        },
+      ],
+      items.map((h) => ({ outcome_id: row.id, item: h.item })),
+      [],
+    )
+    // The audit append holds the log's lock until commit, so it goes last.
+    await appendAuditRecords(tx, [
+      {
+        kind: 'outcome.created',
+        actor,
+        at: now.toISOString(),
+        outcome_id: row.id,
+        subagent_id: row.subagent_id,
+        data: {
+          run_id: row.run_id,
+          evidence_hash: currentEvidenceHash,
+          item_hashes: itemHashes,
+          expected_orchestrators: row.expected_orchestrators,
+          deadline: row.deadline ? row.deadline.toISOString() : null,
+          arbiter_orchestrator_id: row.arbiter_orchestrator_id,
+          probe_id: row.probe_id,
+          fallback_policy: row.fallback_policy,
+          request_digest: requestDigest,
+        },
+      },
+    ])
+    return { created: true, outcome: view }
+  })
+}
+
+/** Adds items; the new evidence_hash covers the union of all items so far (earlier hashes stay valid). */
+export async function appendEvidence(
+  ctx: Pick<ServiceContext, 'db'>,
+  outcomeId: string,
+  items: EvidenceItem[],
+  actor: Actor,
+) {
+  const hashed = hashEvidence(items)
+  return withTransaction(ctx.db, async (tx) => {
+    const outcome = await lockOutcome(tx, outcomeId)
+    if (!acceptsInputs(outcome.status)) {
+      throw new AppError(
+        'CONFLICT',
+        `outcome ${outcomeId} is already decided; evidence can no longer change`,
+        { manifest_id: outcome.manifest_id },
+      )
+    }
+    const [current] = (await listEvidenceVersions(tx, [outcomeId])).filter(
+      (v) => v.evidence_hash === outcome.evidence_hash,
+    )
+    const itemHashes = sortedUnique([...(current?.item_hashes ?? []), ...hashed.map((h) => h.item_hash)])
+    const newEvidenceHash = evidenceHash(itemHashes)
+    if (newEvidenceHash === outcome.evidence_hash) {
+      return { created: false, outcome: await loadOutcomeView(tx, outcome) }
+    }
+    const now = new Date()
+    const known = new Set(current?.item_hashes ?? [])
+    const added = firstOccurrences(hashed.filter((h) => !known.has(h.item_hash)))
+    await insertEvidenceItems(tx, outcomeId, added)
+    await insertEvidenceVersion(tx, outcomeId, {
+      evidence_hash: newEvidenceHash,
+      item_hashes: itemHashes,
+      created_at: now,
+    })
+    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash)
+    const view = await loadOutcomeView(tx, { ...outcome, evidence_hash: newEvidenceHash })
+    await appendAuditRecords(tx, [
+      {
+        kind: 'evidence.appended',
+        actor,
+        at: now.toISOString(),
+        outcome_id: outcomeId,
+        subagent_id: outcome.subagent_id,
+        data: {
+          evidence_hash: newEvidenceHash,
+          previous_evidence_hash: outcome.evidence_hash,
+          added_item_hashes: sortedUnique(added.map((a) => a.item_hash)),
+        },
+      },
+    ])
+    return { created: true, outcome: view }
+  })
+}
+
+export type SubmitResult =
+  | { kind: 'created'; interpretation: InterpretationView }
+  | { kind: 'unchanged'; interpretation: InterpretationView }
+  /** Arrived after a final decision: stored and audited as dissent, the decision stands (→ 409). */
+  | { kind: 'dissent'; manifestId: string }
+
+/** What makes two submissions "exactly" the same: resubmitting the latest one is a no-op. */
+function submissionFingerprint(s: {
+  signature: string
+  hasCriterion: boolean
+  reading: string
+  evidenceHash: string
+  intendedAction: unknown
+  rationale: string | null
+}): string {
+  return hashJson({
+    signature: s.signature,
+    has_criterion: s.hasCriterion,
+    reading: s.reading,
+    evidence_hash: s.evidenceHash,
+    intended_action: s.intendedAction ?? null,
+    rationale: s.rationale,
+  })
+}
+
+function rowFingerprint(row: InterpretationRow): string {
+  return submissionFingerprint({
+    signature: row.success_criterion_signature,
+    hasCriterion: row.has_criterion,
+    reading: row.outcome_interpretation,
+    evidenceHash: row.evidence_hash,
+    intendedAction: row.intended_action,
+    rationale: row.rationale,
+  })
+}
+
+export async function submitInterpretation(
+  ctx: Pick<ServiceContext, 'db'>,
+  outcomeId: string,
+  body: InterpretationSubmission,
+  principal: Principal,
+): Promise<SubmitResult> {
+  const hasCriterion = body.success_criterion !== undefined
+  const signature = hasCriterion ? hashJson(body.success_criterion) : body.success_criterion_hash!
+  return withTransaction(ctx.db, async (tx) => {
+    // The row lock orders this submission against evaluation: a revision either lands before a decision or
+    // sees it and becomes dissent.
+    const outcome = await lockOutcome(tx, outcomeId)
+    const judged = body.evidence_hash ?? outcome.evidence_hash
+    const versions = await listEvidenceVersions(tx, [outcomeId])
+    if (!versions.some((v) => v.evidence_hash === judged)) {
+      throw new AppError(
+        'UNPROCESSABLE',
+        `evidence_hash ${judged} is not a version of this outcome's evidence`,
+        {},
+        [{ path: 'body/evidence_hash', message: 'unknown evidence version' }],
+      )
+    }
+    const latest = await latestInterpretationOf(tx, outcomeId, body.orchestrator_id)
+    const fingerprint = submissionFingerprint({
+      signature,
+      hasCriterion,
+      reading: body.outcome_interpretation,
+      evidenceHash: judged,
+      intendedAction: body.intended_action,
+      rationale: body.rationale ?? null,
+    })
+    if (latest && rowFingerprint(latest) === fingerprint) {
+      return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
+    }
+    const now = new Date()
+    if (!acceptsInputs(outcome.status)) {
+      const manifestId = outcome.manifest_id!
+      const submission = { ...body, evidence_hash: judged } as unknown as JsonValue
+      await insertDissent(tx, {
+        id: randomUUID(),
+        outcome_id: outcomeId,
+        orchestrator_id: body.orchestrator_id,
+        manifest_id: manifestId,
+        submission,
+        received_at: now,
+        api_key_id: principal.keyId,
+      })
+      await appendAuditRecords(tx, [
+        {
+          kind: 'dissent.recorded',
+          actor: principal.keyId,
+          at: now.toISOString(),
+          outcome_id: outcomeId,
+          manifest_id: manifestId,
+          subagent_id: outcome.subagent_id,
+          orchestrator_id: body.orchestrator_id,
+          data: {
+            success_criterion_signature: signature,
+            outcome_interpretation: body.outcome_interpretation,
+            evidence_hash: judged,
+            intended_action: body.intended_action ?? null,
+            rationale: body.rationale ?? null,
+          },
+        },
+      ])
+      return { kind: 'dissent', manifestId }
+    }
+    const row: InterpretationRow = {
+      id: randomUUID(),
+      outcome_id: outcomeId,
+      orchestrator_id: body.orchestrator_id,
+      revision: (latest?.revision ?? 0) + 1,
+      has_criterion: hasCriterion,
+      success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
+      success_criterion_signature: signature,
+      outcome_interpretation: body.outcome_interpretation,
+      evidence_hash: judged,
+      intended_action: body.intended_action ?? null,
+      rationale: body.rationale ?? null,
+      received_at: now,
+      api_key_id: principal.keyId,
+    }
+    await insertInterpretation(tx, row)
+    await appendAuditRecords(tx, [
+      {
+        kind: 'interpretation.recorded',
+        actor: principal.keyId,
+        at: now.toISOString(),
+        outcome_id: outcomeId,
+        subagent_id: outcome.subagent_id,
+        orchestrator_id: row.orchestrator_id,
+        data: {
+          interpretation_id: row.id,
+          revision: row.revision,
+          success_criterion_signature: signature,
+          outcome_interpretation: row.outcome_interpretation,
+          evidence_hash: judged,
+          intended_action: row.intended_action,
+        },
+      },
+    ])
+    return { kind: 'created', interpretation: toInterpretationView(row) }
+  })
+}
+
+export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {
+  const outcome = await findOutcome(ctx.db, outcomeId)
+  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
+  return loadOutcomeView(ctx.db, outcome)
+}
+
+/** GET /v1/outcomes: oldest first, in pages of views built with three queries whatever the page size. */
+export async function pageOutcomes(
+  ctx: Pick<ServiceContext, 'db'>,
+  filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined },
+  page: PageRequest,
+): Promise<Page<OutcomeView>> {
+  const result = await readPage(
+    page,
+    seqPosition,
+    (after, limit) => listOutcomes(ctx.db, { ...filter, afterSeq: after?.seq ?? null }, limit),
+    (row) => ({ seq: row.list_seq }),
+    (row) => row,
+  )
+  return { items: await loadOutcomeViews(ctx.db, result.items), next_cursor: result.next_cursor }
+}
+
+async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
+  const outcome = await findOutcome(tx, outcomeId, { lock: true })
+  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
+  return outcome
+}
+
+async function loadOutcomeView(db: Queryable, row: OutcomeRow) {
+  const [view] = await loadOutcomeViews(db, [row])
+  return view!
+}
+
+/** GET /v1/outcomes shape for several outcomes, with three queries whatever their number. */
+async function loadOutcomeViews(db: Queryable, rows: OutcomeRow[]) {
+  if (rows.length === 0) return []
+  const ids = rows.map((row) => row.id)
+  // One after another: `db` may be a single transaction client, which runs one query at a time.
+  const versions = await listEvidenceVersions(db, ids)
+  const items = await listEvidenceItemsFor(db, ids)
+  const interpretations = await latestInterpretations(db, ids)
+  return rows.map((row) => toOutcomeView(row, versions, items, interpretations))
+}
+
+/** An interpretation as the API shows it: the manifest's fields plus its id. */
+function toInterpretationView(row: InterpretationRow) {
+  return {
+    interpretation_id: row.id,
+    ...toManifestInterpretation({ ...row, received_at: row.received_at.toISOString() }),
+  }
+}
+
+export type InterpretationView = ReturnType<typeof toInterpretationView>
+
+function toOutcomeView(
+  row: OutcomeRow,
+  versions: (EvidenceVersionRow & { outcome_id: string })[],
+  items: { outcome_id: string; item: EvidenceItem }[],
+  interpretations: InterpretationRow[],
+) {
+  return {
+    outcome_id: row.id,
+    subagent_id: row.subagent_id,
+    run_id: row.run_id,
+    status: row.status,
+    evidence_hash: row.evidence_hash,
+    evidence_versions: versions
+      .filter((v) => v.outcome_id === row.id)
+      .map((v) => ({
+        evidence_hash: v.evidence_hash,
+        item_hashes: v.item_hashes,
+        created_at: v.created_at.toISOString(),
+      })),
+    evidence: items.filter((i) => i.outcome_id === row.id).map((i) => i.item),
+    interpretations: interpretations
+      .filter((i) => i.outcome_id === row.id)
+      .map((i) => toManifestInterpretation({ ...i, received_at: i.received_at.toISOString() }))
+      .sort(byField('orchestrator_id')),
+    expected_orchestrators: row.expected_orchestrators,
+    deadline: row.deadline ? row.deadline.toISOString() : null,
+    arbiter_orchestrator_id: row.arbiter_orchestrator_id,
+    probe: row.probe_id ? { probe_id: row.probe_id, params: row.probe_params ?? {} } : null,
+    fallback_policy: row.fallback_policy,
+    manifest_id: row.manifest_id,
+    reevaluation_rounds: row.reevaluation_rounds,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+export type OutcomeView = ReturnType<typeof toOutcomeView>

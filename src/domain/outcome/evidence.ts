@@ -1,0 +1,33 @@
+import { hashJson, type JsonValue, type Sha256 } from '../shared/canonical-json.ts'
+import { sortedUnique } from '../shared/order.ts'
+import type { EvidenceKind } from './vocabulary.ts'
+
+/** One piece of evidence about a sub-agent's result, exactly as submitted. */
+export interface EvidenceItem {
+  kind: EvidenceKind
+  name?: string | undefined
+  content: JsonValue
+}
+
+export interface HashedEvidenceItem {
+  item_hash: Sha256
+  item: EvidenceItem
+}
+
+/**
+ * `item_hash = sha256(JCS(item))`, the item exactly as submitted (no defaults added), so a client can compute it
+ * from what it sent.
+ */
+export function hashEvidence(items: readonly EvidenceItem[]): HashedEvidenceItem[] {
+  return items.map((item) => ({ item_hash: hashJson(item), item }))
+}
+
+/** `evidence_hash`: the hash of the sorted, de-duplicated list of item hashes (one evidence version). */
+export function evidenceHash(itemHashes: readonly string[]): Sha256 {
+  return hashJson(sortedUnique(itemHashes))
+}
+
+/** Items in submission order with later duplicates dropped: what a new evidence version adds to storage. */
+export function firstOccurrences(items: readonly HashedEvidenceItem[]): HashedEvidenceItem[] {
+  return [...new Map(items.map((hashed) => [hashed.item_hash, hashed])).values()]
+}

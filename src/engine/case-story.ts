@@ -1,0 +1,19 @@
+import { caseAuditRecords } from '../audit/service.ts'
+import { findManifest } from '../db/repositories/manifests.ts'
+import { AppError } from '../errors.ts'
+import type { ServiceContext } from '../services/context.ts'
+import type { CaseKind, ManifestContent } from './case-kind.ts'
+
+/** One case's reconciled story: every audit record about it, and the envelope of its current manifest. */
+export async function caseStory<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+  ctx: Pick<ServiceContext, 'db'>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  caseId: string,
+) {
+  const c = await kind.find(ctx.db, caseId)
+  if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
+  const records = await caseAuditRecords(ctx, kind.auditQuery(caseId))
+  const manifestId = kind.manifestId(c)
+  const manifest = manifestId === null ? null : ((await findManifest(ctx.db, manifestId)) ?? null)
+  return { id: kind.caseId(c), status: kind.status(c), records, manifest }
+}

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Queryable } from '../db/pool.ts'
+import { withTransaction } from '../db/pool.ts'
+import { insertEscalation } from '../db/repositories/escalations.ts'
+import { findManifest, type ManifestRow } from '../db/repositories/manifests.ts'
+import { findProbeRun } from '../db/repositories/probe-runs.ts'
+import { AppError } from '../errors.ts'
+import type { GroundTruthRecord } from '../probes/probe-runner.ts'
+import type { Actor, ServiceContext } from '../services/context.ts'
+import { caseAuditEntry } from './case-audit.ts'
+import type { CaseKind, Decided, ManifestContent } from './case-kind.ts'
+import { claimGroundTruth, executeGroundTruth, type GroundTruthStep } from './ground-truth.ts'
+import { issueSignedManifest, type StoredEnvelope } from './manifests.ts'
+
+export type Evaluation<Pending> =
+  | { kind: 'manifest'; envelope: StoredEnvelope }
+  | { kind: 'pending'; pending: Pending }
+
+type Step<Pending> =
+  | { kind: 'manifest'; envelope: StoredEnvelope; issued: ManifestRow | null }
+  | { kind: 'pending'; pending: Pending }
+  | GroundTruthStep
+
+// A caller waiting on another caller's probe gives up (503, retry) after this long instead of hanging.
+const MAX_PROBE_WAIT_MS = 15_000
+
+/**
+ * Evaluates a case of any kind: lock → load → decide once → transition → issue. Serialized per case by its row
+ * lock, so any number of concurrent callers on any number of replicas get one manifest; unchanged inputs give
+ * the manifest already issued, and once the round's manifest is final, that manifest. When the decision needs
+ * the case's ground-truth probe, the probe runs between two steps, outside any transaction (./ground-truth.ts).
+ */
+export async function evaluateCase<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+  ctx: ServiceContext,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  caseId: string,
+  actor: Actor,
+): Promise<Evaluation<Pending>> {
+  let waitedMs = 0
+  for (;;) {
+    if (waitedMs > MAX_PROBE_WAIT_MS) {
+      throw new AppError(
+        'PROBE_IN_PROGRESS',
+        `the ground-truth probe for this ${kind.noun} is still running; retry shortly`,
+      )
+    }
+    const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, kind, caseId, actor))
+    switch (step.kind) {
+      case 'manifest':
+        if (step.issued) {
+          ctx.metrics.manifestsIssued.inc({ verdict: step.issued.verdict, directive: step.issued.directive })
+        }
+        return { kind: 'manifest', envelope: step.envelope }
+      case 'pending':
+        return step
+      case 'run_probe':
+        await executeGroundTruth(ctx, step.claim, actor)
+        continue
+      case 'wait_probe': {
+        const pause = Math.min(250, 25 + waitedMs / 4)
+        waitedMs += pause
+        await sleep(pause)
+      }
+    }
+  }
+}
+
+/** The manifest of the case's current round, if it has one. */
+async function currentManifest<Case>(
+  tx: Queryable,
+  kind: Pick<CaseKind<Case, unknown, ManifestContent, unknown>, 'manifestId' | 'round'>,
+  c: Case,
+): Promise<ManifestRow | undefined> {
+  const id = kind.manifestId(c)
+  const row = id === null ? undefined : await findManifest(tx, id)
+  return row && row.case_round === kind.round(c) ? row : undefined
+}
+
+async function evaluationStep<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+  tx: Queryable,
+  ctx: ServiceContext,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  caseId: string,
+  actor: Actor,
+): Promise<Step<Pending>> {
+  const now = new Date()
+  const c = await kind.lock(tx, caseId)
+  if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
+  const current = await currentManifest(tx, kind, c)
+  if (current?.final) return { kind: 'manifest', envelope: current, issued: null }
+
+  const input = await kind.loadInput(tx, c, now)
+  const inputsDigest = kind.inputsDigest(c, input)
+  // Unchanged inputs since the last non-final manifest: the same manifest, and no new round.
+  if (current && current.inputs_digest === inputsDigest) {
+    return { kind: 'manifest', envelope: current, issued: null }
+  }
+  const ref = { kind: kind.name, id: caseId }
+  const probeRunKey = { case: ref, inputsDigest }
+  const probeRun = kind.groundTruth?.attached(c) ? await findProbeRun(tx, probeRunKey) : undefined
+  const decision = kind.decide(c, input, (probeRun?.record ?? null) as GroundTruthRecord | null)
+
+  switch (decision.kind) {
+    case 'pending':
+      return { kind: 'pending', pending: decision.pending }
+    case 'nothing_to_decide':
+      throw new AppError('CONFLICT', decision.detail)
+    case 'needs_ground_truth':
+      if (!kind.groundTruth) throw new Error(`${kind.name} asked for ground truth but has no probe source`)
+      return claimGroundTruth(tx, kind.groundTruth, c, probeRunKey, probeRun, kind.auditSubject(c), now)
+    case 'decided': {
+      const issued = await issueDecision(tx, ctx, kind, c, decision.decided, {
+        inputsDigest,
+        supersedes: current?.id ?? null,
+        actor,
+        now,
+      })
+      return { kind: 'manifest', envelope: issued, issued }
+    }
+  }
+}
+
+/** Escalation (if the decision opens one), the case's new state, then the signed manifest and its records. */
+async function issueDecision<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+  tx: Queryable,
+  ctx: ServiceContext,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  c: Case,
+  decided: Decided<Content>,
+  args: { inputsDigest: string; supersedes: string | null; actor: Actor; now: Date },
+): Promise<ManifestRow> {
+  const subject = kind.auditSubject(c)
+  const manifestId = randomUUID()
+  const ref = { kind: kind.name, id: kind.caseId(c) }
+  // Rows that name the manifest go first: issuing appends to the audit log, which holds its lock until commit.
+  if (decided.escalation) await insertEscalation(tx, ref, manifestId, args.now)
+  await kind.recordDecision(tx, c, decided, manifestId)
+  return issueSignedManifest(tx, ctx, {
+    case: ref,
+    round: kind.round(c),
+    kind: kind.manifestKind,
+    manifestId,
+    content: decided.content,
+    supersedes: args.supersedes,
+    final: decided.final,
+    inputsDigest: args.inputsDigest,
+    actor: args.actor,
+    subject,
+    after: decided.escalation
+      ? [
+          caseAuditEntry(subject, {
+            kind: 'escalation.opened',
+            actor: args.actor,
+            manifest_id: manifestId,
+            verdict: decided.content.verdict,
+            data: decided.escalation.data,
+          }),
+        ]
+      : [],
+  })
+}

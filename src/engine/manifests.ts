@@ -1,0 +1,152 @@
+import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
+import { signCanonicalText } from '../crypto/jws.ts'
+import type { Queryable } from '../db/pool.ts'
+import {
+  findManifest,
+  insertManifest,
+  listManifests,
+  type ManifestRow,
+} from '../db/repositories/manifests.ts'
+import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
+import type { CaseRef } from '../domain/vocabulary.ts'
+import { AppError } from '../errors.ts'
+import { type Page, type PageRequest, readPage, seqPosition } from '../pagination.ts'
+import type { ServiceContext } from '../services/context.ts'
+import { caseAuditEntry } from './case-audit.ts'
+import type { AuditSubject, ManifestContent, StoredManifest } from './case-kind.ts'
+
+/**
+ * A signed manifest as stored and served: the canonical manifest text exactly as signed, its digest, its JWS,
+ * and its place in the audit log. The text is served as stored, never re-serialized, so every manifest keeps
+ * verifying byte for byte whatever fields its kind had when it was signed.
+ */
+export type StoredEnvelope = Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'>
+
+/** The envelope `{manifest, manifest_digest, jws, audit_seq}` as JSON text. */
+export function envelopeText(envelope: StoredEnvelope): string {
+  return (
+    `{"manifest":${envelope.manifest_jcs},"manifest_digest":${JSON.stringify(envelope.manifest_digest)},` +
+    `"jws":${JSON.stringify(envelope.jws)},"audit_seq":${envelope.audit_seq === null ? 'null' : envelope.audit_seq}}`
+  )
+}
+
+export function parseManifest(envelope: Pick<StoredEnvelope, 'manifest_jcs'>): StoredManifest {
+  return JSON.parse(envelope.manifest_jcs) as StoredManifest
+}
+
+export interface ManifestToIssue<Content extends ManifestContent> {
+  case: CaseRef
+  /** The case's round this manifest decides (0 for kinds decided once). */
+  round: number
+  /** The `kind` the manifest carries. */
+  kind: string
+  /** Chosen by the caller, because rows written before the manifest (escalation, case row) name it. */
+  manifestId: string
+  content: Content
+  /** The manifest this one supersedes: a non-final one of the same round, or the HALT a resolution settles. */
+  supersedes: string | null
+  final: boolean
+  inputsDigest: string
+  actor: string
+  /** The case's ids for the `manifest.issued` record (and the manifest row's `subagent_id`). */
+  subject: AuditSubject
+  /** Audit entries that belong before `manifest.issued` (e.g. `resolution.recorded`). */
+  before?: AuditEntry[]
+  /** Audit entries after it (e.g. `escalation.opened`). */
+  after?: AuditEntry[]
+}
+
+/**
+ * The one way a manifest of any kind is issued: signs it, appends its audit records and stores it, inside the
+ * caller's transaction. Callers write every other row first (the escalation, the case's new state), because the
+ * audit append holds the log's lock until commit. The manifest's `audit_seq` is the seq of its `manifest.issued`
+ * record; it lives in the envelope, outside the signature, so it can be assigned after signing.
+ */
+export async function issueSignedManifest<Content extends ManifestContent>(
+  tx: Queryable,
+  ctx: Pick<ServiceContext, 'signingKey'>,
+  issue: ManifestToIssue<Content>,
+): Promise<ManifestRow> {
+  const issuedAt = new Date().toISOString()
+  const manifest = {
+    ...issue.content,
+    kind: issue.kind,
+    manifest_id: issue.manifestId,
+    issued_at: issuedAt,
+    supersedes: issue.supersedes,
+  }
+  const jcs = canonicalJson(manifest)
+  const digest = sha256(jcs)
+  const jws = await signCanonicalText(jcs, ctx.signingKey)
+  const records = await appendAuditRecords(tx, [
+    ...(issue.before ?? []),
+    caseAuditEntry(issue.subject, {
+      kind: 'manifest.issued',
+      actor: issue.actor,
+      at: issuedAt,
+      manifest_id: issue.manifestId,
+      verdict: issue.content.verdict,
+      data: { manifest_digest: digest, directive: issue.content.directive, kind: issue.kind },
+    }),
+    ...(issue.after ?? []),
+  ])
+  const issued = records[issue.before?.length ?? 0]!
+  const row: ManifestRow = {
+    id: issue.manifestId,
+    kind: issue.kind,
+    case_kind: issue.case.kind,
+    case_id: issue.case.id,
+    case_round: issue.round,
+    subagent_id: issue.subject.subagent_id ?? null,
+    verdict: issue.content.verdict,
+    directive: issue.content.directive,
+    final: issue.final,
+    inputs_digest: issue.inputsDigest,
+    issued_at: new Date(issuedAt),
+    audit_seq: issued.seq,
+    manifest_jcs: jcs,
+    manifest_digest: digest,
+    jws,
+  }
+  await insertManifest(tx, row)
+  return row
+}
+
+/** GET /v1/manifests/{id}. */
+export async function getManifest(
+  ctx: Pick<ServiceContext, 'db'>,
+  manifestId: string,
+): Promise<StoredEnvelope> {
+  const row = await findManifest(ctx.db, manifestId)
+  if (!row) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
+  return row
+}
+
+export interface ManifestQuery {
+  kind?: string | undefined
+  /** Manifests of these cases; more than one case matches nothing (a manifest belongs to one case). */
+  cases?: CaseRef[]
+  subagentId?: string | undefined
+  verdict?: string | undefined
+  directive?: string | undefined
+  since?: Date | undefined
+}
+
+/** GET /v1/manifests: envelopes of every kind, in log order. */
+export async function pageManifests(
+  ctx: Pick<ServiceContext, 'db'>,
+  query: ManifestQuery,
+  page: PageRequest,
+): Promise<Page<StoredEnvelope>> {
+  const { cases = [], ...rest } = query
+  return readPage(
+    page,
+    seqPosition,
+    async (after, limit) =>
+      cases.length > 1
+        ? []
+        : listManifests(ctx.db, { ...rest, case: cases[0], afterSeq: after?.seq ?? null }, limit),
+    (row) => ({ seq: row.audit_seq ?? 0 }),
+    (row) => row,
+  )
+}

@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError } from '../../../errors.ts'
+import { isUncountedRoute } from '../../route-classes.ts'
+
+export interface AdmissionOptions {
+  /** Shed when more requests than this already wait for a database connection. */
+  maxDbWaiting: number
+}
+
+/**
+ * Admission control, counted synchronously: pg's waitingCount only grows once a request reaches the pool, so a
+ * burst arriving in one event-loop turn would all pass a check on it alone. Requests beyond the pool plus its
+ * queue are shed with 503 + Retry-After instead of queueing without bound.
+ */
+async function admissionPlugin(app: FastifyInstance, options: AdmissionOptions) {
+  const capacity = app.config.dbPoolMax + options.maxDbWaiting
+  let admitted = 0
+  app.addHook('onRequest', async (request, reply) => {
+    if (isUncountedRoute(request)) return
+    if (app.db.waitingCount > options.maxDbWaiting || admitted >= capacity) {
+      throw new AppError('OVERLOADED', 'the service is shedding load (database queue full); retry later')
+    }
+    admitted += 1
+    // Released once, when the response closes or the socket does: a pipelined request queued behind others
+    // never gets its own 'close' if the client hangs up first.
+    const socket = request.raw.socket
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      admitted -= 1
+      socket?.off('close', release)
+    }
+    reply.raw.once('close', release)
+    socket?.once('close', release)
+  })
+}
+
+export default fp(admissionPlugin, { name: 'arbiter-admission', dependencies: ['arbiter-db'] })

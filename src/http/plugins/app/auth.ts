@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Role } from '../../../domain/vocabulary.ts'
+import { AppError } from '../../../errors.ts'
+import { authenticate, type Principal } from '../../../services/keys.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `'public'` for routes anyone may call; otherwise the roles allowed (default: admin only). */
+    auth?: 'public' | readonly Role[]
+  }
+  interface FastifyRequest {
+    /** The caller, resolved from its bearer key; null on public routes. */
+    principal: Principal | null
+  }
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i
+
+// Routes registered by @fastify/swagger-ui, which cannot carry our route config: the docs are public.
+const PUBLIC_PREFIXES = ['/docs']
+
+/**
+ * Authenticates every request in `onRequest`, before the body is read: an unauthenticated client cannot make
+ * the service parse a large body. Routes opt out only by declaring `config: { auth: 'public' }`.
+ */
+async function authPlugin(app: FastifyInstance) {
+  app.decorateRequest('principal', null)
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.is404) return
+    const url = request.routeOptions.url ?? ''
+    if (PUBLIC_PREFIXES.some((prefix) => url === prefix || url.startsWith(`${prefix}/`))) return
+    const auth = request.routeOptions.config.auth ?? (['admin'] as const)
+    if (auth === 'public') return
+    const header = request.headers.authorization
+    const match = header ? BEARER.exec(header) : null
+    if (!match) {
+      reply.header('www-authenticate', 'Bearer')
+      throw new AppError('UNAUTHORIZED', 'send an API key as "Authorization: Bearer <key>"')
+    }
+    const principal = await authenticate(app.services, match[1]!)
+    if (!principal) {
+      reply.header('www-authenticate', 'Bearer error="invalid_token"')
+      throw new AppError('UNAUTHORIZED', 'the API key is unknown or revoked')
+    }
+    request.principal = principal
+    if (!auth.includes(principal.role)) {
+      throw new AppError(
+        'FORBIDDEN',
+        `role ${principal.role} may not ${request.method} ${request.routeOptions.url}`,
+      )
+    }
+  })
+}
+
+export default fp(authPlugin, { name: 'arbiter-auth', dependencies: ['arbiter-services'] })
+
+/** The principal of an authenticated route (the auth hook guarantees it is set). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AppError('UNAUTHORIZED', 'authentication required')
+  return request.principal
+}
+
+/** Orchestrator keys speak only under their own orchestrator ids; admin keys under any. */
+export function assertMaySpeakFor(principal: Principal, orchestratorId: string): void {
+  if (principal.role === 'admin') return
+  if (principal.role === 'orchestrator' && principal.orchestratorIds.includes(orchestratorId)) return
+  throw new AppError('FORBIDDEN', `this key may not speak for orchestrator ${orchestratorId}`)
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ServiceContext } from '../../../services/context.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What every service takes: routes pass it whole, so no route reaches the database itself. */
+    services: ServiceContext
+  }
+}
+
+async function servicesPlugin(app: FastifyInstance) {
+  app.decorate('services', {
+    db: app.db,
+    signingKey: app.signingKey,
+    metrics: app.metrics,
+    log: app.log,
+    probes: {
+      policy: { allowedHosts: app.config.probeAllowedHosts, allowPrivate: app.config.probeAllowPrivate },
+      env: app.config.probeEnv,
+    },
+  } satisfies ServiceContext)
+}
+
+export default fp(servicesPlugin, {
+  name: 'arbiter-services',
+  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics'],
+})

@@ -1,0 +1,20 @@
+import { z } from 'zod'
+import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
+import { AUDIT_KINDS } from '../../domain/vocabulary.ts'
+
+export const auditRecordSchema = z
+  .object({
+    seq: z.number().int(),
+    at: z.string(),
+    kind: z.enum(AUDIT_KINDS),
+    actor: z.string(),
+    outcome_id: z.string().nullable(),
+    manifest_id: z.string().nullable(),
+    subagent_id: z.string().nullable(),
+    orchestrator_id: z.string().nullable(),
+    verdict: z.string().nullable(),
+    data: z.record(z.string(), z.json()),
+    prev_hash: z.string(),
+    hash: z.string(),
+  })
+  .meta({ id: 'AuditRecord' }) satisfies z.ZodType<AuditRecord>

@@ -1,0 +1,22 @@
+import { z } from 'zod'
+
+/** The envelope of a signed manifest whose fields `manifest` describes; `id` names it in the OpenAPI document. */
+export function envelopeOf(manifest: z.ZodType, id: string) {
+  return z
+    .object({
+      manifest,
+      manifest_digest: z.string(),
+      jws: z.string(),
+      audit_seq: z
+        .number()
+        .int()
+        .nullable()
+        .describe("seq of the manifest's manifest.issued audit record; outside the signature"),
+    })
+    .meta({
+      id,
+      description:
+        'A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. ' +
+        'The manifest is served exactly as it was signed.',
+    })
+}

@@ -1,0 +1,56 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Pool } from './db/pool.ts'
+
+/** What the service counts, on a registry of this app's own (tests build several apps in one process). */
+export interface Metrics {
+  registry: Registry
+  requestDuration: Histogram<'method' | 'route' | 'status_code'>
+  manifestsIssued: Counter<'verdict' | 'directive'>
+  probeDuration: Histogram<'probe_id'>
+  probeErrors: Counter<'probe_id' | 'reason'>
+}
+
+export function createMetrics(pool: Pool): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  new Gauge({
+    name: 'arbiter_db_pool_connections',
+    help: 'Database pool connections by state',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount)
+      this.set({ state: 'idle' }, pool.idleCount)
+      this.set({ state: 'waiting' }, pool.waitingCount)
+    },
+  })
+  return {
+    registry,
+    requestDuration: new Histogram({
+      name: 'arbiter_http_request_duration_seconds',
+      help: 'HTTP request latency by route and status',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    manifestsIssued: new Counter({
+      name: 'arbiter_manifests_issued_total',
+      help: 'Manifests issued, by verdict and directive',
+      labelNames: ['verdict', 'directive'] as const,
+      registers: [registry],
+    }),
+    probeDuration: new Histogram({
+      name: 'arbiter_probe_duration_seconds',
+      help: 'Ground-truth probe execution latency (all attempts)',
+      labelNames: ['probe_id'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers: [registry],
+    }),
+    probeErrors: new Counter({
+      name: 'arbiter_probe_errors_total',
+      help: 'Ground-truth probe errors by probe and reason',
+      labelNames: ['probe_id', 'reason'] as const,
+      registers: [registry],
+    }),
+  }
+}

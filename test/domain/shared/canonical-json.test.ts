@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { evidenceHash } from '../../../src/domain/outcome/evidence.ts'
+import {
+  CanonicalJsonError,
+  canonicalJson,
+  hashJson,
+  sha256,
+} from '../../../src/domain/shared/canonical-json.ts'
+
+describe('canonical JSON (RFC 8785)', () => {
+  it('serializes the RFC 8785 §3.2.2 example exactly', () => {
+    const input = JSON.parse(
+      '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],' +
+        ' "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
+    )
+    assert.equal(
+      canonicalJson(input),
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
+        '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    )
+  })
+
+  it('sorts keys by UTF-16 code units (RFC 8785 §3.2.3)', () => {
+    const input = JSON.parse(
+      '{"\\u20ac": "Euro Sign", "\\r": "Carriage Return", "\\ufb33": "Hebrew Letter Dalet With Dagesh",' +
+        ' "1": "One", "\\ud83d\\ude00": "Emoji: Grinning Face", "\\u0080": "Control", "\\u00f6": "Latin Small Letter O With Diaeresis"}',
+    )
+    // (Object.values would reorder the integer-like key "1"; read the order off the text instead.)
+    const text = canonicalJson(input)
+    const order = [...text.matchAll(/":"([^"]+)"/g)].map((m) => m[1])
+    assert.deepEqual(order, [
+      'Carriage Return',
+      'One',
+      'Control',
+      'Latin Small Letter O With Diaeresis',
+      'Euro Sign',
+      'Emoji: Grinning Face',
+      'Hebrew Letter Dalet With Dagesh',
+    ])
+  })
+
+  it('formats numbers as ECMAScript does (RFC 8785 Appendix B samples)', () => {
+    const samples: [number, string][] = [
+      [0, '0'],
+      [-0, '0'],
+      [1e21, '1e+21'],
+      [1e-7, '1e-7'],
+      [123456789012345680000, '123456789012345680000'],
+      [9007199254740992, '9007199254740992'],
+      [0.1, '0.1'],
+      [-5e-324, '-5e-324'],
+    ]
+    for (const [value, text] of samples) assert.equal(canonicalJson(value), text)
+  })
+
+  it('refuses what JCS cannot represent', () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, '\ud800', { '\udc00': 1 }, [1, '\ud83d']]) {
+      assert.throws(() => canonicalJson(bad), CanonicalJsonError)
+    }
+  })
+
+  it('hashes as sha256:<hex> and evidence as the sorted unique item hashes', () => {
+    assert.equal(sha256('abc'), 'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+    assert.equal(hashJson({ b: 1, a: 2 }), sha256('{"a":2,"b":1}'))
+    const items = [hashJson({ kind: 'log', content: 1 }), hashJson({ kind: 'exit_code', content: 0 })]
+    assert.equal(evidenceHash([items[0]!, items[1]!, items[0]!]), hashJson([...items].sort()))
+  })
+})
