@@ -1,0 +1,260 @@
+import type { FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { caseStory } from '../../engine/case-story.ts'
+import { evaluateCase } from '../../engine/evaluate-case.ts'
+import { envelopeText } from '../../engine/manifests.ts'
+import { problemSchema } from '../../http/errors.ts'
+import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
+import { auditRecordSchema } from '../../http/schemas/audit.ts'
+import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
+import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { reviewCase } from './kind.ts'
+import type { ReviewRow } from './repository.ts'
+import {
+  createReviewBody,
+  decideBody,
+  refuseFindingsOutsideCouncil,
+  reviewEnvelopeSchema,
+  reviewPendingSchema,
+  reviewSchema,
+  reviewStatusSchema,
+  revisionBody,
+  verdictAnswerSchema,
+  verdictBody,
+} from './schemas.ts'
+import {
+  createReview,
+  findReviewOr404,
+  getReview,
+  pageReviews,
+  startRevision,
+  submitVerdict,
+} from './service.ts'
+
+const WRITERS = ['orchestrator', 'admin'] as const
+const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
+const OPS = ['ops', 'admin'] as const
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order
+ * 401/403 (role), 404 (the review), 400 (the body), 403 (not the review's orchestrator), then the service's 422
+ * and 409: the review is looked up before the body is validated (`loadReview`), and ownership is checked on it
+ * once the body is known to be well-formed.
+ */
+export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
+  // The review a write addresses, read before its body is validated. Per request; released with the request.
+  const addressed = new WeakMap<FastifyRequest, ReviewRow>()
+  const loadReview = async (request: FastifyRequest) => {
+    const { id } = request.params as { id?: unknown }
+    // A malformed id is left to params validation (400); a well-formed unknown one is a 404 before the body.
+    if (typeof id !== 'string' || !UUID.test(id)) return
+    addressed.set(request, await findReviewOr404(app.services, id))
+  }
+  /** The addressed review, once the caller is known to speak for its orchestrator. */
+  const ownedReview = (request: FastifyRequest): ReviewRow => {
+    const review = addressed.get(request)
+    if (!review) throw new Error('the review was not loaded before the handler')
+    assertMaySpeakFor(principalOf(request), review.orchestrator_id)
+    return review
+  }
+
+  app.post(
+    '/v1/reviews',
+    {
+      config: { auth: WRITERS },
+      schema: {
+        tags: ['reviews'],
+        summary:
+          'Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken',
+        body: createReviewBody,
+        response: {
+          200: reviewSchema,
+          201: reviewSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request)
+      assertMaySpeakFor(principal, request.body.orchestrator_id)
+      const { created, review } = await createReview(app.services, request.body, principal.keyId)
+      return reply.code(created ? 201 : 200).send(review)
+    },
+  )
+
+  app.get(
+    '/v1/reviews',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['reviews'],
+        summary: 'List reviews, oldest first',
+        querystring: z.strictObject({
+          orchestrator_id: z.string().min(1).optional(),
+          status: reviewStatusSchema.optional(),
+          ...pageQuery,
+        }),
+        response: { 200: pageOf(reviewSchema), ...authProblems },
+      },
+    },
+    async (request) => {
+      const { orchestrator_id, status, ...page } = request.query
+      return pageReviews(app.services, { orchestratorId: orchestrator_id, status }, page)
+    },
+  )
+
+  app.get(
+    '/v1/reviews/:id',
+    {
+      config: { auth: READERS },
+      schema: {
+        tags: ['reviews'],
+        summary:
+          'One review: its panel, current revision and subject, verdicts of that revision, latest manifest id',
+        params: idParams,
+        response: { 200: reviewSchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) => getReview(app.services, request.params.id),
+  )
+
+  app.post(
+    '/v1/reviews/:id/verdicts',
+    {
+      config: { auth: WRITERS },
+      preValidation: loadReview,
+      schema: {
+        tags: ['reviews'],
+        summary:
+          "Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
+        params: idParams,
+        body: verdictBody,
+        response: {
+          200: verdictAnswerSchema,
+          201: verdictAnswerSchema,
+          404: problemSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const review = addressed.get(request)
+      if (review) refuseFindingsOutsideCouncil(review.mode, request.body)
+      ownedReview(request)
+      const result = await submitVerdict(
+        app.services,
+        request.params.id,
+        request.body,
+        principalOf(request).keyId,
+      )
+      return reply.code(result.kind === 'created' ? 201 : 200).send(result.verdict)
+    },
+  )
+
+  app.post(
+    '/v1/reviews/:id/revisions',
+    {
+      config: { auth: WRITERS },
+      preValidation: loadReview,
+      schema: {
+        tags: ['reviews'],
+        summary:
+          'Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions)',
+        params: idParams,
+        body: revisionBody,
+        response: {
+          201: reviewSchema,
+          404: problemSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      ownedReview(request)
+      const review = await startRevision(
+        app.services,
+        request.params.id,
+        request.body,
+        principalOf(request).keyId,
+      )
+      return reply.code(201).send(review)
+    },
+  )
+
+  app.post(
+    '/v1/reviews/:id/decide',
+    {
+      config: { auth: WRITERS },
+      preValidation: loadReview,
+      schema: {
+        tags: ['reviews'],
+        summary:
+          'Decide the current revision and return the signed review manifest (202 while verdicts are awaited)',
+        params: idParams,
+        body: decideBody,
+        response: {
+          200: reviewEnvelopeSchema,
+          202: reviewPendingSchema,
+          404: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      ownedReview(request)
+      const result = await evaluateCase(
+        app.services,
+        reviewCase,
+        request.params.id,
+        principalOf(request).keyId,
+      )
+      if (result.kind === 'pending')
+        return reply.code(202).send({ status: 'pending' as const, ...result.pending })
+      return sendJsonText(reply, 200, envelopeText(result.envelope))
+    },
+  )
+
+  app.get(
+    '/v1/audit/reviews/:id',
+    {
+      config: { auth: OPS },
+      schema: {
+        tags: ['audit'],
+        summary: "One review's story: every audit record about it and its latest manifest",
+        params: idParams,
+        response: {
+          200: z.object({
+            review_id: z.uuid(),
+            status: reviewStatusSchema,
+            records: z.array(auditRecordSchema),
+            manifest: reviewEnvelopeSchema.nullable(),
+          }),
+          404: problemSchema,
+          ...authProblems,
+        },
+      },
+    },
+    async (request, reply) => {
+      const story = await caseStory(app.services, reviewCase, request.params.id)
+      return sendJsonText(
+        reply,
+        200,
+        objectText({
+          review_id: JSON.stringify(story.id),
+          status: JSON.stringify(story.status),
+          records: JSON.stringify(story.records),
+          manifest: story.manifest ? envelopeText(story.manifest) : 'null',
+        }),
+      )
+    },
+  )
+}
