@@ -2,6 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import canonicalize from 'canonicalize'
 import {
+  CREATE_REVIEW_EXAMPLES,
+  REVIEW_MANIFEST_EXAMPLES,
+  reviewManifestSchema,
+} from '../../src/cases/review/schemas.ts'
+import {
   createReview,
   DIGEST_0,
   decide,
@@ -640,5 +645,29 @@ describe('review manifests in the one feed, and the review story', () => {
       await app.request(ops, { method: 'GET', url: `/v1/audit/reviews/${empty.review_id}` })
     ).json()
     assert.equal(fresh.manifest, null)
+  })
+})
+
+describe('OpenAPI examples of reviews', () => {
+  it('documents one creation body and one manifest per mode, each one the service accepts or could sign', async () => {
+    const { app } = await setup()
+    const document = app.app.swagger() as {
+      components: { schemas: Record<string, { examples?: unknown[] }> }
+    }
+    const bodies = document.components.schemas.CreateReviewInput?.examples ?? []
+    const manifests = document.components.schemas.ReviewManifest?.examples ?? []
+    assert.deepEqual(
+      bodies.map((b) => (b as { mode: string }).mode),
+      ['do_and_judge', 'two_stage', 'debate', 'council'],
+    )
+    assert.deepEqual(
+      manifests.map((m) => (m as { mode: string }).mode),
+      ['do_and_judge', 'two_stage', 'debate', 'council'],
+    )
+    for (const example of Object.values(CREATE_REVIEW_EXAMPLES)) {
+      const response = await create({ ...example, review_key: uniqueReviewKey(example.mode) })
+      assert.equal(response.statusCode, 201, `${example.mode}: ${response.body}`)
+    }
+    for (const example of REVIEW_MANIFEST_EXAMPLES) reviewManifestSchema.parse(example)
   })
 })

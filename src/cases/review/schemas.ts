@@ -20,9 +20,9 @@ import {
   REVIEW_VERDICTS,
   type ReviewMode,
 } from '../../domain/review/vocabulary.ts'
+import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { ENVELOPE_STATUSES } from '../../domain/status-envelope.ts'
 import { AppError } from '../../errors.ts'
-import { sha256String } from '../../http/schemas/common.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { statusEnvelopeSchema } from '../../http/schemas/status-envelope.ts'
 import type { ReviewManifest, ReviewPending } from './kind.ts'
@@ -70,13 +70,15 @@ const severitySchema = z.enum(FINDING_SEVERITIES, {
 export const subjectSchema = z
   .strictObject(
     {
-      digest: z.string({ error: required('must be a string') }).pipe(sha256String),
+      digest: z
+        .string({ error: required('must be a string') })
+        .regex(SHA256_PATTERN, 'must be sha256:<64 lowercase hex>'),
       description: optionalText(MAX_DESCRIPTION),
       uri: optionalText(MAX_URI),
     },
     { error: required('must be an object') },
   )
-  .meta({ id: 'ReviewSubjectInput' }) satisfies z.ZodType<SubmittedSubject>
+  .meta({ id: 'SubmittedSubject' }) satisfies z.ZodType<SubmittedSubject>
 
 /** A model or context id: compared trimmed and lower-cased, so blank would be everyone's. */
 const agentText = text(MAX_AGENT_TEXT)
@@ -97,7 +99,7 @@ export const judgeSchema = z
     stage: judgeStageSchema.nullable().optional(),
     role: debateRoleSchema.nullable().optional(),
   })
-  .meta({ id: 'ReviewJudgeInput' }) satisfies z.ZodType<SubmittedJudge>
+  .meta({ id: 'PanelJudge' }) satisfies z.ZodType<SubmittedJudge>
 
 const EXAMPLE_DIGEST = `sha256:${'3f'.repeat(32)}`
 
@@ -185,7 +187,7 @@ export const findingSchema = z
     lens: optionalText(MAX_FREE_TEXT),
     detail: optionalText(MAX_FREE_TEXT),
   })
-  .meta({ id: 'ReviewFindingInput' }) satisfies z.ZodType<Finding>
+  .meta({ id: 'CouncilFinding' }) satisfies z.ZodType<Finding>
 
 /**
  * `POST /v1/reviews/{id}/verdicts`: a judge's return in the status envelope fan-out results use (the same
@@ -206,7 +208,7 @@ export const verdictBody = statusEnvelopeSchema({
   },
   withEvidence: {},
 }).meta({
-  id: 'ReviewVerdictInput',
+  id: 'JudgeVerdict',
   examples: [
     {
       judge_id: 'spec',
