@@ -137,6 +137,7 @@ export interface ReviewManifest {
     stage: number | null
     role: string | null
     concerns: string[]
+    verdict_digest: string
   }[]
   concerns: { judge_id: string; concern: string }[]
   blocking_question: string | null
