@@ -21,6 +21,7 @@ import {
   runLoops,
   summarize,
 } from './load.ts'
+import { phaseReview, type ReviewPhase } from './phases/review.ts'
 import { CpuWindow, MemorySampler } from './processes.ts'
 import { type RunningArbiter, type RunningServer, startArbiter, startBaseline } from './servers.ts'
 import { createKey, decidePath, type EvidenceItem, makeEvidence } from './workloads.ts'
@@ -35,11 +36,12 @@ import { createKey, decidePath, type EvidenceItem, makeEvidence } from './worklo
  * 1. decide  — the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3
  * 2. read    — GET /v1/manifests/{id} vs GET /select
  * 3. scale   — decide latency as interpretations per outcome and evidence size grow
- * 4. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
- * 5. memory  — peak RSS of each Arbiter process
+ * 4. review  — a two_stage review (create, 2 verdicts, decide) vs POST /insert3 (bench/phases/review.ts)
+ * 5. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
+ * 6. memory  — peak RSS of each Arbiter process
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
- * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,audit),
+ * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,review,audit),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
@@ -75,7 +77,7 @@ const cfg = {
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
-  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'audit'])),
+  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'review', 'audit'])),
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -93,6 +95,7 @@ const SCALE_ORCHESTRATORS = [2, 8, 32, 128]
 const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 const TARGETS = {
   decideThroughputRatio: 0.5,
+  reviewThroughputRatio: 0.5,
   decideP99Ratio: 3,
   readThroughputRatio: 0.7,
   auditQueryP95Ms: 25,
@@ -699,11 +702,12 @@ function printTable(title: string, headers: string[], rows: string[][]): void {
 function buildFigures(results: {
   decide?: DecidePhase | undefined
   read?: ReadPhase | undefined
+  review?: ReviewPhase<LoopFigures> | undefined
   audit?: AuditPhase | undefined
   memory: MemoryReport
 }): Figure[] {
   const figures: Figure[] = []
-  const { decide, read, audit, memory } = results
+  const { decide, read, review, audit, memory } = results
   if (decide) {
     const failed = decide.arbiter.failedRequests + decide.baseline.failedRequests
     const failNote = failed > 0 ? ` (${failed} failed requests)` : ''
@@ -752,6 +756,26 @@ function buildFigures(results: {
       result: 'info',
     })
     figures.push(...cpuRows('read', read.arbiter.cpu, read.baseline.cpu))
+  }
+  if (review) {
+    const failed = review.arbiter.failedRequests + review.baseline.failedRequests
+    figures.push({
+      figure: `review throughput (two_stage), req/s${failed > 0 ? ` (${failed} failed requests)` : ''}`,
+      arbiter: rate(review.arbiter.requestsPerSecond),
+      baseline: `${rate(review.baseline.requestsPerSecond)} insert3`,
+      ratio: times(review.throughputRatio),
+      target: `≥ ${TARGETS.reviewThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && review.throughputRatio >= TARGETS.reviewThroughputRatio),
+    })
+    figures.push({
+      figure: 'review latency p50 / p99, ms (every request)',
+      arbiter: `${ms(review.arbiter.latency.p50)} / ${ms(review.arbiter.latency.p99)}`,
+      baseline: `${ms(review.baseline.latency.p50)} / ${ms(review.baseline.latency.p99)}`,
+      ratio: times(review.p99Ratio),
+      target: '',
+      result: 'info',
+    })
+    figures.push(...cpuRows('review', review.arbiter.cpu, review.baseline.cpu))
   }
   if (audit) {
     const maxLevel = Math.max(...cfg.auditLevels)
@@ -1084,6 +1108,29 @@ async function main(): Promise<number> {
   const decide = cfg.phases.has('decide') ? await phaseDecide(run) : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
+  const review = cfg.phases.has('review')
+    ? await phaseReview<LoopFigures>({
+        baseTarget: run.baseTarget,
+        arbTarget: run.arbTarget,
+        orchestratorKey: run.keys.orchA,
+        insert3Body: JSON.stringify(run.evidence1k),
+        loops: cfg.connections,
+        log,
+        warmUp: async (iteration) => {
+          await runLoops({ loops: cfg.connections, durationMs: cfg.warmupS * 1000 }, iteration)
+        },
+        measure: (server, iteration) => {
+          if (server === 'arbiter') run.arbiter.memory.phase = 'review'
+          const pid = server === 'arbiter' ? run.arbiter.proc.pid : run.baseline.proc.pid
+          return measuredLoops(
+            run.mainDb.name,
+            pid,
+            { loops: cfg.connections, durationMs: cfg.durationS * 1000 },
+            iteration,
+          )
+        },
+      })
+    : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   baselineMemory.stop()
@@ -1092,7 +1139,7 @@ async function main(): Promise<number> {
   if (decide) printDecideDetail(decide)
   if (scale) printScale(scale)
   printMemory(memory)
-  const figures = buildFigures({ decide, read, audit, memory })
+  const figures = buildFigures({ decide, read, review, audit, memory })
   printTable(
     'Arbiter vs the bare stack (same run, side by side; ratio = Arbiter / baseline)',
     ['figure', 'arbiter', 'baseline', 'ratio', 'target', 'result'],
@@ -1144,11 +1191,13 @@ async function main(): Promise<number> {
       decide_p99: decide?.p99Ratio ?? null,
       read_throughput: read?.throughputRatio ?? null,
       read_p99: read?.p99Ratio ?? null,
+      review_throughput: review?.throughputRatio ?? null,
     },
     figures,
     decide: decide ?? null,
     read: read ?? null,
     scale: scale ?? null,
+    review: review ?? null,
     audit: audit ?? null,
     memory,
   }
