@@ -10,6 +10,7 @@ import {
   createReview,
   DIGEST_0,
   decide,
+  getReview,
   IMPLEMENTER,
   judge,
   PANELS,
@@ -466,14 +467,21 @@ describe('the order checks answer in', () => {
       payload: { subject: { digest: DIGEST_0 } },
     })
     assert.equal(revision.statusCode, 403, revision.body)
+    await judge(app, a, review.review_id, verdict('solo', 'DONE'))
     const decided = await app.request(b, { method: 'POST', url: `/v1/reviews/${review.review_id}/decide` })
     assert.equal(decided.statusCode, 403, decided.body)
+    assert.equal(
+      (await getReview(app, a, review.review_id)).manifest_id,
+      null,
+      'a refused decide issues nothing',
+    )
     const admin = await app.request(app.adminKey, {
       method: 'POST',
       url: `/v1/reviews/${review.review_id}/decide`,
       payload: {},
     })
-    assert.equal(admin.statusCode, 202, 'admin writes any review')
+    assert.equal(admin.statusCode, 200, 'admin writes any review')
+    assert.equal(admin.json().manifest.directive, 'APPLY')
   })
 })
 

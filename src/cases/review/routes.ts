@@ -41,25 +41,24 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /**
  * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order
  * 401/403 (role), 404 (the review), 400 (the body), 403 (not the review's orchestrator), then the service's 422
- * and 409: the review is looked up before the body is validated (`loadReview`), and ownership is checked on it
- * once the body is known to be well-formed.
+ * and 409. Validation errors are attached rather than thrown (`attachValidation`), so `refuseInvalid` can answer
+ * 404 for an unknown review first; a valid request needs no read of its own: the service checks the review's
+ * existence and ownership (`mayWrite`) on the row it locks.
  */
 export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
-  // The review a write addresses, read before its body is validated. Per request; released with the request.
-  const addressed = new WeakMap<FastifyRequest, ReviewRow>()
-  const loadReview = async (request: FastifyRequest) => {
+  /** 404 for an unknown review, else the 400 — only when the request failed validation. */
+  const refuseInvalid = async (request: FastifyRequest): Promise<void> => {
+    if (!request.validationError) return
     const { id } = request.params as { id?: unknown }
-    // A malformed id is left to params validation (400); a well-formed unknown one is a 404 before the body.
-    if (typeof id !== 'string' || !UUID.test(id)) return
-    addressed.set(request, await findReviewOr404(app.services, id))
+    // A malformed id is a 400 for the path itself; a well-formed unknown one is a 404 before the body.
+    if (typeof id === 'string' && UUID.test(id)) await findReviewOr404(app.services, id)
+    throw request.validationError
   }
-  /** The addressed review, once the caller is known to speak for its orchestrator. */
-  const ownedReview = (request: FastifyRequest): ReviewRow => {
-    const review = addressed.get(request)
-    if (!review) throw new Error('the review was not loaded before the handler')
-    assertMaySpeakFor(principalOf(request), review.orchestrator_id)
-    return review
-  }
+  /** Writes are the review's orchestrator's (or admin's). */
+  const mayWrite =
+    (request: FastifyRequest) =>
+    (review: ReviewRow): void =>
+      assertMaySpeakFor(principalOf(request), review.orchestrator_id)
 
   app.post(
     '/v1/reviews',
@@ -127,7 +126,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/verdicts',
     {
       config: { auth: WRITERS },
-      preValidation: loadReview,
+      attachValidation: true,
       schema: {
         tags: ['reviews'],
         summary:
@@ -145,14 +144,18 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const review = addressed.get(request)
-      if (review) refuseFindingsOutsideCouncil(review.mode, request.body)
-      ownedReview(request)
+      await refuseInvalid(request)
+      const mayWriteReview = mayWrite(request)
       const result = await submitVerdict(
         app.services,
         request.params.id,
         request.body,
         principalOf(request).keyId,
+        (review) => {
+          // A body the review's mode refuses is still a 400, which comes before ownership.
+          refuseFindingsOutsideCouncil(review.mode, request.body)
+          mayWriteReview(review)
+        },
       )
       return reply.code(result.kind === 'created' ? 201 : 200).send(result.verdict)
     },
@@ -162,7 +165,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/revisions',
     {
       config: { auth: WRITERS },
-      preValidation: loadReview,
+      attachValidation: true,
       schema: {
         tags: ['reviews'],
         summary:
@@ -179,12 +182,13 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      ownedReview(request)
+      await refuseInvalid(request)
       const review = await startRevision(
         app.services,
         request.params.id,
         request.body,
         principalOf(request).keyId,
+        mayWrite(request),
       )
       return reply.code(201).send(review)
     },
@@ -194,7 +198,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/decide',
     {
       config: { auth: WRITERS },
-      preValidation: loadReview,
+      attachValidation: true,
       schema: {
         tags: ['reviews'],
         summary:
@@ -210,12 +214,13 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      ownedReview(request)
+      await refuseInvalid(request)
       const result = await evaluateCase(
         app.services,
         reviewCase,
         request.params.id,
         principalOf(request).keyId,
+        { authorize: mayWrite(request) },
       )
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })

@@ -52,6 +52,13 @@ export interface NewReview {
   judges: SubmittedJudge[]
 }
 
+/**
+ * Checks the caller may write to this review (and anything else that needs the review to judge the request),
+ * throwing to refuse. Services call it on the row they lock, before any rule of their own: the HTTP layer
+ * decides what "may write" means.
+ */
+export type AuthorizeReviewWrite = (review: ReviewRow) => void
+
 /** `POST /v1/reviews/{id}/revisions`: the implementer's revised change. */
 export interface RevisionSubmission {
   subject: SubmittedSubject
@@ -124,10 +131,12 @@ export async function submitVerdict(
   reviewId: string,
   body: VerdictBody,
   actor: Actor,
+  authorize: AuthorizeReviewWrite,
 ): Promise<VerdictResult> {
   const verdictDigest = hashJson(body)
   return withTransaction(ctx.db, async (tx) => {
     const review = await lockReview(tx, reviewId)
+    authorize(review)
     const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
     const acceptance = acceptVerdict(reviewState(review), recorded, {
       judge_id: body.judge_id,
@@ -227,9 +236,11 @@ export async function startRevision(
   reviewId: string,
   body: RevisionSubmission,
   actor: Actor,
+  authorize: AuthorizeReviewWrite,
 ) {
   return withTransaction(ctx.db, async (tx) => {
     const review = await lockReview(tx, reviewId)
+    authorize(review)
     const acceptance = acceptRevision(
       {
         revision: review.revision,
@@ -261,7 +272,7 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
   return new AppError('CONFLICT', refusal.detail, { manifest_id: refusal.manifest_id })
 }
 
-/** The review row without a lock, or 404: for the checks that run before a request's body is read. */
+/** The review row without a lock, or 404. */
 export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId: string): Promise<ReviewRow> {
   const review = await findReview(ctx.db, reviewId)
   if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
