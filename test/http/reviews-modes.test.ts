@@ -382,3 +382,50 @@ describe('council', () => {
     assert.deepEqual((await getReview(app, a, review.review_id)).verdicts, [])
   })
 })
+
+describe('arrival order', () => {
+  const permutations = <T>(items: T[]): T[][] =>
+    items.length <= 1
+      ? [items]
+      : items.flatMap((item, i) =>
+          permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+        )
+  /** The manifest's content: what a decision says, without the ids and times of its own review. */
+  const decisionOf = (m: Record<string, unknown>) => {
+    const { manifest_id: _m, review_id: _r, review_key: _k, issued_at: _i, ...rest } = m
+    return rest
+  }
+  const sets: [string, 'debate' | 'council', Record<string, unknown>[]][] = [
+    [
+      'debate with a meta-judge',
+      'debate',
+      [
+        verdict('amy', 'DONE_WITH_CONCERNS'),
+        verdict('zed', 'DONE'),
+        verdict('moderator', 'DONE_WITH_CONCERNS', 0, { concerns: ['log the retry'] }),
+      ],
+    ],
+    [
+      'council',
+      'council',
+      [
+        verdict('c1', 'DONE', 0, { findings: [{ severity: 'low', title: 'Typo', location: 'a.ts' }] }),
+        verdict('c2', 'BLOCKED', 0, { findings: [{ severity: 'high', title: ' typo', location: 'A.ts' }] }),
+        verdict('c3', 'DONE_WITH_CONCERNS', 0, { findings: [{ severity: 'medium', title: 'Leak' }] }),
+      ],
+    ],
+  ]
+  for (const [name, mode, verdicts] of sets) {
+    it(`signs the same decision for every order the verdicts of a ${name} arrive in`, async () => {
+      const { app, a } = await setup()
+      const decisions = []
+      for (const order of permutations(verdicts)) {
+        const review = await createReview(app, a, mode)
+        for (const body of order) await judge(app, a, review.review_id, body)
+        decisions.push(decisionOf((await decide(app, a, review.review_id)).manifest))
+      }
+      assert.equal(decisions.length, 6)
+      for (const other of decisions.slice(1)) assert.deepEqual(other, decisions[0])
+    })
+  }
+})
