@@ -12,6 +12,13 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported media type' },
   UNPROCESSABLE: { status: 422, slug: 'unprocessable', title: 'The request cannot be processed' },
+  // A review panel with a judge on the implementer's model and context: its own type, so a caller can tell
+  // "fix the panel's independence" from any other panel rule without parsing prose.
+  JUDGE_NOT_INDEPENDENT: {
+    status: 422,
+    slug: 'judge-not-independent',
+    title: 'A judge is not independent of the implementer',
+  },
   RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   INTERNAL: { status: 500, slug: 'internal', title: 'Internal error' },
   DATABASE_UNAVAILABLE: { status: 503, slug: 'database-unavailable', title: 'Database unavailable' },

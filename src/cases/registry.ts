@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { outcomeRoutes } from './outcome/routes.ts'
 import { outcomeManifestSchema } from './outcome/schemas.ts'
+import { reviewRoutes } from './review/routes.ts'
+import { reviewManifestSchema } from './review/schemas.ts'
 
 /**
  * The case kinds this service settles: one line each. A kind's folder holds everything else (its decision in
@@ -10,6 +12,7 @@ import { outcomeManifestSchema } from './outcome/schemas.ts'
  */
 export const CASE_KIND_MODULES: readonly CaseKindModule[] = [
   { name: 'outcome', routes: outcomeRoutes, manifestSchema: outcomeManifestSchema },
+  { name: 'review', routes: reviewRoutes, manifestSchema: reviewManifestSchema },
 ]
 
 export interface CaseKindModule {

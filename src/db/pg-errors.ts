@@ -1,5 +1,7 @@
 /** PostgreSQL SQLSTATE codes the service reacts to, by name, each with what it means. */
 export const PG = {
+  // 23505 unique_violation: a row that a concurrent transaction committed first (the loser of a race).
+  UNIQUE_VIOLATION: '23505',
   // 22P05 untranslatable_character / 22021 character_not_in_repertoire: e.g. U+0000 in text or jsonb.
   UNTRANSLATABLE_CHARACTER: '22P05',
   CHARACTER_NOT_IN_REPERTOIRE: '22021',

@@ -3,6 +3,7 @@
  * (`outcome/vocabulary.ts`). Adding a case kind adds its names to the tuples below; see docs/architecture.md.
  */
 import { OUTCOME_AUDIT_KINDS, OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
+import { REVIEW_AUDIT_KINDS, REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
 
 /** Kinds of disagreement Arbiter settles. Each is a case: stored inputs, a lock, a decision, a manifest. */
 export const CASE_KINDS = ['outcome', 'fanout', 'review'] as const
@@ -19,9 +20,9 @@ export const MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
 export type ManifestKind = (typeof MANIFEST_KINDS)[number]
 
 /** Every verdict and directive a manifest of any kind can carry (list filters accept each). */
-export const MANIFEST_VERDICTS = [...OUTCOME_VERDICTS] as const
+export const MANIFEST_VERDICTS = [...OUTCOME_VERDICTS, ...REVIEW_VERDICTS] as const
 export type ManifestVerdict = (typeof MANIFEST_VERDICTS)[number]
-export const MANIFEST_DIRECTIVES = [...OUTCOME_DIRECTIVES] as const
+export const MANIFEST_DIRECTIVES = [...OUTCOME_DIRECTIVES, ...REVIEW_DIRECTIVES] as const
 
 /** Case kinds whose HALT opens an escalation for a human (reviews hand back instead). */
 export const ESCALATION_CASES = ['outcome', 'fanout'] as const
@@ -48,5 +49,10 @@ export const ENGINE_AUDIT_KINDS = [
 /** Audit records of administration: probes and keys. */
 export const ADMIN_AUDIT_KINDS = ['probe.registered', 'key.created', 'key.revoked'] as const
 
-export const AUDIT_KINDS = [...OUTCOME_AUDIT_KINDS, ...ENGINE_AUDIT_KINDS, ...ADMIN_AUDIT_KINDS] as const
+export const AUDIT_KINDS = [
+  ...OUTCOME_AUDIT_KINDS,
+  ...REVIEW_AUDIT_KINDS,
+  ...ENGINE_AUDIT_KINDS,
+  ...ADMIN_AUDIT_KINDS,
+] as const
 export type AuditKind = (typeof AUDIT_KINDS)[number]

@@ -17,6 +17,14 @@ export type Evaluation<Pending> =
   | { kind: 'manifest'; envelope: StoredEnvelope }
   | { kind: 'pending'; pending: Pending }
 
+export interface EvaluationOptions<Case> {
+  /**
+   * Runs on the locked case before anything is read or decided; throws (e.g. a 403 for a caller that does not
+   * own the case) to refuse. Checking on the row the evaluation locks costs no read of its own.
+   */
+  authorize?: (c: Case) => void
+}
+
 type Step<Pending> =
   | { kind: 'manifest'; envelope: StoredEnvelope; issued: ManifestRow | null }
   | { kind: 'pending'; pending: Pending }
@@ -36,6 +44,7 @@ export async function evaluateCase<Case, Input, Content extends ManifestContent,
   kind: CaseKind<Case, Input, Content, Pending, Resolution>,
   caseId: string,
   actor: Actor,
+  options: EvaluationOptions<Case> = {},
 ): Promise<Evaluation<Pending>> {
   let waitedMs = 0
   for (;;) {
@@ -45,7 +54,7 @@ export async function evaluateCase<Case, Input, Content extends ManifestContent,
         `the ground-truth probe for this ${kind.noun} is still running; retry shortly`,
       )
     }
-    const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, kind, caseId, actor))
+    const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, kind, caseId, actor, options))
     switch (step.kind) {
       case 'manifest':
         if (step.issued) {
@@ -83,10 +92,12 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
   kind: CaseKind<Case, Input, Content, Pending, Resolution>,
   caseId: string,
   actor: Actor,
+  options: EvaluationOptions<Case>,
 ): Promise<Step<Pending>> {
   const now = new Date()
   const c = await kind.lock(tx, caseId)
   if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
+  options.authorize?.(c)
   const current = await currentManifest(tx, kind, c)
   if (current?.final) return { kind: 'manifest', envelope: current, issued: null }
 

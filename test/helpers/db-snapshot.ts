@@ -8,6 +8,7 @@ const MUTABLE = {
   escalations: 'case_kind, case_id, status, resolution_manifest_id',
   probe_runs: 'case_kind, case_id, inputs_digest, claimed_until, record',
   manifests: 'id, audit_seq',
+  reviews: 'id, revision, subject, status, manifest_id, manifest_revision, manifest_directive',
 } as const
 
 /**

@@ -5,6 +5,7 @@ import type { Role } from '../../src/domain/vocabulary.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 import { json, startTarget } from '../helpers/http-target.ts'
+import { createReview, DIGEST_1, decide, judge, reviewBody, verdict } from '../helpers/review-fixtures.ts'
 
 const ROLES: Role[] = ['orchestrator', 'dashboard', 'ops', 'admin']
 const READERS: Role[] = ['orchestrator', 'dashboard', 'ops', 'admin']
@@ -178,6 +179,54 @@ describe('route × role authorization', () => {
         allowed: OPS,
         request: async () => ({ url: '/v1/escalations' }),
       },
+      {
+        method: 'POST',
+        route: '/v1/reviews',
+        allowed: WRITERS,
+        request: async () => ({ url: '/v1/reviews', payload: reviewBody('do_and_judge') }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/reviews',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/reviews' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/reviews/{id}',
+        allowed: READERS,
+        request: async () => ({ url: `/v1/reviews/${await fixtures.review()}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/reviews/{id}/verdicts',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/reviews/${await fixtures.review()}/verdicts`,
+          payload: verdict('solo', 'DONE'),
+        }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/reviews/{id}/revisions',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/reviews/${await fixtures.reviewToRevise()}/revisions`,
+          payload: { subject: { digest: DIGEST_1 } },
+        }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/reviews/{id}/decide',
+        allowed: WRITERS,
+        request: async () => ({ url: `/v1/reviews/${await fixtures.review()}/decide` }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/reviews/{id}',
+        allowed: OPS,
+        request: async () => ({ url: `/v1/audit/reviews/${await fixtures.review()}` }),
+      },
     ]
 
     // Completeness: every authenticated operation in the OpenAPI document is in the table (the stream is tested
@@ -317,6 +366,19 @@ class Fixtures {
     const outcomeId = await this.interpreted()
     const envelope = await evaluate(this.app, this.admin, outcomeId)
     return { outcomeId, manifestId: envelope.manifest.manifest_id as string }
+  }
+
+  /** A fresh do_and_judge review of orch-a, which the orchestrator key speaks for. */
+  async review(): Promise<string> {
+    return (await createReview(this.app, this.admin, 'do_and_judge')).review_id
+  }
+
+  /** A fresh review whose judge BLOCKED it: it takes one revision. */
+  async reviewToRevise(): Promise<string> {
+    const id = await this.review()
+    await judge(this.app, this.admin, id, verdict('solo', 'BLOCKED'))
+    assert.equal((await decide(this.app, this.admin, id)).manifest.directive, 'REVISE')
+    return id
   }
 
   async halted(): Promise<string> {

@@ -9,6 +9,15 @@ import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
 import { CRITERION, createOutcome, EVIDENCE, haltedOutcome } from '../helpers/fixtures.ts'
 import { problemViolation } from '../helpers/load.ts'
+import {
+  createReview,
+  DIGEST_1,
+  decide,
+  judge,
+  PANELS,
+  reviewBody as validReviewBody,
+  verdict,
+} from '../helpers/review-fixtures.ts'
 
 /**
  * Hostile input (no 500 for anything a client can cause). Every POST/PUT route and every list query
@@ -328,7 +337,58 @@ async function setup(t: Parameters<typeof buildTestApp>[0]) {
   const b = await app.key('orchestrator', ['orch-b'])
   const { outcome: halted } = await haltedOutcome(app, orchestrator, b)
 
+  // Reviews of orch-a, which the orchestrator key speaks for: a council takes findings, a REVISE takes a revision.
+  const reviewBody = {
+    ...validReviewBody('two_stage'),
+    review_key: 'fuzz-review-1',
+    judges: [
+      { judge_id: 'spec', model: 'Model-L', context_id: ' ctx-2', stage: 1 },
+      { judge_id: 'quality', model: 'model-l', context_id: 'ctx-3', stage: 2, role: null },
+    ],
+  }
+  const council = await createReview(app, orchestrator, 'council')
+  const pendingReview = await createReview(app, orchestrator, 'two_stage')
+  const revisable = await createReview(app, orchestrator, 'do_and_judge', { judges: PANELS.do_and_judge })
+  await judge(app, orchestrator, revisable.review_id, verdict('solo', 'BLOCKED'))
+  assert.equal((await decide(app, orchestrator, revisable.review_id)).manifest.directive, 'REVISE')
+
   const targets: Target[] = [
+    { name: 'create review', method: 'POST', path: '/v1/reviews', valid: reviewBody, accepted: [200, 201] },
+    {
+      name: 'review verdict',
+      method: 'POST',
+      path: '/v1/reviews/:id/verdicts',
+      id: council.review_id,
+      valid: verdict('c1', 'DONE_WITH_CONCERNS', 0, {
+        evidence: ['read cache.ts', { line: 42, ok: true }],
+        findings: [
+          {
+            severity: 'high',
+            title: 'Race in cache',
+            location: 'cache.ts',
+            lens: 'concurrency',
+            detail: null,
+          },
+        ],
+      }),
+      accepted: [200, 201],
+    },
+    {
+      name: 'review revision',
+      method: 'POST',
+      path: '/v1/reviews/:id/revisions',
+      id: revisable.review_id,
+      valid: { subject: { digest: DIGEST_1, description: 'second try', uri: 'https://git.example/pr/481' } },
+      accepted: [201],
+    },
+    {
+      name: 'decide review',
+      method: 'POST',
+      path: '/v1/reviews/:id/decide',
+      id: pendingReview.review_id,
+      valid: {},
+      accepted: [200, 202],
+    },
     { name: 'create outcome', method: 'POST', path: '/v1/outcomes', valid: existing, accepted: [200, 201] },
     {
       name: 'append evidence',
@@ -592,6 +652,7 @@ describe('hostile input', () => {
     const checker = makeChecker(app, await databaseSnapshotter(app.app.db))
     const routes = [
       '/v1/outcomes',
+      '/v1/reviews',
       '/v1/manifests',
       '/v1/audit/records',
       '/v1/audit/verify',
@@ -607,6 +668,7 @@ describe('hostile input', () => {
         'cursor',
         'subagent_id',
         'outcome_id',
+        'review_id',
         'orchestrator_id',
         'status',
         'verdict',
@@ -657,6 +719,8 @@ describe('hostile input', () => {
           '%C0%AF',
           '%E2%80%AE',
           'open',
+          'handed_back',
+          'APPLY',
           'HALT',
           'PROCEED',
           'HUMAN_RESOLVED',

@@ -58,6 +58,20 @@ export async function findManifest(db: Queryable, id: string): Promise<ManifestR
   return rows[0]
 }
 
+/** The final manifest of one round of a case (a review's revision), if that round has been decided. */
+export async function findFinalManifestOfRound(
+  db: Queryable,
+  ref: { kind: string; id: string },
+  round: number,
+): Promise<ManifestRow | undefined> {
+  const { rows } = await db.query<ManifestRow>(
+    `SELECT ${COLUMNS} FROM manifests
+     WHERE case_kind = $1 AND case_id = $2 AND case_round = $3 AND final AND verdict <> 'HUMAN_RESOLVED'`,
+    [ref.kind, ref.id, round],
+  )
+  return rows[0]
+}
+
 export interface ManifestFilter {
   kind?: string | undefined
   /** The manifests of one case. */

@@ -262,7 +262,8 @@ function indexVerdicts(
   return byJudge
 }
 
-function manifestItem(
+/** A recorded verdict as manifests (and a review's `verdicts`) list it: `stage`/`role` null outside their modes. */
+export function manifestItem(
   mode: ReviewMode,
   judge: SubmittedJudge,
   verdict: RecordedVerdict,

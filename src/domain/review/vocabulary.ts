@@ -64,6 +64,9 @@ export function isFinalForRevision(directive: ReviewDirective): boolean {
   return directive !== 'PAUSE'
 }
 
+/** Audit records only reviews write (the engine's own kinds, `manifest.issued` among them, are shared). */
+export const REVIEW_AUDIT_KINDS = ['review.created', 'verdict.recorded', 'revision.recorded'] as const
+
 /** The review is over once a manifest carries one of these; REVISE only ends its revision. */
 export function isFinalForReview(directive: ReviewDirective): boolean {
   return directive === 'APPLY' || directive === 'HAND_BACK' || directive === 'ADVISORY'

@@ -15,6 +15,7 @@ const OPS = { auth: ['ops', 'admin'] as const }
 
 const auditQuery = z.strictObject({
   outcome_id: z.uuid().optional(),
+  review_id: z.uuid().optional(),
   subagent_id: z.string().min(1).optional(),
   orchestrator_id: z.string().min(1).optional(),
   kind: z.enum(AUDIT_KINDS).optional(),
@@ -49,10 +50,11 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { limit, cursor, outcome_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
+      const { limit, cursor, outcome_id, review_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
         request.query
       const query = {
         outcomeId: outcome_id,
+        reviewId: review_id,
         subagentId: subagent_id,
         orchestratorId: orchestrator_id,
         kind,

@@ -1,0 +1,182 @@
+import type { Queryable } from '../../db/pool.ts'
+import {
+  decideReview,
+  type ManifestVerdictItem,
+  manifestItem,
+  type RecordedVerdict,
+  type ReviewConcern,
+  type ReviewDivergence,
+} from '../../domain/review/decide.ts'
+import type { Finding, MergedFinding } from '../../domain/review/findings.ts'
+import type { AgentIdentity } from '../../domain/review/identity.ts'
+import type { ReviewJudge } from '../../domain/review/panel.ts'
+import { reviewStatusAfter } from '../../domain/review/transitions.ts'
+import type {
+  ReviewDirective,
+  ReviewMode,
+  ReviewStatus,
+  ReviewVerdict,
+} from '../../domain/review/vocabulary.ts'
+import { hashJson } from '../../domain/shared/canonical-json.ts'
+import type { CaseDecision, CaseKind } from '../../engine/case-kind.ts'
+import {
+  findReview,
+  latestVerdictsOfRevision,
+  type ReviewRow,
+  type ReviewSubject,
+  updateReviewDecision,
+  type VerdictRow,
+} from './repository.ts'
+
+/** The fields of a review manifest the review kind fills (the engine adds kind, id, time and supersedes). */
+export interface ReviewManifestContent {
+  review_id: string
+  orchestrator_id: string
+  review_key: string
+  mode: ReviewMode
+  /** The revision this manifest decides. */
+  revision: number
+  /** The subject of that revision. */
+  subject: ReviewSubject
+  implementer: AgentIdentity
+  judges: ReviewJudge[]
+  verdict: ReviewVerdict
+  directive: ReviewDirective
+  /** Every recorded verdict of the revision, meta-judge included, sorted by judge_id. */
+  verdicts: ManifestVerdictItem[]
+  concerns: ReviewConcern[]
+  blocking_question: string | null
+  blocking_reason: string | null
+  divergence: ReviewDivergence | null
+  findings: MergedFinding[]
+}
+
+/** The signed review manifest. */
+export interface ReviewManifest extends ReviewManifestContent {
+  kind: 'review'
+  manifest_id: string
+  issued_at: string
+  /** The revision's PAUSE this manifest replaces, else null. */
+  supersedes: string | null
+}
+
+/** What a 202 answer names while verdicts are awaited. */
+export interface ReviewPending {
+  /** The verdicts needed now, sorted. */
+  missing_judges: string[]
+}
+
+/** What the decision reads: the latest verdict of each judge in the current revision. */
+export interface ReviewInput {
+  verdicts: VerdictRow[]
+}
+
+/** The fields of a stored verdict body the decision reads (the body passed the envelope schema when it came). */
+interface StoredVerdictBody {
+  summary: string
+  concerns?: string[]
+  blocking_question?: string
+  blocking_reason?: string
+  findings?: Finding[]
+}
+
+/** A stored verdict as the decision reads it. */
+export function toRecordedVerdict(row: VerdictRow): RecordedVerdict {
+  const body = row.body as unknown as StoredVerdictBody
+  return {
+    judge_id: row.judge_id,
+    status: row.status,
+    summary: body.summary,
+    concerns: body.concerns ?? null,
+    blocking_question: body.blocking_question ?? null,
+    blocking_reason: body.blocking_reason ?? null,
+    findings: body.findings ?? null,
+    verdict_digest: row.verdict_digest,
+    received_at: row.received_at.toISOString(),
+  }
+}
+
+/** Verdicts as a review's `verdicts` lists them: the manifest's item shape, sorted by judge_id. */
+export function toVerdictItems(review: ReviewRow, rows: readonly VerdictRow[]): ManifestVerdictItem[] {
+  const judges = new Map(review.judges.map((judge) => [judge.judge_id, judge]))
+  return rows
+    .map((row) => manifestItem(review.mode, judges.get(row.judge_id)!, toRecordedVerdict(row)))
+    .sort((x, y) => (x.judge_id < y.judge_id ? -1 : x.judge_id > y.judge_id ? 1 : 0))
+}
+
+/**
+ * Reviews on the case engine (docs/reviews.md): the panel's verdicts of the current revision in, one decision
+ * out. A review's round is its revision: a REVISE is final for its revision only, and the next revision is
+ * decided afresh; a PAUSE is not final, so the next manifest of the same revision supersedes it. Reviews never
+ * escalate: a change still blocked at the ceiling is handed back to the orchestrator's user.
+ */
+export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent, ReviewPending> = {
+  name: 'review',
+  manifestKind: 'review',
+  noun: 'review',
+
+  lock: (tx, id) => findReview(tx, id, { lock: true }),
+  find: (db, id) => findReview(db, id),
+  caseId: (review) => review.id,
+  status: (review): ReviewStatus => review.status,
+  manifestId: (review) => review.manifest_id,
+  round: (review) => review.revision,
+  auditSubject: (review) => ({ orchestrator_id: review.orchestrator_id, data: { review_id: review.id } }),
+  auditQuery: (id) => ({ reviewId: id }),
+
+  async loadInput(tx: Queryable, review: ReviewRow): Promise<ReviewInput> {
+    return { verdicts: await latestVerdictsOfRevision(tx, review.id, review.revision) }
+  },
+
+  // A replaced NEEDS_CONTEXT verdict has a new attempt number, so inputs never repeat within a revision even
+  // when a judge returns to an earlier body: each set of verdicts gets its own manifest.
+  inputsDigest: (review, input) =>
+    hashJson({
+      revision: review.revision,
+      verdicts: input.verdicts.map((v) => [v.judge_id, v.attempt, v.verdict_digest]).sort(),
+    }),
+
+  decide(review, input): CaseDecision<ReviewManifestContent, ReviewPending> {
+    const decision = decideReview(
+      { mode: review.mode, revision: review.revision, judges: review.judges },
+      input.verdicts.map(toRecordedVerdict),
+    )
+    if (decision.kind === 'pending') {
+      return { kind: 'pending', pending: { missing_judges: decision.missing_judges } }
+    }
+    return {
+      kind: 'decided',
+      decided: {
+        content: {
+          review_id: review.id,
+          orchestrator_id: review.orchestrator_id,
+          review_key: review.review_key,
+          mode: review.mode,
+          revision: review.revision,
+          subject: review.subject,
+          implementer: review.implementer,
+          judges: review.judges,
+          verdict: decision.verdict,
+          directive: decision.directive,
+          verdicts: decision.verdicts,
+          concerns: decision.concerns,
+          blocking_question: decision.blocking_question,
+          blocking_reason: decision.blocking_reason,
+          divergence: decision.divergence,
+          findings: decision.findings,
+        },
+        final: decision.final,
+        escalation: null,
+      },
+    }
+  },
+
+  async recordDecision(tx, review, decision, manifestId) {
+    await updateReviewDecision(tx, review.id, {
+      status: reviewStatusAfter(decision.content.directive),
+      manifestId,
+      revision: review.revision,
+      directive: decision.content.directive,
+    })
+  },
+}

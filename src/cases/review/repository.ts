@@ -1,0 +1,221 @@
+import type { Queryable } from '../../db/pool.ts'
+import type { AgentIdentity } from '../../domain/review/identity.ts'
+import type { ReviewJudge } from '../../domain/review/panel.ts'
+import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+
+/*
+ * The tables of review cases: reviews and their judges' verdicts. Manifests are the engine's
+ * (src/db/repositories/manifests.ts).
+ */
+
+/** The change under review, every member present (absent optional ones null). */
+export interface ReviewSubject {
+  digest: string
+  description: string | null
+  uri: string | null
+}
+
+/**
+ * reviews: a change judged by a panel.
+ * id; list_seq (insertion order, for cursors); orchestrator_id + review_key (the natural key); request_digest
+ * (sha256(JCS(creation body)), for idempotent retries); mode; subject (the current revision's); implementer;
+ * judges (as submitted, in submitted order); revision (0, 1, 2); status; manifest_id (the latest manifest) with
+ * manifest_revision (the revision it decided) and manifest_directive; created_at.
+ */
+export interface ReviewRow {
+  id: string
+  list_seq: number
+  orchestrator_id: string
+  review_key: string
+  request_digest: string
+  mode: ReviewMode
+  subject: ReviewSubject
+  implementer: AgentIdentity
+  judges: ReviewJudge[]
+  revision: number
+  status: ReviewStatus
+  manifest_id: string | null
+  manifest_revision: number | null
+  manifest_directive: ReviewDirective | null
+  created_at: Date
+}
+
+const REVIEW_COLUMNS = `id, list_seq, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
+  revision, status, manifest_id, manifest_revision, manifest_directive, created_at`
+
+export type NewReviewRow = Pick<
+  ReviewRow,
+  | 'id'
+  | 'orchestrator_id'
+  | 'review_key'
+  | 'request_digest'
+  | 'mode'
+  | 'subject'
+  | 'implementer'
+  | 'judges'
+  | 'created_at'
+>
+
+/** Inserts unless the natural key exists; returns the row that holds the key either way. */
+export async function insertReviewIfAbsent(
+  db: Queryable,
+  review: NewReviewRow,
+): Promise<{ row: ReviewRow; inserted: boolean }> {
+  const { rows } = await db.query<ReviewRow>(
+    `INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
+       revision, status, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
+     ON CONFLICT (orchestrator_id, review_key) DO NOTHING
+     RETURNING ${REVIEW_COLUMNS}`,
+    [
+      review.id,
+      review.orchestrator_id,
+      review.review_key,
+      review.request_digest,
+      review.mode,
+      JSON.stringify(review.subject),
+      JSON.stringify(review.implementer),
+      JSON.stringify(review.judges),
+      review.created_at,
+    ],
+  )
+  if (rows[0]) return { row: rows[0], inserted: true }
+  const existing = await findReviewByKey(db, review.orchestrator_id, review.review_key)
+  if (!existing) throw new Error('review natural key conflict without a row')
+  return { row: existing, inserted: false }
+}
+
+export async function findReviewByKey(db: Queryable, orchestratorId: string, reviewKey: string) {
+  const { rows } = await db.query<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE orchestrator_id = $1 AND review_key = $2`,
+    [orchestratorId, reviewKey],
+  )
+  return rows[0]
+}
+
+/** With `lock`, FOR UPDATE: the row lock serializes every write to the review (verdicts, revisions, decide). */
+export async function findReview(
+  db: Queryable,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<ReviewRow | undefined> {
+  const { rows } = await db.query<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0]
+}
+
+export async function listReviews(
+  db: Queryable,
+  filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined; afterSeq: number | null },
+  limit: number,
+): Promise<ReviewRow[]> {
+  const { rows } = await db.query<ReviewRow>(
+    `SELECT ${REVIEW_COLUMNS} FROM reviews
+     WHERE ($1::text IS NULL OR orchestrator_id = $1) AND ($2::text IS NULL OR status = $2)
+       AND ($3::bigint IS NULL OR list_seq > $3)
+     ORDER BY list_seq LIMIT $4`,
+    [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
+  )
+  return rows
+}
+
+/** The review's state after a manifest: its status, and the manifest as its latest. */
+export async function updateReviewDecision(
+  db: Queryable,
+  id: string,
+  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
+): Promise<void> {
+  await db.query(
+    `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
+     WHERE id = $1`,
+    [id, state.status, state.manifestId, state.revision, state.directive],
+  )
+}
+
+/** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
+export async function updateReviewRevision(
+  db: Queryable,
+  id: string,
+  revision: { revision: number; subject: ReviewSubject },
+): Promise<void> {
+  await db.query('UPDATE reviews SET revision = $2, subject = $3::jsonb WHERE id = $1', [
+    id,
+    revision.revision,
+    JSON.stringify(revision.subject),
+  ])
+}
+
+/**
+ * review_verdicts: every verdict a judge returned.
+ * id; review_id; revision; judge_id; attempt (1, then +1 for each replacement of a NEEDS_CONTEXT verdict);
+ * status; body (as submitted); verdict_digest (sha256(JCS(body))); received_at; api_key_id (who submitted it).
+ */
+export interface VerdictRow {
+  id: string
+  review_id: string
+  revision: number
+  judge_id: string
+  attempt: number
+  status: EnvelopeStatus
+  body: { [key: string]: JsonValue }
+  verdict_digest: string
+  received_at: Date
+  api_key_id: string | null
+}
+
+const VERDICT_COLUMNS =
+  'id, review_id, revision, judge_id, attempt, status, body, verdict_digest, received_at, api_key_id'
+/** The same columns of `review_verdicts v`, for queries that join it. */
+const V_VERDICT_COLUMNS = VERDICT_COLUMNS.replace(/\w+/g, 'v.$&')
+
+export async function insertVerdict(db: Queryable, row: VerdictRow): Promise<void> {
+  await db.query(
+    `INSERT INTO review_verdicts (${VERDICT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
+    [
+      row.id,
+      row.review_id,
+      row.revision,
+      row.judge_id,
+      row.attempt,
+      row.status,
+      JSON.stringify(row.body),
+      row.verdict_digest,
+      row.received_at,
+      row.api_key_id,
+    ],
+  )
+}
+
+/** The latest verdict of each judge in one revision of a review. */
+export async function latestVerdictsOfRevision(
+  db: Queryable,
+  reviewId: string,
+  revision: number,
+): Promise<VerdictRow[]> {
+  const { rows } = await db.query<VerdictRow>(
+    `SELECT DISTINCT ON (judge_id) ${VERDICT_COLUMNS} FROM review_verdicts
+     WHERE review_id = $1 AND revision = $2
+     ORDER BY judge_id, attempt DESC`,
+    [reviewId, revision],
+  )
+  return rows
+}
+
+/** The latest verdict of each judge in the current revision of each of the given reviews. */
+export async function latestVerdictsOfCurrentRevisions(
+  db: Queryable,
+  reviewIds: string[],
+): Promise<VerdictRow[]> {
+  const { rows } = await db.query<VerdictRow>(
+    `SELECT DISTINCT ON (v.review_id, v.judge_id) ${V_VERDICT_COLUMNS}
+     FROM review_verdicts v JOIN reviews r ON r.id = v.review_id AND r.revision = v.revision
+     WHERE v.review_id = ANY($1::uuid[])
+     ORDER BY v.review_id, v.judge_id, v.attempt DESC`,
+    [reviewIds],
+  )
+  return rows
+}

@@ -1,0 +1,384 @@
+import { randomUUID } from 'node:crypto'
+import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { PG, pgErrorCode } from '../../db/pg-errors.ts'
+import type { Queryable } from '../../db/pool.ts'
+import { withTransaction } from '../../db/pool.ts'
+import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
+import type { AgentIdentity } from '../../domain/review/identity.ts'
+import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
+import {
+  acceptRevision,
+  acceptVerdict,
+  type ManifestRef,
+  type ReviewState,
+  type RevisionRefusal,
+  type VerdictRefusal,
+} from '../../domain/review/transitions.ts'
+import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { caseAuditEntry } from '../../engine/case-audit.ts'
+import { AppError } from '../../errors.ts'
+import { type Page, type PageRequest, readPage, seqPosition } from '../../pagination.ts'
+import type { Actor, ServiceContext } from '../../services/context.ts'
+import { reviewCase, toVerdictItems } from './kind.ts'
+import {
+  findReview,
+  insertReviewIfAbsent,
+  insertVerdict,
+  latestVerdictsOfCurrentRevisions,
+  latestVerdictsOfRevision,
+  listReviews,
+  type ReviewRow,
+  type ReviewSubject,
+  updateReviewRevision,
+  type VerdictRow,
+} from './repository.ts'
+import type { VerdictBody } from './schemas.ts'
+
+/** The change under review as a request carries it; `description` and `uri` are optional. */
+export interface SubmittedSubject {
+  digest: string
+  description?: string | null | undefined
+  uri?: string | null | undefined
+}
+
+/** `POST /v1/reviews`: the change, who implemented it, and the panel that judges it in a mode. */
+export interface NewReview {
+  orchestrator_id: string
+  review_key: string
+  mode: ReviewMode
+  subject: SubmittedSubject
+  implementer: AgentIdentity
+  judges: SubmittedJudge[]
+}
+
+/**
+ * Checks the caller may write to this review (and anything else that needs the review to judge the request),
+ * throwing to refuse. Services call it on the row they lock, before any rule of their own: the HTTP layer
+ * decides what "may write" means.
+ */
+export type AuthorizeReviewWrite = (review: ReviewRow) => void
+
+/** `POST /v1/reviews/{id}/revisions`: the implementer's revised change. */
+export interface RevisionSubmission {
+  subject: SubmittedSubject
+}
+
+/**
+ * `POST /v1/reviews`. The panel is checked against its mode and the independence rules first, every violation
+ * reported at once (422; the iron law has its own problem type). The natural key (orchestrator_id, review_key)
+ * makes a retry of the same body (JCS-equal) a 200 with the review as it stands; another body under it is a 409.
+ */
+export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewReview, actor: Actor) {
+  const panel = checkPanel({ mode: body.mode, implementer: body.implementer, judges: body.judges })
+  if (panel.violations.length > 0) {
+    throw new AppError(
+      panel.iron_law_violated ? 'JUDGE_NOT_INDEPENDENT' : 'UNPROCESSABLE',
+      panel.violations.map((v) => v.message).join('; '),
+      {},
+      panel.violations.map((v) => ({ path: v.path, message: v.message })),
+    )
+  }
+  const requestDigest = hashJson(body)
+  const now = new Date()
+  return withTransaction(ctx.db, async (tx) => {
+    const { row, inserted } = await insertReviewIfAbsent(tx, {
+      id: randomUUID(),
+      orchestrator_id: body.orchestrator_id,
+      review_key: body.review_key,
+      request_digest: requestDigest,
+      mode: body.mode,
+      subject: toSubject(body.subject),
+      implementer: { model: body.implementer.model, context_id: body.implementer.context_id },
+      judges: body.judges.map(toReviewJudge),
+      created_at: now,
+    })
+    if (!inserted) {
+      if (row.request_digest !== requestDigest) {
+        throw new AppError(
+          'CONFLICT',
+          `review (${body.orchestrator_id}, ${body.review_key}) already exists with a different body`,
+          { review_id: row.id },
+        )
+      }
+      return { created: false, review: await loadReviewView(tx, row) }
+    }
+    // The audit append holds the log's lock until commit, so it goes last.
+    await appendAuditRecords(tx, [
+      caseAuditEntry(reviewCase.auditSubject(row), {
+        kind: 'review.created',
+        actor,
+        at: now.toISOString(),
+        data: { mode: row.mode },
+      }),
+    ])
+    return { created: true, review: toReviewView(row, []) }
+  })
+}
+
+export type VerdictResult =
+  | { kind: 'created'; verdict: VerdictAnswer }
+  /** The judge's recorded verdict again: answered with the stored one, nothing written. */
+  | { kind: 'unchanged'; verdict: VerdictAnswer }
+
+/**
+ * `POST /v1/reviews/{id}/verdicts`: one judge's return. Under the review's row lock, so a verdict lands either
+ * before a decision (and counts) or after it (and is refused naming the manifest); the state rules are
+ * `acceptVerdict`'s. Refused verdicts write nothing.
+ */
+export async function submitVerdict(
+  ctx: Pick<ServiceContext, 'db'>,
+  reviewId: string,
+  body: VerdictBody,
+  actor: Actor,
+  authorize: AuthorizeReviewWrite,
+): Promise<VerdictResult> {
+  const verdictDigest = hashJson(body)
+  return withTransaction(ctx.db, async (tx) => {
+    const review = await lockReview(tx, reviewId)
+    authorize(review)
+    const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
+    const acceptance = acceptVerdict(reviewState(review), recorded, {
+      judge_id: body.judge_id,
+      revision: body.revision,
+      verdict_digest: verdictDigest,
+    })
+    const existing = recorded.find((v) => v.judge_id === body.judge_id)
+    switch (acceptance.kind) {
+      case 'replay':
+        return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+      case 'refuse':
+        throw await verdictRefusalError(tx, review, body.revision, acceptance.refusal)
+      case 'record':
+        break
+    }
+    const row: VerdictRow = {
+      id: randomUUID(),
+      review_id: reviewId,
+      revision: review.revision,
+      judge_id: body.judge_id,
+      attempt: (existing?.attempt ?? 0) + 1,
+      status: body.status,
+      body: body as unknown as { [key: string]: JsonValue },
+      verdict_digest: verdictDigest,
+      received_at: new Date(),
+      api_key_id: actor === 'system' ? null : actor,
+    }
+    try {
+      await insertVerdict(tx, row)
+    } catch (err) {
+      // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
+      // key still lets exactly one win.
+      if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) {
+        throw new AppError(
+          'CONFLICT',
+          `judge ${JSON.stringify(body.judge_id)} returned concurrently; retry`,
+          {
+            manifest_id: review.manifest_id,
+            revision: review.revision,
+          },
+        )
+      }
+      throw err
+    }
+    await appendAuditRecords(tx, [
+      caseAuditEntry(reviewCase.auditSubject(review), {
+        kind: 'verdict.recorded',
+        actor,
+        at: row.received_at.toISOString(),
+        data: {
+          judge_id: row.judge_id,
+          revision: row.revision,
+          status: row.status,
+          verdict_digest: row.verdict_digest,
+        },
+      }),
+    ])
+    return { kind: 'created', verdict: toVerdictAnswer(row) }
+  })
+}
+
+/**
+ * A refused verdict as a problem: an unknown judge is a 422; a state conflict is a 409 that names the manifest
+ * the caller should read — the final manifest of the revision the verdict was for, when that revision is over,
+ * else the review's latest — and the review's current revision.
+ */
+async function verdictRefusalError(
+  tx: Queryable,
+  review: ReviewRow,
+  submittedRevision: number,
+  refusal: VerdictRefusal,
+): Promise<AppError> {
+  if (refusal.category === 'unprocessable') {
+    return new AppError('UNPROCESSABLE', refusal.detail, {}, [
+      { path: '/judge_id', message: 'unknown judge' },
+    ])
+  }
+  let manifestId = 'manifest_id' in refusal ? refusal.manifest_id : review.manifest_id
+  if (refusal.code === 'stale_revision' && submittedRevision < review.revision) {
+    const ended = await findFinalManifestOfRound(
+      tx,
+      { kind: reviewCase.name, id: review.id },
+      submittedRevision,
+    )
+    manifestId = ended?.id ?? manifestId
+  }
+  return new AppError('CONFLICT', refusal.detail, { manifest_id: manifestId, revision: review.revision })
+}
+
+/**
+ * `POST /v1/reviews/{id}/revisions`: the implementer revised after a REVISE. The next revision starts with no
+ * verdicts; the rules (a changed digest, the ceiling, only after a REVISE of the current revision) are
+ * `acceptRevision`'s.
+ */
+export async function startRevision(
+  ctx: Pick<ServiceContext, 'db'>,
+  reviewId: string,
+  body: RevisionSubmission,
+  actor: Actor,
+  authorize: AuthorizeReviewWrite,
+) {
+  return withTransaction(ctx.db, async (tx) => {
+    const review = await lockReview(tx, reviewId)
+    authorize(review)
+    const acceptance = acceptRevision(
+      {
+        revision: review.revision,
+        subject_digest: review.subject.digest,
+        latest_manifest: latestManifest(review),
+      },
+      body.subject.digest,
+    )
+    if (acceptance.kind === 'refuse') throw revisionRefusalError(acceptance.refusal)
+    const revised: ReviewRow = { ...review, revision: acceptance.revision, subject: toSubject(body.subject) }
+    await updateReviewRevision(tx, reviewId, { revision: revised.revision, subject: revised.subject })
+    await appendAuditRecords(tx, [
+      caseAuditEntry(reviewCase.auditSubject(review), {
+        kind: 'revision.recorded',
+        actor,
+        data: { revision: revised.revision, subject_digest: revised.subject.digest },
+      }),
+    ])
+    return toReviewView(revised, [])
+  })
+}
+
+function revisionRefusalError(refusal: RevisionRefusal): AppError {
+  if (refusal.category === 'unprocessable') {
+    return new AppError('UNPROCESSABLE', refusal.detail, {}, [
+      { path: '/subject/digest', message: 'the same digest as the subject under review' },
+    ])
+  }
+  return new AppError('CONFLICT', refusal.detail, { manifest_id: refusal.manifest_id })
+}
+
+/** The review row without a lock, or 404. */
+export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId: string): Promise<ReviewRow> {
+  const review = await findReview(ctx.db, reviewId)
+  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  return review
+}
+
+export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
+  return loadReviewView(ctx.db, await findReviewOr404(ctx, reviewId))
+}
+
+/** GET /v1/reviews: oldest first, in pages of views built with two queries whatever the page size. */
+export async function pageReviews(
+  ctx: Pick<ServiceContext, 'db'>,
+  filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined },
+  page: PageRequest,
+): Promise<Page<ReviewView>> {
+  const result = await readPage(
+    page,
+    seqPosition,
+    (after, limit) => listReviews(ctx.db, { ...filter, afterSeq: after?.seq ?? null }, limit),
+    (row) => ({ seq: row.list_seq }),
+    (row) => row,
+  )
+  const verdicts = await latestVerdictsOfCurrentRevisions(
+    ctx.db,
+    result.items.map((row) => row.id),
+  )
+  return {
+    items: result.items.map((row) =>
+      toReviewView(
+        row,
+        verdicts.filter((v) => v.review_id === row.id),
+      ),
+    ),
+    next_cursor: result.next_cursor,
+  }
+}
+
+async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
+  const review = await findReview(tx, reviewId, { lock: true })
+  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  return review
+}
+
+async function loadReviewView(db: Queryable, review: ReviewRow) {
+  return toReviewView(review, await latestVerdictsOfRevision(db, review.id, review.revision))
+}
+
+function latestManifest(review: ReviewRow): ManifestRef | null {
+  if (
+    review.manifest_id === null ||
+    review.manifest_revision === null ||
+    review.manifest_directive === null
+  ) {
+    return null
+  }
+  return {
+    manifest_id: review.manifest_id,
+    revision: review.manifest_revision,
+    directive: review.manifest_directive,
+  }
+}
+
+function reviewState(review: ReviewRow): ReviewState {
+  return {
+    mode: review.mode,
+    revision: review.revision,
+    judges: review.judges,
+    latest_manifest: latestManifest(review),
+  }
+}
+
+function toSubject(subject: SubmittedSubject): ReviewSubject {
+  return { digest: subject.digest, description: subject.description ?? null, uri: subject.uri ?? null }
+}
+
+/** A review as the API shows it; `verdicts` are those of the current revision. */
+function toReviewView(row: ReviewRow, verdicts: readonly VerdictRow[]) {
+  return {
+    review_id: row.id,
+    orchestrator_id: row.orchestrator_id,
+    review_key: row.review_key,
+    mode: row.mode,
+    subject: row.subject,
+    implementer: row.implementer,
+    judges: row.judges,
+    revision: row.revision,
+    status: row.status,
+    verdicts: toVerdictItems(row, verdicts),
+    manifest_id: row.manifest_id,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+export type ReviewView = ReturnType<typeof toReviewView>
+
+/** The answer to an accepted (201) or repeated (200) verdict. */
+function toVerdictAnswer(row: VerdictRow) {
+  return {
+    review_id: row.review_id,
+    judge_id: row.judge_id,
+    revision: row.revision,
+    status: row.status,
+    verdict_digest: row.verdict_digest,
+    received_at: row.received_at.toISOString(),
+  }
+}
+
+export type VerdictAnswer = ReturnType<typeof toVerdictAnswer>
