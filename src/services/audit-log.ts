@@ -1,7 +1,8 @@
-import type { Queryable } from '../db/pool.ts'
-import { insertAuditRecords, lockAuditHead } from '../db/repositories/audit-records.ts'
-import { type AuditKind, type AuditRecord, hashAuditRecord } from '../domain/audit-chain.ts'
+import { afterCommit, type Queryable } from '../db/pool.ts'
+import { insertIntakeEntries } from '../db/repositories/audit-intake.ts'
+import type { AuditKind } from '../domain/audit-chain.ts'
 import type { JsonValue } from '../domain/canonical-json.ts'
+import { signalAuditEntriesCommitted } from '../log/intake-signal.ts'
 
 export interface AuditEntry {
   kind: AuditKind
@@ -17,31 +18,17 @@ export interface AuditEntry {
 }
 
 /**
- * Appends records to the hash chain inside the caller's transaction, so a change and its record commit or
- * roll back together. Opening a batch locks the chain head until that transaction ends: open it last, after
- * the change's own writes, to keep the lock short.
+ * Writes audit entries inside the caller's transaction, so a change and its records commit or roll back
+ * together. Takes no shared lock: the entries wait in the intake until the sequencer gives them their seq, chain
+ * link and tree leaf (docs/log-format.md), and the sequencer is woken as soon as they are committed.
  */
-export class AuditBatch {
-  private readonly records: AuditRecord[] = []
-  private constructor(
-    private readonly db: Queryable,
-    private head: { seq: number; hash: string },
-  ) {}
-
-  /** `db` must be a client inside a transaction: outside one, the head lock would end with the statement. */
-  static async open(db: Queryable): Promise<AuditBatch> {
-    return new AuditBatch(db, await lockAuditHead(db))
-  }
-
-  /** The seq the next appended record will get (a manifest names its own `audit_seq` before it is signed). */
-  get nextSeq(): number {
-    return this.head.seq + 1
-  }
-
-  append(entry: AuditEntry): AuditRecord {
-    const unhashed = {
-      seq: this.nextSeq,
-      at: entry.at ?? new Date().toISOString(),
+export async function appendAuditRecords(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return
+  const at = new Date().toISOString()
+  await insertIntakeEntries(
+    db,
+    entries.map((entry) => ({
+      at: entry.at ?? at,
       kind: entry.kind,
       actor: entry.actor,
       outcome_id: entry.outcome_id ?? null,
@@ -50,25 +37,12 @@ export class AuditBatch {
       orchestrator_id: entry.orchestrator_id ?? null,
       verdict: entry.verdict ?? null,
       data: entry.data,
-      prev_hash: this.head.hash,
-    }
-    const record: AuditRecord = { ...unhashed, hash: hashAuditRecord(unhashed) }
-    this.records.push(record)
-    this.head = { seq: record.seq, hash: record.hash }
-    return record
-  }
-
-  /** Writes the appended records and moves the head; call once, before the transaction commits. */
-  async write(): Promise<AuditRecord[]> {
-    await insertAuditRecords(this.db, this.records)
-    return this.records
-  }
+    })),
+  )
+  afterCommit(db, signalAuditEntriesCommitted)
 }
 
 /** Convenience for the common case of one change, one record. */
-export async function appendAuditRecord(db: Queryable, entry: AuditEntry): Promise<AuditRecord> {
-  const batch = await AuditBatch.open(db)
-  const record = batch.append(entry)
-  await batch.write()
-  return record
+export async function appendAuditRecord(db: Queryable, entry: AuditEntry): Promise<void> {
+  await appendAuditRecords(db, [entry])
 }

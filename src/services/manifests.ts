@@ -11,7 +11,7 @@ import {
 import { canonicalJson, sha256 } from '../domain/canonical-json.ts'
 import type { Directive, DivergenceReceipt, OutcomeReading, Verdict } from '../domain/decision.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
-import { AuditBatch, type AuditEntry } from './audit-log.ts'
+import { type AuditEntry, appendAuditRecords } from './audit-log.ts'
 import type { Actor, ServiceContext } from './context.ts'
 import type { InterpretationView } from './interpretation-view.ts'
 
@@ -32,7 +32,11 @@ export interface Manifest {
   action_owner: string | null
   missing_orchestrators: string[]
   supersedes: string | null
-  audit_seq: number
+  /**
+   * Only in manifests signed before audit records were sequenced off the request path: they named their own
+   * seq inside the signed bytes, and are served exactly as signed. Newer envelopes carry it outside.
+   */
+  audit_seq?: number
   resolution: { by: string; rationale: string } | null
 }
 
@@ -40,17 +44,20 @@ export interface ManifestEnvelope {
   manifest: Manifest
   manifest_digest: string
   jws: string
+  /** The seq of its manifest.issued record: null until the sequencer has placed it. */
+  audit_seq: number | null
 }
 
 export type ManifestContent = Omit<Manifest, 'manifest_id' | 'issued_at' | 'audit_seq'>
 
 export function envelopeFromRow(
-  row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws'>,
+  row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'>,
 ): ManifestEnvelope {
   return {
     manifest: JSON.parse(row.manifest_jcs) as Manifest,
     manifest_digest: row.manifest_digest,
     jws: row.jws,
+    audit_seq: row.audit_seq,
   }
 }
 
@@ -73,23 +80,19 @@ export interface IssueOptions {
 }
 
 /**
- * Signs and stores a manifest with its audit records, inside the caller's transaction. The chain head is locked
- * first because the manifest names its own `audit_seq` before it is signed. Callers write everything else
- * before calling this, so the global lock is held only for signing, two inserts and the commit.
+ * Signs and stores a manifest with its audit records, inside the caller's transaction. The manifest.issued
+ * record gets its seq from the sequencer after the commit, which fills in the row's `audit_seq` (null until then).
  */
 export async function issueManifest(
   tx: Queryable,
   ctx: ServiceContext,
   options: IssueOptions,
 ): Promise<ManifestEnvelope> {
-  const batch = await AuditBatch.open(tx)
-  for (const entry of options.before ?? []) batch.append(entry)
   const issuedAt = new Date().toISOString()
   const manifest: Manifest = {
     ...options.content,
     manifest_id: options.manifestId ?? randomUUID(),
     issued_at: issuedAt,
-    audit_seq: batch.nextSeq,
   }
   const jcs = canonicalJson(manifest)
   const digest = sha256(jcs)
@@ -103,29 +106,33 @@ export async function issueManifest(
     final: options.final,
     inputs_digest: options.inputsDigest,
     issued_at: new Date(issuedAt),
-    audit_seq: manifest.audit_seq,
+    audit_seq: null,
     manifest_jcs: jcs,
     manifest_digest: digest,
     jws,
   })
-  batch.append({
-    kind: 'manifest.issued',
-    actor: options.actor,
-    at: issuedAt,
-    outcome_id: manifest.outcome_id,
-    manifest_id: manifest.manifest_id,
-    subagent_id: manifest.subagent_id,
-    verdict: manifest.verdict,
-    data: { manifest_digest: digest, directive: manifest.directive },
-  })
-  for (const entry of options.after ?? []) batch.append(entry)
-  await batch.write()
-  return { manifest, manifest_digest: digest, jws }
+  await appendAuditRecords(tx, [
+    ...(options.before ?? []),
+    {
+      kind: 'manifest.issued',
+      actor: options.actor,
+      at: issuedAt,
+      outcome_id: manifest.outcome_id,
+      manifest_id: manifest.manifest_id,
+      subagent_id: manifest.subagent_id,
+      verdict: manifest.verdict,
+      data: { manifest_digest: digest, directive: manifest.directive },
+    },
+    ...(options.after ?? []),
+  ])
+  return { manifest, manifest_digest: digest, jws, audit_seq: null }
 }
 
 /** The envelope as JSON text straight from the stored canonical manifest (no parse and re-serialize). */
-export function envelopeText(row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws'>): string {
-  return `{"manifest":${row.manifest_jcs},"manifest_digest":${JSON.stringify(row.manifest_digest)},"jws":${JSON.stringify(row.jws)}}`
+export function envelopeText(
+  row: Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'>,
+): string {
+  return `{"manifest":${row.manifest_jcs},"manifest_digest":${JSON.stringify(row.manifest_digest)},"jws":${JSON.stringify(row.jws)},"audit_seq":${row.audit_seq ?? 'null'}}`
 }
 
 /** GET /v1/manifests: stored rows oldest first (callers ask for limit + 1 to learn whether a page follows). */

@@ -3,7 +3,7 @@ import type { Queryable } from '../pool.ts'
 
 /**
  * audit_records columns, one per field of the SPEC's audit record:
- * seq (gapless, from audit_head), at, kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id,
+ * seq (gapless, given by the sequencer), at, kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id,
  * orchestrator_id, verdict, data (what the change was), prev_hash, hash.
  */
 export const AUDIT_COLUMNS =
@@ -15,42 +15,20 @@ export function auditRowToRecord(row: AuditRow): AuditRecord {
   return { ...row, at: row.at.toISOString(), kind: row.kind as AuditRecord['kind'] }
 }
 
-/** Locks the chain head; held until the surrounding transaction ends. */
-export async function lockAuditHead(db: Queryable): Promise<{ seq: number; hash: string }> {
-  const { rows } = await db.query<{ seq: number; hash: string }>(
-    'SELECT seq, hash FROM audit_head FOR UPDATE',
-  )
-  return rows[0]!
+/**
+ * audit_head: where the log ends. seq and hash of the last record; tree_size, how many records are leaves of the
+ * Merkle tree (equal to seq except while records written before the tree existed are being added).
+ */
+export interface AuditHeadRow {
+  seq: number
+  hash: string
+  tree_size: number
 }
 
-/** Inserts the records and moves the chain head in one statement (one round trip while the head is locked). */
-export async function insertAuditRecords(db: Queryable, records: AuditRecord[]): Promise<void> {
-  const last = records[records.length - 1]
-  if (!last) return
-  await db.query(
-    `WITH inserted AS (
-       INSERT INTO audit_records (${AUDIT_COLUMNS})
-       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
-     )
-     UPDATE audit_head SET seq = $13, hash = $14`,
-    [
-      records.map((r) => r.seq),
-      records.map((r) => r.at),
-      records.map((r) => r.kind),
-      records.map((r) => r.actor),
-      records.map((r) => r.outcome_id),
-      records.map((r) => r.manifest_id),
-      records.map((r) => r.subagent_id),
-      records.map((r) => r.orchestrator_id),
-      records.map((r) => r.verdict),
-      records.map((r) => JSON.stringify(r.data)),
-      records.map((r) => r.prev_hash),
-      records.map((r) => r.hash),
-      last.seq,
-      last.hash,
-    ],
-  )
+/** Locks the head until the surrounding transaction ends: what makes one batch at a time extend the log. */
+export async function lockAuditHead(db: Queryable): Promise<AuditHeadRow> {
+  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head FOR UPDATE')
+  return rows[0]!
 }
 
 export interface AuditFilter {
@@ -106,7 +84,7 @@ export async function auditRange(
   return rows
 }
 
-export async function readAuditHead(db: Queryable): Promise<{ seq: number; hash: string }> {
-  const { rows } = await db.query<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_head')
+export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
+  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head')
   return rows[0]!
 }

@@ -3,7 +3,7 @@ import type { Queryable } from '../pool.ts'
 /**
  * manifests: every manifest issued. id; outcome_id; subagent_id (for filters); verdict; directive; final
  * (PROCEED and HALT are final, REEVALUATE is not); inputs_digest (fingerprint of the decision's inputs);
- * issued_at; audit_seq (seq of its manifest.issued record); manifest_jcs (the signed JCS text);
+ * issued_at; audit_seq (seq of its manifest.issued record, set by the sequencer; null until then); manifest_jcs (the signed JCS text);
  * manifest_digest; jws.
  */
 export interface ManifestRow {
@@ -15,7 +15,7 @@ export interface ManifestRow {
   final: boolean
   inputs_digest: string
   issued_at: Date
-  audit_seq: number
+  audit_seq: number | null
   manifest_jcs: string
   manifest_digest: string
   jws: string
@@ -58,7 +58,7 @@ export interface ManifestFilter {
   afterSeq: number | null
 }
 
-/** Oldest first, by audit_seq (the order they were issued). */
+/** In log order (audit_seq); manifests the sequencer has not placed yet are not listed. */
 export async function listManifests(
   db: Queryable,
   filter: ManifestFilter,
@@ -68,7 +68,7 @@ export async function listManifests(
     `SELECT ${COLUMNS} FROM manifests
      WHERE ($1::text IS NULL OR subagent_id = $1) AND ($2::uuid IS NULL OR outcome_id = $2)
        AND ($3::text IS NULL OR verdict = $3) AND ($4::text IS NULL OR directive = $4)
-       AND ($5::timestamptz IS NULL OR issued_at >= $5) AND ($6::bigint IS NULL OR audit_seq > $6)
+       AND ($5::timestamptz IS NULL OR issued_at >= $5) AND audit_seq > coalesce($6::bigint, 0)
      ORDER BY audit_seq LIMIT $7`,
     [
       filter.subagentId ?? null,

@@ -148,13 +148,26 @@ export const manifestSchema = z
     action_owner: z.string().nullable(),
     missing_orchestrators: z.array(z.string()),
     supersedes: z.uuid().nullable(),
-    audit_seq: z.number().int(),
+    audit_seq: z
+      .number()
+      .int()
+      .optional()
+      .describe('only in manifests signed before audit_seq moved to the envelope; kept as signed'),
     resolution: z.object({ by: z.string(), rationale: z.string() }).nullable(),
   })
   .meta({ id: 'Manifest' })
 
 export const envelopeSchema = z
-  .object({ manifest: manifestSchema, manifest_digest: z.string(), jws: z.string() })
+  .object({
+    manifest: manifestSchema,
+    manifest_digest: z.string(),
+    jws: z.string(),
+    audit_seq: z
+      .number()
+      .int()
+      .nullable()
+      .describe("seq of the manifest's manifest.issued audit record; null until the sequencer has placed it"),
+  })
   .meta({
     id: 'ManifestEnvelope',
     description: 'A signed manifest: verify `jws` against /.well-known/jwks.json',
