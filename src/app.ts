@@ -24,9 +24,12 @@ import metricsPlugin from './http/plugins/metrics.ts'
 import { auditRoutes } from './http/routes/audit.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { keyRoutes } from './http/routes/keys.ts'
+import { logRoutes } from './http/routes/log.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { outcomeRoutes } from './http/routes/outcomes.ts'
 import { probeRoutes } from './http/routes/probes.ts'
+import type { SequencerTiming } from './log/sequencer.ts'
+import { VerifiableLog } from './log/verifiable-log.ts'
 import type { ServiceContext } from './services/context.ts'
 import { registerSigningKey } from './services/signing.ts'
 
@@ -53,6 +56,12 @@ export interface AppConfig
   sseHeartbeatMs?: number
   /** A request must arrive whole within this (slow clients are cut off with 408); default 30 s. */
   requestTimeoutMs?: number
+  /** At most one background checkpoint per interval while the log grows (default 1000 ms). */
+  checkpointIntervalMs?: number
+  /** The checkpoint origin; default `arbiter.local/log/<log id>`. */
+  logOrigin?: string | undefined
+  /** Sequencer timing (lease, polling, batch size); defaults suit production, tests shorten them. */
+  sequencer?: Partial<SequencerTiming>
   /** Load shedding (503 + Retry-After) instead of unbounded queues; defaults suit production. */
   overload?: Partial<OverloadLimits>
 }
@@ -172,6 +181,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const migrations: Migration[] = await readMigrations()
   if (options.migrate !== false) await migrate(app.db, migrations)
   await registerSigningKey(app.db, options.signingKey)
+  const auditLog = await VerifiableLog.open(app.db, options.signingKey, {
+    origin: config.logOrigin,
+    checkpointIntervalMs: config.checkpointIntervalMs ?? 1_000,
+    sequencer: config.sequencer,
+    onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
+  })
+  auditLog.start()
+  // onClose hooks run last-registered first: the sequencer stops (and hands its lease over) before the pool closes.
+  app.addHook('onClose', () => auditLog.stop())
   await app.register(metricsPlugin)
   const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
   const shed = (reason: string) =>
@@ -245,6 +263,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     signingKey: options.signingKey,
     metrics: app.metrics,
     log: app.log,
+    auditLog,
     probes: {
       policy: { allowedHosts: config.probeAllowedHosts, allowPrivate: config.probeAllowPrivate },
       env: config.probeEnv,
@@ -257,6 +276,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(outcomeRoutes)
   await app.register(probeRoutes)
   await app.register(auditRoutes)
+  await app.register(logRoutes)
   await app.register(manifestRoutes, {
     ssePollMs: config.ssePollMs ?? 500,
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,

@@ -51,7 +51,9 @@ export async function currentCheckpoint(db: Queryable, signer: CheckpointSigner)
   const { head, latest } = await readHeadAndLatestCheckpoint(db)
   if (latest && latest.tree_size >= head.tree_size) return latest
   const headHash =
-    head.tree_size === head.seq ? head.hash : (await auditRange(db, head.tree_size, head.tree_size, 1))[0]?.hash
+    head.tree_size === head.seq
+      ? head.hash
+      : (await auditRange(db, head.tree_size, head.tree_size, 1))[0]?.hash
   return signCheckpoint(db, signer, head.tree_size, headHash ?? GENESIS_HASH)
 }
 

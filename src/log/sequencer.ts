@@ -144,7 +144,8 @@ export class Sequencer {
         }
         const placed = await this.sequenceOnce()
         backoffMs = 0
-        if (placed > 0 && this.lastHead) for (const listener of [...this.batchListeners]) listener(this.lastHead)
+        if (placed > 0 && this.lastHead)
+          for (const listener of [...this.batchListeners]) listener(this.lastHead)
         await this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, true)
       } catch (err) {
@@ -178,7 +179,12 @@ export class Sequencer {
         )
         const extended = extendTree(range, records)
         this.lastHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
-        await writeSequencedBatch(tx, { records: [], nodes: extended.nodes, drainedIntakeIds: [], head: this.lastHead })
+        await writeSequencedBatch(tx, {
+          records: [],
+          nodes: extended.nodes,
+          drainedIntakeIds: [],
+          head: this.lastHead,
+        })
         this.workKnown = true
         return records.length
       }

@@ -23,6 +23,7 @@ import {
   nodesToFetch,
   proofFromNodes,
 } from './transparency.ts'
+import { type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
 
 export interface VerifiableLogOptions {
   /** The checkpoint origin; default `arbiter.local/log/<log id>`. */
@@ -117,6 +118,12 @@ export class VerifiableLog {
       await this.sequencer.nextBatch(Math.min(this.sequencer.pollMs, remaining))
       if (!(await sequencingPendingUpTo(this.db, mark))) return
     }
+  }
+
+  /** Verifies the chain, the tree and the checkpoints over a seq range, including every change committed before. */
+  async verify(options: VerifyOptions = {}): Promise<VerifyReport> {
+    await this.catchUp()
+    return verifyLog(this.db, options)
   }
 
   /** A signed checkpoint covering every change committed before the call (signed now if the latest does not). */

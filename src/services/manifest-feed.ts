@@ -52,6 +52,11 @@ export class ManifestFeed {
     void this.deliver(subscriber, Number.POSITIVE_INFINITY)
   }
 
+  /** New manifests may be there: look now instead of at the next tick. */
+  poke(): void {
+    if (this.subscribers.size > 0) void this.poll()
+  }
+
   get size(): number {
     return this.subscribers.size
   }
@@ -116,7 +121,7 @@ export class ManifestFeed {
           if (!this.subscribers.has(subscriber)) return
           const envelope = envelopeText(row)
           const flushed = subscriber.raw.write(`event: manifest\nid: ${row.audit_seq}\ndata: ${envelope}\n\n`)
-          subscriber.cursor = row.audit_seq
+          subscriber.cursor = row.audit_seq ?? subscriber.cursor
           if (!flushed) {
             subscriber.blockedSince = Date.now()
             return

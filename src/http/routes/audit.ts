@@ -2,13 +2,7 @@ import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { AUDIT_KINDS } from '../../domain/audit-chain.ts'
-import {
-  auditCheckpoint,
-  outcomeStory,
-  queryAuditRecords,
-  streamAuditRecords,
-  verifyAuditChain,
-} from '../../services/audit.ts'
+import { outcomeStory, queryAuditRecords, streamAuditRecords } from '../../services/audit.ts'
 import { listEscalationRows, toEscalationView } from '../../services/escalations.ts'
 import { problemSchema } from '../errors.ts'
 import { decodeCursor, pageOf, pageQuery, toPage } from '../pagination.ts'
@@ -19,6 +13,7 @@ import {
   verdictSchema,
 } from '../schemas/arbitration.ts'
 import { authProblems, idParams, rfc3339 } from '../schemas/common.ts'
+import { positiveQueryInteger, verifyReportSchema } from '../schemas/log.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
 const seqCursor = z.object({ seq: z.number().int().nonnegative() })
@@ -50,8 +45,6 @@ const auditQuery = z.strictObject({
   to: rfc3339.optional(),
   ...pageQuery,
 })
-
-const seqNumber = z.coerce.number().int().min(1)
 
 /** True when the Accept header asks for NDJSON with a non-zero quality. */
 export function wantsNdjson(accept: string | undefined): boolean {
@@ -88,6 +81,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         from: from ? new Date(from) : undefined,
         to: to ? new Date(to) : undefined,
       }
+      // Read your writes: every change committed before this request is in the log before it is read.
+      await app.services.auditLog.catchUp()
       if (wantsNdjson(request.headers.accept)) {
         const records = streamAuditRecords(app.db, filter, after?.seq ?? null)
         // The first batch is read before any header is sent, so a failing query is still a proper problem.
@@ -146,7 +141,10 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async (request) => outcomeStory(app.services, request.params.id),
+    async (request) => {
+      await app.services.auditLog.catchUp()
+      return outcomeStory(app.services, request.params.id)
+    },
   )
 
   app.get(
@@ -155,40 +153,22 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       config: OPS,
       schema: {
         tags: ['audit'],
-        summary: 'Recompute the hash chain over a seq range and report the first bad record',
-        querystring: z.strictObject({ from_seq: seqNumber.optional(), to_seq: seqNumber.optional() }),
-        response: {
-          200: z.object({
-            ok: z.boolean(),
-            checked: z.number().int(),
-            head_seq: z.number().int().nullable(),
-            head_hash: z.string().nullable(),
-            first_bad_seq: z.number().int().nullable(),
-          }),
-          ...authProblems,
-        },
+        summary:
+          'Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq',
+        querystring: z
+          .strictObject({
+            from_seq: positiveQueryInteger.optional(),
+            to_seq: positiveQueryInteger.optional(),
+          })
+          .refine(
+            (q) => q.from_seq === undefined || q.to_seq === undefined || q.from_seq <= q.to_seq,
+            'from_seq must not exceed to_seq',
+          ),
+        response: { 200: verifyReportSchema, ...authProblems },
       },
     },
-    async (request) => verifyAuditChain(app.db, request.query.from_seq ?? 1, request.query.to_seq),
-  )
-
-  app.get(
-    '/v1/audit/checkpoint',
-    {
-      config: OPS,
-      schema: {
-        tags: ['audit'],
-        summary: 'A signed checkpoint of the chain head (JWS over JCS(checkpoint), manifest key)',
-        response: {
-          200: z.object({
-            checkpoint: z.object({ seq: z.number().int(), hash: z.string(), at: z.string() }),
-            jws: z.string(),
-          }),
-          ...authProblems,
-        },
-      },
-    },
-    async () => auditCheckpoint(app.services),
+    async (request) =>
+      app.services.auditLog.verify({ fromSeq: request.query.from_seq, toSeq: request.query.to_seq }),
   )
 
   app.get(

@@ -25,8 +25,13 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     stallLimitMs: 60_000,
     onError: (err) => app.log.warn({ err }, 'manifest stream poll failed'),
   })
+  // Manifests placed by this process's sequencer are streamed at once rather than at the next poll.
+  const stopWaking = app.services.auditLog.sequencer.onBatch(() => feed.poke())
   // Open streams would keep close() waiting forever: end them first.
-  app.addHook('preClose', async () => feed.close())
+  app.addHook('preClose', async () => {
+    stopWaking()
+    feed.close()
+  })
 
   app.get(
     '/.well-known/jwks.json',
@@ -63,7 +68,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       config: { auth: READERS },
       schema: {
         tags: ['manifests'],
-        summary: 'List manifest envelopes, oldest first',
+        summary: 'List manifest envelopes in log order (by audit_seq)',
         querystring: z.strictObject({
           subagent_id: z.string().min(1).optional(),
           outcome_id: z.uuid().optional(),
@@ -78,6 +83,8 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     async (request) => {
       const { limit, cursor, subagent_id, outcome_id, verdict, directive, since } = request.query
       const after = decodeCursor(cursor, seqCursor)
+      // Listed in log order, so every manifest committed before this request is placed first.
+      await app.services.auditLog.catchUp()
       const rows = await listManifestRows(
         app.db,
         {
@@ -113,6 +120,8 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
           throw new AppError('VALIDATION', 'Last-Event-ID must be a manifest audit_seq')
         lastEventId = Number(header)
       }
+      // "Sequenced after the stream opened" means after every change committed before it.
+      await app.services.auditLog.catchUp()
       reply.hijack()
       reply.raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
