@@ -86,17 +86,20 @@ export class Sequencer {
     this.loop = this.run()
   }
 
-  /** Stops after the batch in flight and hands the lease over at once, so another replica need not wait. */
-  async stop(): Promise<void> {
+  /**
+   * Stops after the batch in flight and hands the lease over at once, so another replica need not wait. With
+   * `handOver: false` it stops as a crashed process would: the lease is left to expire.
+   */
+  async stop(options: { handOver?: boolean } = {}): Promise<void> {
     if (!this.running) return
     this.running = false
     this.unsubscribe?.()
     this.wake?.()
     await this.loop
-    if (this.leader) {
-      this.leader = false
+    if (this.leader && options.handOver !== false) {
       await releaseSequencerLease(this.db, this.id).catch(() => {})
     }
+    this.leader = false
   }
 
   /** There may be new entries: the holder looks now rather than at its next poll. */
