@@ -87,7 +87,7 @@ export async function verifyCompactAgainstJwks(
 }
 
 /**
- * Checks a manifest envelope `{manifest, manifest_digest, jws}` (SPEC "Manifests"): the digest
+ * Checks a manifest envelope `{manifest, manifest_digest, jws, audit_seq}`: the digest
  * is `sha256(JCS(manifest))`, the JWS verifies against the JWKS, and its payload is exactly
  * `JCS(manifest)`. Each failure says which check failed.
  */
@@ -102,6 +102,23 @@ export async function verifyEnvelope(envelope: unknown, jwks: Jwks): Promise<Ver
   if (!isPlainObject(manifest)) return fail('envelope.manifest is not a JSON object')
   if (typeof manifestDigest !== 'string') return fail('envelope.manifest_digest is not a string')
   if (typeof jws !== 'string') return fail('envelope.jws is not a string')
+  // audit_seq sits outside the signature: it is only checked for shape, and against the signed one where an
+  // older manifest carries its seq inside.
+  const auditSeq = envelope.audit_seq
+  if (
+    auditSeq !== undefined &&
+    auditSeq !== null &&
+    !(Number.isSafeInteger(auditSeq) && (auditSeq as number) >= 1)
+  ) {
+    return fail('envelope.audit_seq is neither null nor a seq')
+  }
+  if (
+    typeof manifest.audit_seq === 'number' &&
+    typeof auditSeq === 'number' &&
+    manifest.audit_seq !== auditSeq
+  ) {
+    return fail('envelope.audit_seq differs from the audit_seq signed inside the manifest')
+  }
 
   let canonicalManifest: string
   try {
@@ -127,7 +144,7 @@ export async function verifyEnvelope(envelope: unknown, jwks: Jwks): Promise<Ver
   return { ok: true, kid: verified.kid }
 }
 
-const ENVELOPE_FIELDS: readonly string[] = ['manifest', 'manifest_digest', 'jws']
+const ENVELOPE_FIELDS: readonly string[] = ['manifest', 'manifest_digest', 'jws', 'audit_seq']
 
 function decodeHeader(encoded: string): Record<string, unknown> | undefined {
   try {
