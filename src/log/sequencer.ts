@@ -55,6 +55,7 @@ export class Sequencer {
   private loop: Promise<void> | null = null
   private leader = false
   private leaseRenewedAt = 0
+  private tookLeaseAt = 0
   /** Set when there is known work (a local commit rang, or the last batch was full): skip the idle check. */
   private workKnown = true
   private wake: (() => void) | null = null
@@ -73,6 +74,11 @@ export class Sequencer {
 
   get isLeader(): boolean {
     return this.leader
+  }
+
+  /** When this process last took the lease (Date.now()), or null while it does not hold it. */
+  get leaderSince(): number | null {
+    return this.leader ? this.tookLeaseAt : null
   }
 
   get pollMs(): number {
@@ -136,6 +142,7 @@ export class Sequencer {
           this.leader = await claimSequencerLease(this.db, this.id, this.timing.leaseMs)
           if (this.leader) this.leaseRenewedAt = Date.now()
           if (this.leader && !was) {
+            this.tookLeaseAt = Date.now()
             // A new holder knows nothing of what the last one did: look for work and checkpoint state afresh.
             this.workKnown = true
             this.checkpointedSize = null
