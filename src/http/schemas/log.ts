@@ -12,7 +12,20 @@ export const positiveQueryInteger = z
 
 const base64Hash = z.string().describe('base64 (standard, padded) of 32 raw bytes')
 
-const EXAMPLE_ORIGIN = 'arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90'
+/** Examples, all from one real 20-record log, so they check against each other. */
+const EXAMPLE_CHECKPOINT = {
+  origin: 'arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90',
+  tree_size: 20,
+  root_hash: 'pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=',
+  head_seq: 20,
+  head_hash: 'sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b',
+  at: '2026-11-30T17:09:58.991Z',
+}
+const EXAMPLE_SIGNED_CHECKPOINT = {
+  checkpoint: EXAMPLE_CHECKPOINT,
+  note: 'arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n',
+  jws: 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw',
+}
 
 export const logCheckpointSchema = z
   .object({
@@ -25,16 +38,7 @@ export const logCheckpointSchema = z
   })
   .meta({
     id: 'LogCheckpoint',
-    examples: [
-      {
-        origin: EXAMPLE_ORIGIN,
-        tree_size: 1204,
-        root_hash: 'n5jZ6mO5tE9mYp8rX0fhk3D1c2J7l6V7w9yq0b3QJ8s=',
-        head_seq: 1204,
-        head_hash: 'sha256:4c1f0e8a2b7d9c3e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0',
-        at: '2026-01-15T09:30:00.000Z',
-      },
-    ],
+    examples: [EXAMPLE_CHECKPOINT],
   })
 
 export const signedCheckpointSchema = z
@@ -49,20 +53,7 @@ export const signedCheckpointSchema = z
   })
   .meta({
     id: 'SignedCheckpoint',
-    examples: [
-      {
-        checkpoint: {
-          origin: EXAMPLE_ORIGIN,
-          tree_size: 1204,
-          root_hash: 'n5jZ6mO5tE9mYp8rX0fhk3D1c2J7l6V7w9yq0b3QJ8s=',
-          head_seq: 1204,
-          head_hash: 'sha256:4c1f0e8a2b7d9c3e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0',
-          at: '2026-01-15T09:30:00.000Z',
-        },
-        note: `${EXAMPLE_ORIGIN}\n1204\nn5jZ6mO5tE9mYp8rX0fhk3D1c2J7l6V7w9yq0b3QJ8s=\n\n— ${EXAMPLE_ORIGIN} Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcyv2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n`,
-        jws: 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiLi4uIn0.eyJhdCI6Ii4uLiJ9.c2lnbmF0dXJl',
-      },
-    ],
+    examples: [EXAMPLE_SIGNED_CHECKPOINT],
   })
 
 export const inclusionProofSchema = z
@@ -83,13 +74,13 @@ export const inclusionProofSchema = z
         seq: 17,
         leaf_index: 16,
         tree_size: 20,
-        leaf_hash: 'vX2FJ8mmr8Fv0hS3d1P1R0r0Sm1y3cW7fZ9c2vR8yN4=',
+        leaf_hash: '69Ss+uZfdVCsCPC2AGls7A4DtM+S5HQiaMNvFyRwPnM=',
         proof: [
-          'mQ0bS0l8k8S9Ie4m7iXr4pW1tZ3q0tB2f7yR4mD7gS8=',
-          '0Hc7r9S1vQ2n8l4d1e6Ck8kq9W6a7X3y2Z5t4u1p0O8=',
-          'Kc7p1Q9b2m8S4t0xR6w3Y5z1Aa2Bb3Cc4Dd5Ee6Ff7g=',
+          'HVyEI4TTxqB5SNHqXLlHJHCCX7XJtJUlsj0rRVJR5yU=',
+          'JnAAS7f2j6Eu+0oNpJw9QQDaffwyHSwgTik2YCQC+Y0=',
+          '66QuDJd1hYg3SwzgbEttfODmF//tAjfFEAuFaphyDbA=',
         ],
-        checkpoint: null,
+        checkpoint: EXAMPLE_SIGNED_CHECKPOINT,
       },
     ],
   })
@@ -107,8 +98,12 @@ export const consistencyProofSchema = z
         from_size: 7,
         to_size: 20,
         proof: [
-          'aGk3Zq9P1x8Rr2T4v6W8y0A2c4E6g8I0k2M4o6Q8s0U=',
-          'bHl4ar0Q2y9Ss3U5w7X9z1B3d5F7h9J1l3N5p7R9t1V=',
+          '0ZPevPh0nMB89l+xXMrvkEFWzC5J1UdU7JPzs5dnQkE=',
+          'Pkzekm5dClca/CKgmaJBorwHpLLPeuIt+TIM3yAUjvk=',
+          'hJRIpoXulZq1qEYyGJbe8DOZvO75RjS7jmLHoiEiNHY=',
+          'g9EuBLIyb/uXpFqcZAAtDN65ggd37h4VXu54FmVSg4U=',
+          'e3QNI+CHjrA6K54beA4FdHm/+XxJk84Omas2XpM8hf8=',
+          '+hmO1bOc+5QlEtMeeRU5AkccdCZ32Ku9YOJ+3yGHSNA=',
         ],
       },
     ],
@@ -120,8 +115,8 @@ export const verifyReportSchema = z
     checked: z.number().int().describe('records checked'),
     head_seq: z.number().int().nullable().describe('last record checked'),
     head_hash: z.string().nullable(),
-    tree_size: z.number().int().describe('size of the tree the check ended at'),
-    root_hash: base64Hash.nullable().describe('root of that tree, recomputed from the records'),
+    tree_size: z.number().int().describe('size of the tree the check reached'),
+    root_hash: base64Hash.describe('root of that tree, recomputed from the records'),
     checkpoints_checked: z.number().int(),
     first_bad_seq: z
       .number()
@@ -136,12 +131,12 @@ export const verifyReportSchema = z
     examples: [
       {
         ok: true,
-        checked: 1204,
-        head_seq: 1204,
-        head_hash: 'sha256:4c1f0e8a2b7d9c3e5f6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f7a8b9c0',
-        tree_size: 1204,
-        root_hash: 'n5jZ6mO5tE9mYp8rX0fhk3D1c2J7l6V7w9yq0b3QJ8s=',
-        checkpoints_checked: 37,
+        checked: 20,
+        head_seq: 20,
+        head_hash: 'sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b',
+        tree_size: 20,
+        root_hash: 'pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=',
+        checkpoints_checked: 3,
         first_bad_seq: null,
       },
     ],
