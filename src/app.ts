@@ -14,6 +14,7 @@ import {
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
 import { type Migration, migrate, readMigrations } from './db/migrate.ts'
+import { createPool } from './db/pool.ts'
 import { AppError } from './errors.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
 import { assertAcceptableJson } from './http/json-guard.ts'
@@ -181,15 +182,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const migrations: Migration[] = await readMigrations()
   if (options.migrate !== false) await migrate(app.db, migrations)
   await registerSigningKey(app.db, options.signingKey)
+  const sequencerDb = createPool({
+    connectionString: config.connectionString,
+    max: 1,
+    onError: (err) => app.log.warn({ err: { message: err.message } }, 'audit sequencer connection lost'),
+  })
   const auditLog = await VerifiableLog.open(app.db, options.signingKey, {
     origin: config.logOrigin,
     checkpointIntervalMs: config.checkpointIntervalMs ?? 1_000,
     sequencer: config.sequencer,
+    sequencerDb,
     onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
   })
   auditLog.start()
-  // onClose hooks run last-registered first: the sequencer stops (and hands its lease over) before the pool closes.
-  app.addHook('onClose', () => auditLog.stop())
+  // onClose hooks run last-registered first: the sequencer stops (and hands its lease over) before the pools close.
+  app.addHook('onClose', async () => {
+    await auditLog.stop()
+    await sequencerDb.end()
+  })
   await app.register(metricsPlugin)
   const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
   const shed = (reason: string) =>

@@ -1,4 +1,4 @@
-import { canonicalJson, type JsonValue, type Sha256, sha256 } from './canonical-json.ts'
+import { canonicalJson, canonicalJsonValue, type JsonValue, type Sha256, sha256 } from './canonical-json.ts'
 
 export const AUDIT_KINDS = [
   'outcome.created',
@@ -82,7 +82,7 @@ export function canonicalAuditRecordWithHash(record: AuditRecord): string {
 export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string, tail: string] {
   const seq = Number.isSafeInteger(record.seq) ? String(record.seq) : canonicalJson(record.seq)
   return [
-    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJson(record.data)},`,
+    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJsonValue(record.data)},`,
     `"kind":${text(record.kind)},"manifest_id":${textOrNull(record.manifest_id)},` +
       `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
       `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +

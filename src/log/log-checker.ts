@@ -1,5 +1,5 @@
-import { type AuditRecord, ChainVerifier } from '../domain/audit-chain.ts'
-import { auditLeafHash } from './sequence-batch.ts'
+import { hash } from 'node:crypto'
+import { type AuditRecord, canonicalAuditParts, GENESIS_HASH } from '../domain/audit-chain.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -8,6 +8,15 @@ import {
   type NodeHashes,
   nodeKey,
 } from './transparency.ts'
+
+/**
+ * The leaf hash of a record from its canonical text: SHA-256(0x00 ‖ UTF-8(text)), the RFC 9162 leaf hash
+ * (`leafHash`) in one native call — U+0000 encodes as the single byte 0x00. A test holds the two equal; this
+ * path runs for every record of a verification.
+ */
+export function recordLeafHash(canonicalRecord: string): Buffer {
+  return hash('sha256', `\u0000${canonicalRecord}`, 'buffer') as unknown as Buffer
+}
 
 /** What a stored checkpoint claims about the tree at its size, after its signatures were checked. */
 export interface CheckpointClaim {
@@ -35,15 +44,18 @@ export interface LogCheck {
  * seq that completed it, a checkpoint at its tree size.
  */
 export class LogChecker {
-  private readonly chain: ChainVerifier
   private readonly state: LogCheck
+  /** What the next record must link to: the previous record's seq and hash (the genesis at the start). */
+  private expected: { seq: number; hash: string }
+  private readonly firstSeq: number
 
   /**
    * `previous` is the record before the first one checked (null from the start); `range` is the tree before the
    * first record checked (trusted as stored when the check does not start at seq 1).
    */
   constructor(previous: { seq: number; hash: string } | null, range: CompactRange) {
-    this.chain = new ChainVerifier(previous, previous === null)
+    this.expected = previous ?? { seq: 0, hash: GENESIS_HASH }
+    this.firstSeq = this.expected.seq + 1
     this.state = { firstBadSeq: null, checked: 0, head: null, range, checkpointsChecked: 0 }
   }
 
@@ -62,38 +74,72 @@ export class LogChecker {
   ): boolean {
     const state = this.state
     if (state.firstBadSeq !== null) return false
-    // Chain first: the tree check stops where the chain breaks, so the report names the earliest failure.
-    let good = 0
+    // Chain first, each record's canonical text built once for its hash and its leaf: the tree is then checked
+    // up to where the chain breaks, so the report names the earliest failure.
+    const leaves: Uint8Array[] = []
+    let chainBreak: number | null = null
     for (const record of records) {
-      if (!this.chain.push(record)) break
-      good++
+      if (record.seq !== this.expected.seq + 1) {
+        // Records are missing (or repeated): the log breaks at the first seq that is not there.
+        chainBreak = this.expected.seq + 1
+        break
+      }
+      const [head, tail] = canonicalAuditParts(record)
+      if (
+        record.prev_hash !== this.expected.hash ||
+        `sha256:${hash('sha256', record.prev_hash + head + tail, 'hex')}` !== record.hash
+      ) {
+        chainBreak = record.seq
+        break
+      }
+      leaves.push(recordLeafHash(`${head}"hash":${JSON.stringify(record.hash)},${tail}`))
+      this.expected = { seq: record.seq, hash: record.hash }
     }
-    const chainBreak = this.chain.result.firstBadSeq
-    let range = state.range
-    for (let i = 0; i < good; i++) {
-      const record = records[i]!
-      if (record.seq !== range.size + 1) return this.fail(record.seq)
-      const appended = appendLeaves(range, [auditLeafHash(record)])
+    // The tree, in runs that end at each checkpoint's size (its root is compared there).
+    let at = 0
+    while (at < leaves.length) {
+      let end = at + 1
+      while (end < leaves.length && !checkpoints.has(state.range.size + (end - at))) end++
+      const before = state.range
+      const appended = appendLeaves(before, leaves.slice(at, end))
       for (const node of appended.nodes) {
         const stored = storedNodes.get(nodeKey(node))
-        if (stored === undefined || !bytesEqual(stored, node.hash)) return this.fail(record.seq)
+        // A node completes with the last leaf it covers: that record's seq is where the tree went wrong.
+        if (stored === undefined || !bytesEqual(stored, node.hash)) {
+          const badSeq = (node.index + 1) * 2 ** node.level
+          // The report's tree is the one over the records before the bad one.
+          state.range = appendLeaves(before, leaves.slice(at, at + badSeq - records[at]!.seq)).range
+          return this.failAfter(records, badSeq)
+        }
       }
-      range = appended.range
-      state.range = range
-      const claim = checkpoints.get(range.size)
+      state.range = appended.range
+      const last = records[end - 1]!
+      const claim = checkpoints.get(appended.range.size)
       if (claim) {
         state.checkpointsChecked++
         const ok =
           claim.signaturesOk &&
-          claim.headHash === record.hash &&
-          bytesEqual(claim.rootHash, compactRangeRoot(range))
-        if (!ok) return this.fail(record.seq)
+          claim.headHash === last.hash &&
+          bytesEqual(claim.rootHash, compactRangeRoot(appended.range))
+        if (!ok) {
+          state.range = appendLeaves(before, leaves.slice(at, end - 1)).range
+          return this.failAfter(records, last.seq)
+        }
       }
-      state.checked++
-      state.head = { seq: record.seq, hash: record.hash }
+      state.checked += end - at
+      state.head = { seq: last.seq, hash: last.hash }
+      at = end
     }
     if (chainBreak !== null) return this.fail(chainBreak)
     return true
+  }
+
+  /** Bad at `seq`, found among `records`: every record before it was good. */
+  private failAfter(records: readonly AuditRecord[], seq: number): false {
+    const first = records[0]!.seq
+    if (seq - 1 >= first) this.state.head = { seq: seq - 1, hash: records[seq - 1 - first]!.hash }
+    this.state.checked = seq - this.firstSeq
+    return this.fail(seq)
   }
 
   /** Marks the check bad at `seq` (e.g. records missing at the end, or a head that points past them). */

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { type Pool, withTransaction } from '../db/pool.ts'
-import { readIntake, sequencerHasWork } from '../db/repositories/audit-intake.ts'
-import { auditRange, auditRowToRecord, lockAuditHead } from '../db/repositories/audit-records.ts'
-import { beginSequencerTransaction, writeSequencedBatch } from '../db/repositories/log-batches.ts'
-import { readNodes } from '../db/repositories/merkle-nodes.ts'
+import type { PoolClient } from 'pg'
+import type { Pool } from '../db/pool.ts'
+import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
+import { auditRange, auditRowToRecord } from '../db/repositories/audit-records.ts'
+import { openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
+import type { AuditRecord } from '../domain/audit-chain.ts'
 import { onAuditEntriesCommitted } from './intake-signal.ts'
 import { extendTree, type LogHead, sequenceEntries } from './sequence-batch.ts'
-import { compactRangeFromNodes, rootNodes } from './transparency.ts'
+import { compactRangeFromNodes } from './transparency.ts'
 
 export interface SequencerTiming {
   /** How long a lease lasts without renewal: a dead holder is replaced at most this long (+ retryMs) after. */
@@ -20,6 +21,12 @@ export interface SequencerTiming {
   batchSize: number
   /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
   backfillSize: number
+}
+
+/** What a committed batch placed: the new head, and the records (with their seq and `at`, time of the change). */
+export interface CommittedBatch {
+  head: LogHead
+  records: readonly AuditRecord[]
 }
 
 export const DEFAULT_SEQUENCER_TIMING: SequencerTiming = {
@@ -60,10 +67,13 @@ export class Sequencer {
   private workKnown = true
   private wake: (() => void) | null = null
   private unsubscribe: (() => void) | null = null
-  private readonly batchListeners = new Set<(head: LogHead) => void>()
+  private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
   private lastHead: LogHead | null = null
+  /** The records of the last batch committed (none for a batch that only extended the tree). */
+  private lastRecords: readonly AuditRecord[] = []
   private checkpointedSize: number | null = null
   private checkpointedAt = 0
+  private signing: Promise<void> | null = null
 
   constructor(
     private readonly db: Pool,
@@ -102,6 +112,7 @@ export class Sequencer {
     this.unsubscribe?.()
     this.wake?.()
     await this.loop
+    await this.signing
     if (this.leader && options.handOver !== false) {
       await releaseSequencerLease(this.db, this.id).catch(() => {})
     }
@@ -128,7 +139,7 @@ export class Sequencer {
   }
 
   /** Calls `listener` after every batch this process commits. */
-  onBatch(listener: (head: LogHead) => void): () => void {
+  onBatch(listener: (batch: CommittedBatch) => void): () => void {
     this.batchListeners.add(listener)
     return () => this.batchListeners.delete(listener)
   }
@@ -154,9 +165,11 @@ export class Sequencer {
         }
         const placed = await this.sequenceOnce()
         backoffMs = 0
-        if (placed > 0 && this.lastHead)
-          for (const listener of [...this.batchListeners]) listener(this.lastHead)
-        await this.checkpointIfDue()
+        if (placed > 0 && this.lastHead) {
+          const batch = { head: this.lastHead, records: this.lastRecords }
+          for (const listener of [...this.batchListeners]) listener(batch)
+        }
+        this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, true)
       } catch (err) {
         this.options.onError(err)
@@ -172,59 +185,91 @@ export class Sequencer {
   private async sequenceOnce(): Promise<number> {
     if (!this.workKnown && !(await sequencerHasWork(this.db))) return 0
     this.workKnown = false
-    const placed = await withTransaction(this.db, async (tx) => {
-      await beginSequencerTransaction(tx)
-      // Fencing: the lease is re-checked (and renewed) under a row lock held until this batch commits.
-      if (!(await claimSequencerLease(tx, this.id, this.timing.leaseMs))) {
-        this.leader = false
-        return 0
-      }
-      this.leaseRenewedAt = Date.now()
-      const head = await lockAuditHead(tx)
-      const range = compactRangeFromNodes(head.tree_size, await readNodes(tx, rootNodes(head.tree_size)))
-      if (head.tree_size < head.seq) {
-        const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
-        const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
-          auditRowToRecord,
-        )
-        const extended = extendTree(range, records)
-        this.lastHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
-        await writeSequencedBatch(tx, {
-          records: [],
-          nodes: extended.nodes,
-          drainedIntakeIds: [],
-          head: this.lastHead,
-        })
-        this.workKnown = true
-        return records.length
-      }
-      const entries = await readIntake(tx, this.timing.batchSize)
-      if (entries.length === 0) return 0
-      const batch = sequenceEntries(
-        { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
-        range,
-        entries.map((entry) => ({ ...entry, at: entry.at.toISOString() })),
-      )
-      await writeSequencedBatch(tx, {
-        records: batch.records,
-        nodes: batch.nodes,
-        drainedIntakeIds: entries.map((entry) => entry.id),
-        head: batch.head,
+    const client = await this.db.connect()
+    let broken: Error | undefined
+    try {
+      const placed = await this.batch(client)
+      await client.query('COMMIT')
+      return placed
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+        // The connection is unusable (e.g. the server went away); do not return it to the pool.
+        broken = rollbackErr
       })
-      this.lastHead = batch.head
-      if (entries.length === this.timing.batchSize) this.workKnown = true
-      return entries.length
-    })
-    return placed
+      throw err
+    } finally {
+      client.release(broken)
+    }
   }
 
-  private async checkpointIfDue(): Promise<void> {
-    if (!this.leader) return
+  /**
+   * The body of one batch transaction, in three round trips: open it (lease re-checked under a row lock held until
+   * commit — fencing — head locked, right edge and next entries read), write everything, commit (by the caller).
+   */
+  private async batch(tx: PoolClient): Promise<number> {
+    const opened = await openSequencerBatch(tx, this.id, this.timing.leaseMs, this.timing.batchSize)
+    const head = opened.head
+    if (!head) {
+      this.leader = false
+      return 0
+    }
+    this.leaseRenewedAt = Date.now()
+    const range = compactRangeFromNodes(head.tree_size, opened.rightEdge)
+    if (head.tree_size < head.seq) {
+      const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
+      const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
+        auditRowToRecord,
+      )
+      const extended = extendTree(range, records)
+      this.lastHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
+      this.lastRecords = []
+      await writeSequencedBatch(tx, {
+        records: [],
+        nodes: extended.nodes,
+        drainedIntakeIds: [],
+        head: this.lastHead,
+      })
+      this.workKnown = true
+      return records.length
+    }
+    const { entries } = opened
+    if (entries.length === 0) return 0
+    const batch = sequenceEntries(
+      { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
+      range,
+      entries,
+    )
+    await writeSequencedBatch(tx, {
+      records: batch.records,
+      nodes: batch.nodes,
+      drainedIntakeIds: entries.map((entry) => entry.id),
+      head: batch.head,
+    })
+    this.lastHead = batch.head
+    this.lastRecords = batch.records
+    if (entries.length === this.timing.batchSize) this.workKnown = true
+    return entries.length
+  }
+
+  /**
+   * Signs a checkpoint when one is due, without holding up the next batch (signing reads the tree through the
+   * request pool, not the sequencer's connection).
+   */
+  private checkpointIfDue(): void {
+    if (!this.leader || this.signing) return
     if (Date.now() - this.checkpointedAt < this.options.checkpointIntervalMs) return
     // Nothing grew since the last checkpoint this holder saw: no database round trip.
     if (this.checkpointedSize !== null && (this.lastHead?.treeSize ?? 0) <= this.checkpointedSize) return
-    this.checkpointedSize = await this.options.signCheckpoint()
-    this.checkpointedAt = Date.now()
+    this.signing = this.options
+      .signCheckpoint()
+      .then((size) => {
+        this.checkpointedSize = size
+        this.checkpointedAt = Date.now()
+      })
+      .catch(this.options.onError)
+      .finally(() => {
+        this.signing = null
+      })
   }
 
   /** Waits `ms`; a nudge ends the wait early when `nudgeable`, a stop always does. */

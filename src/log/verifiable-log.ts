@@ -33,6 +33,11 @@ export interface VerifiableLogOptions {
   /** How long a read waits for the sequencer before answering 503. */
   catchUpTimeoutMs?: number
   sequencer?: Partial<SequencerTiming>
+  /**
+   * The sequencer's own connection (a pool of one): sharing the request pool, its batches would queue behind
+   * requests under load, which is exactly when the log must keep up. Defaults to the request pool.
+   */
+  sequencerDb?: Pool
   onError: (err: unknown) => void
 }
 
@@ -72,7 +77,7 @@ export class VerifiableLog {
     options: VerifiableLogOptions,
   ) {
     this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? 5_000
-    this.sequencer = new Sequencer(db, {
+    this.sequencer = new Sequencer(options.sequencerDb ?? db, {
       timing: options.sequencer,
       checkpointIntervalMs: options.checkpointIntervalMs,
       signCheckpoint: async () => (await currentCheckpoint(db, signer)).tree_size,

@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto'
 import { type Jwks, verifyCompactAgainstJwks } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { type CheckpointRow, checkpointsBetween } from '../db/repositories/audit-checkpoints.ts'
-import { auditRange, auditRowToRecord, readAuditHead } from '../db/repositories/audit-records.ts'
+import { auditRange, auditRecordsForCheck, readAuditHead } from '../db/repositories/audit-records.ts'
 import { readNodes, readNodesCompletedIn } from '../db/repositories/merkle-nodes.ts'
 import { GENESIS_HASH } from '../domain/audit-chain.ts'
 import { AppError } from '../errors.ts'
@@ -74,11 +74,11 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
 
   const readSlice = async (from: number) => {
     const to = Math.min(last, from + SLICE - 1)
-    const [rows, nodes] = await Promise.all([
-      auditRange(db, from, to, SLICE),
+    const [records, nodes] = await Promise.all([
+      auditRecordsForCheck(db, from, to),
       readNodesCompletedIn(db, from - 1, to),
     ])
-    return { from, to, records: rows.map(auditRowToRecord), nodes }
+    return { from, to, records, nodes }
   }
   let next = total > 0 && checker.result.firstBadSeq === null ? readSlice(fromSeq) : null
   while (next) {

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { type AuditRecord, GENESIS_HASH } from '../../src/domain/audit-chain.ts'
-import { type CheckpointClaim, LogChecker } from '../../src/log/log-checker.ts'
+import { type CheckpointClaim, LogChecker, recordLeafHash } from '../../src/log/log-checker.ts'
 import { sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeFromNodes,
   compactRangeRoot,
   EMPTY_COMPACT_RANGE,
+  leafHash,
   rootFromNodes,
   rootNodes,
 } from '../../src/log/transparency.ts'
@@ -58,6 +59,19 @@ function check(
 
 const flip = (hash: Uint8Array) => Uint8Array.from(hash, (byte, i) => (i === 0 ? byte ^ 1 : byte))
 
+describe('recordLeafHash', () => {
+  it('is the RFC 9162 leaf hash of the UTF-8 text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (text) => {
+        assert.deepEqual(
+          Buffer.from(recordLeafHash(text)),
+          Buffer.from(leafHash(new TextEncoder().encode(text))),
+        )
+      }),
+    )
+  })
+})
+
 describe('LogChecker', () => {
   it('accepts an untouched log and recomputes its root, checking every checkpoint', () => {
     const { records, nodes } = log(37)
@@ -85,7 +99,11 @@ describe('LogChecker', () => {
     // Level 2, index 1 covers leaves 4..7 (seq 5..8): it is complete once seq 8 is appended.
     const tampered = new Map(nodes)
     tampered.set('2:1', flip(nodes.get('2:1')!))
-    assert.equal(check(records, tampered).firstBadSeq, 8)
+    const result = check(records, tampered)
+    assert.equal(result.firstBadSeq, 8)
+    assert.deepEqual(result.head, { seq: 7, hash: records[6]!.hash }, 'everything before it checked out')
+    assert.equal(result.checked, 7)
+    assert.deepEqual(compactRangeRoot(result.range), rootFromNodes(7, nodes))
     const leafTampered = new Map(nodes)
     leafTampered.set('0:12', flip(nodes.get('0:12')!))
     assert.equal(check(records, leafTampered).firstBadSeq, 13)
@@ -105,6 +123,8 @@ describe('LogChecker', () => {
       const result = check(records, nodes, [claimAt(records, nodes, 5), bad])
       assert.equal(result.firstBadSeq, 12)
       assert.equal(result.checkpointsChecked, 2)
+      assert.equal(result.head?.seq, 11)
+      assert.equal(result.range.size, 11)
     }
   })
 

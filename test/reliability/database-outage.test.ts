@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { CRITERION, EVIDENCE, uniqueRun } from '../helpers/fixtures.ts'
-import { problemViolation, runLoad, type Sample, waitUntil } from '../helpers/load.ts'
 import { assertStoreIntegrity } from '../helpers/integrity.ts'
+import { problemViolation, runLoad, type Sample, waitUntil } from '../helpers/load.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
 
 /**

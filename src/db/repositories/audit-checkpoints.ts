@@ -27,7 +27,9 @@ export async function insertCheckpointIfAbsent(db: Queryable, row: CheckpointRow
      UNION ALL SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
     [row.tree_size, row.checkpoint_jcs, row.note, row.jws],
   )
-  return rows[0]!
+  // Another replica inserted that size after this statement's snapshot was taken: its row is committed by now
+  // (the insert waited for it), and a new statement sees it.
+  return rows[0] ?? (await findCheckpoint(db, row.tree_size))!
 }
 
 export async function latestCheckpoint(db: Queryable): Promise<CheckpointRow | undefined> {

@@ -45,16 +45,6 @@ export async function insertIntakeEntries(db: Queryable, entries: readonly Intak
   )
 }
 
-/** The oldest committed entries by id, at most `limit` (the sequencer's next batch). */
-export async function readIntake(db: Queryable, limit: number): Promise<IntakeRow[]> {
-  const { rows } = await db.query<IntakeRow>(
-    `SELECT id, at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data
-     FROM audit_intake ORDER BY id LIMIT $1`,
-    [limit],
-  )
-  return rows
-}
-
 /**
  * The highest intake id handed out so far, committed or not (0 before the first). Every entry committed before
  * this call has an id at or below it: once no entry at or below it is left in the intake, all of them are in

@@ -1,4 +1,5 @@
 import type { AuditRecord } from '../../domain/audit-chain.ts'
+import { queryArrays } from '../array-rows.ts'
 import type { Queryable } from '../pool.ts'
 
 /**
@@ -87,4 +88,51 @@ export async function auditRange(
 export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
   const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head')
   return rows[0]!
+}
+
+/**
+ * Records with from <= seq <= to, ascending, for bulk checking: rows as arrays and `at` formatted by the
+ * database exactly as the API writes it (millisecond RFC 3339 UTC), so a million rows cost no Date objects.
+ */
+export async function auditRecordsForCheck(
+  db: Queryable,
+  fromSeq: number,
+  toSeq: number,
+): Promise<AuditRecord[]> {
+  const rows = await queryArrays<
+    [
+      number,
+      string,
+      string,
+      string,
+      string | null,
+      string | null,
+      string | null,
+      string | null,
+      string | null,
+      string,
+      string,
+      string,
+    ]
+  >(
+    db,
+    `SELECT seq, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), kind, actor, outcome_id, manifest_id,
+            subagent_id, orchestrator_id, verdict, data::text, prev_hash, hash
+     FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
+    [fromSeq, toSeq],
+  )
+  return rows.map((r) => ({
+    seq: r[0],
+    at: r[1],
+    kind: r[2] as AuditRecord['kind'],
+    actor: r[3],
+    outcome_id: r[4],
+    manifest_id: r[5],
+    subagent_id: r[6],
+    orchestrator_id: r[7],
+    verdict: r[8],
+    data: JSON.parse(r[9]),
+    prev_hash: r[10],
+    hash: r[11],
+  }))
 }

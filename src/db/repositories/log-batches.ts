@@ -1,16 +1,9 @@
 import type { AuditRecord } from '../../domain/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
-import { AUDIT_COLUMNS } from './audit-records.ts'
+import type { IntakeRow } from './audit-intake.ts'
+import { AUDIT_COLUMNS, type AuditHeadRow } from './audit-records.ts'
 import { nodeArrays } from './merkle-nodes.ts'
-
-/**
- * Marks the current transaction as the sequencer's: the intake refuses deletes from anyone else. Must run first
- * in the batch transaction (SET LOCAL ends with it).
- */
-export async function beginSequencerTransaction(db: Queryable): Promise<void> {
-  await db.query(`SET LOCAL arbiter.sequencer = 'on'`)
-}
 
 export interface SequencedWrite {
   records: readonly AuditRecord[]
@@ -69,4 +62,51 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
       batch.head.treeSize,
     ],
   )
+}
+
+export interface OpenedBatch {
+  /** The locked head, or null when `holder` does not hold the lease (the transaction must be rolled back). */
+  head: AuditHeadRow | null
+  /** The tree's right edge at head.tree_size: the hashes of its perfect decomposition, keyed `level:idx`. */
+  rightEdge: Map<string, Uint8Array>
+  /** The oldest committed intake entries, at most `limit`, with `at` already in the API's RFC 3339 form. */
+  entries: (Omit<IntakeRow, 'at'> & { at: string })[]
+}
+
+/**
+ * Opens a sequencer batch in one round trip: BEGIN, the sequencer mark, the lease re-check (renewing it, and
+ * locking its row until the batch ends — fencing), the head lock, the tree's right edge and the next intake
+ * entries. Sent as one simple-protocol query, so the values are inlined: `holder` is this process's own UUID and
+ * the numbers are integers, checked here.
+ */
+export async function openSequencerBatch(
+  client: Queryable,
+  holder: string,
+  ttlMs: number,
+  limit: number,
+): Promise<OpenedBatch> {
+  if (!/^[0-9a-f-]{36}$/.test(holder) || !Number.isSafeInteger(ttlMs) || !Number.isSafeInteger(limit)) {
+    throw new Error('invalid sequencer batch parameters')
+  }
+  const results = (await client.query(
+    `BEGIN;
+     SET LOCAL arbiter.sequencer = 'on';
+     WITH lease AS (
+       UPDATE sequencer_lease SET holder = '${holder}', expires_at = clock_timestamp() + interval '${ttlMs} milliseconds'
+       WHERE id AND (holder = '${holder}' OR expires_at < clock_timestamp()) RETURNING holder
+     )
+     SELECT seq, hash, tree_size FROM audit_head WHERE EXISTS (SELECT 1 FROM lease) FOR UPDATE;
+     SELECT n.level, n.idx, n.hash FROM audit_head h
+     JOIN generate_series(0, 62) AS l(level) ON ((h.tree_size >> l.level) & 1) = 1
+     JOIN merkle_nodes n ON n.level = l.level AND n.idx = (h.tree_size >> l.level) - 1;
+     SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, kind, actor, outcome_id,
+            manifest_id, subagent_id, orchestrator_id, verdict, data
+     FROM audit_intake ORDER BY id LIMIT ${limit}`,
+  )) as unknown as { rows: unknown[] }[]
+  const head = (results[2]!.rows[0] as AuditHeadRow | undefined) ?? null
+  const rightEdge = new Map<string, Uint8Array>()
+  for (const row of results[3]!.rows as { level: number; idx: number; hash: Buffer }[]) {
+    rightEdge.set(`${row.level}:${row.idx}`, row.hash)
+  }
+  return { head, rightEdge, entries: results[4]!.rows as OpenedBatch['entries'] }
 }
