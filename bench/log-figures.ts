@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { buildApp } from '../src/app.ts'
+import { buildApp, verifyWorkers } from '../src/app.ts'
 import { signingKeyFromPem } from '../src/crypto/signing-key.ts'
 import { withTransaction } from '../src/db/pool.ts'
 import { verifyLog } from '../src/log/verify-log.ts'
@@ -89,13 +89,21 @@ async function proofsAndVerify() {
           `  ${name.padEnd(15)} p50 ${ms(percentile(values, 50))}  p95 ${ms(percentile(values, 95))}  (${rounds} requests)`,
         )
       }
-      const started = performance.now()
-      const report = await verifyLog(app.db)
-      const seconds = (performance.now() - started) / 1000
-      log(
-        `  verify          ${report.checked.toLocaleString('en-US')} records in ${seconds.toFixed(1)} s = ` +
-          `${Math.round(report.checked / seconds).toLocaleString('en-US')} records/s (ok ${report.ok}, checkpoints ${report.checkpoints_checked})`,
-      )
+      for (const workers of [0, verifyWorkers()]) {
+        const started = performance.now()
+        const cpu = process.cpuUsage()
+        const report = await verifyLog(
+          app.db,
+          workers ? { parallel: { connectionString: db.url, workers } } : {},
+        )
+        const seconds = (performance.now() - started) / 1000
+        const used = process.cpuUsage(cpu)
+        log(
+          `  verify (${workers ? `${workers} workers` : 'one thread'}) ${report.checked.toLocaleString('en-US')} records in ${seconds.toFixed(1)} s = ` +
+            `${Math.round(report.checked / seconds).toLocaleString('en-US')} records/s (ok ${report.ok}, checkpoints ${report.checkpoints_checked}; ` +
+            `main thread cpu ${((used.user + used.system) / 1e6).toFixed(1)} s)`,
+        )
+      }
     }
     await app.close()
   } finally {

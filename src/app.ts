@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -111,6 +112,11 @@ const isOperationsRoute = (request: FastifyRequest) => OPERATIONS_ROUTES.has(rou
 const isUncountedRoute = (request: FastifyRequest) =>
   isOperationsRoute(request) || routeOf(request) === '/v1/manifests/stream'
 
+/** Worker threads for `audit verify` on large logs: one per core, at most four. */
+export function verifyWorkers(): number {
+  return Math.max(1, Math.min(4, availableParallelism()))
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
   const requestTimeoutMs = config.requestTimeoutMs ?? 30_000
@@ -192,6 +198,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     checkpointIntervalMs: config.checkpointIntervalMs ?? 1_000,
     sequencer: config.sequencer,
     sequencerDb,
+    parallelVerify: { connectionString: config.connectionString, workers: verifyWorkers() },
     onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
   })
   auditLog.start()

@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { verifyWorkers } from './app.ts'
 import { type Config, ConfigError, loadConfig } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
@@ -100,6 +101,11 @@ async function withAuditLog<T>(config: Config, fn: (log: VerifiableLog, pool: Po
       checkpointIntervalMs: config.checkpointIntervalMs,
       // Building the tree over a large existing log can take a while; the CLI waits for it.
       catchUpTimeoutMs: 30 * 60_000,
+      parallelVerify: {
+        connectionString:
+          (pool as { options?: { connectionString?: string } }).options?.connectionString ?? '',
+        workers: verifyWorkers(),
+      },
       onError: (e) => err(`audit sequencer: ${(e as Error).message}\n`),
     })
     log.start()

@@ -27,6 +27,18 @@ export interface CheckpointClaim {
   signaturesOk: boolean
 }
 
+/**
+ * A check of the tree at one size, run when the records up to that size have been added: given the tree's
+ * compact range there and the last record. Returns whether it holds.
+ */
+export type TreeCheck = (range: CompactRange, last: AuditRecord) => boolean
+
+/** The check of a stored checkpoint: signatures good, head hash and root those of the records' tree. */
+export function checkpointCheck(claim: CheckpointClaim): TreeCheck {
+  return (range, last) =>
+    claim.signaturesOk && claim.headHash === last.hash && bytesEqual(claim.rootHash, compactRangeRoot(range))
+}
+
 export interface LogCheck {
   /** The first seq where a record, a stored tree node or a stored checkpoint does not verify; null when none. */
   firstBadSeq: number | null
@@ -64,13 +76,14 @@ export class LogChecker {
   }
 
   /**
-   * Checks consecutive records with the stored nodes they complete and the checkpoints whose size falls among
-   * them. Returns false once something is bad (the caller may stop reading).
+   * Checks consecutive records with the stored nodes they complete (keyed `level:idx` as this checker's range
+   * numbers them) and runs the tree checks whose size falls among them. Returns false once something is bad
+   * (the caller may stop reading).
    */
   push(
     records: readonly AuditRecord[],
     storedNodes: NodeHashes,
-    checkpoints: ReadonlyMap<number, CheckpointClaim>,
+    treeChecks: ReadonlyMap<number, TreeCheck>,
   ): boolean {
     const state = this.state
     if (state.firstBadSeq !== null) return false
@@ -99,7 +112,7 @@ export class LogChecker {
     let at = 0
     while (at < leaves.length) {
       let end = at + 1
-      while (end < leaves.length && !checkpoints.has(state.range.size + (end - at))) end++
+      while (end < leaves.length && !treeChecks.has(state.range.size + (end - at))) end++
       const before = state.range
       const appended = appendLeaves(before, leaves.slice(at, end))
       for (const node of appended.nodes) {
@@ -114,14 +127,10 @@ export class LogChecker {
       }
       state.range = appended.range
       const last = records[end - 1]!
-      const claim = checkpoints.get(appended.range.size)
-      if (claim) {
+      const check = treeChecks.get(appended.range.size)
+      if (check) {
         state.checkpointsChecked++
-        const ok =
-          claim.signaturesOk &&
-          claim.headHash === last.hash &&
-          bytesEqual(claim.rootHash, compactRangeRoot(appended.range))
-        if (!ok) {
+        if (!check(appended.range, last)) {
           state.range = appendLeaves(before, leaves.slice(at, end - 1)).range
           return this.failAfter(records, last.seq)
         }

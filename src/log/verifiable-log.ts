@@ -23,7 +23,7 @@ import {
   nodesToFetch,
   proofFromNodes,
 } from './transparency.ts'
-import { type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
+import { type ParallelVerify, type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
 
 export interface VerifiableLogOptions {
   /** The checkpoint origin; default `arbiter.local/log/<log id>`. */
@@ -38,6 +38,8 @@ export interface VerifiableLogOptions {
    * requests under load, which is exactly when the log must keep up. Defaults to the request pool.
    */
   sequencerDb?: Pool
+  /** Lets `verify` check large logs on worker threads, each with its own connection to this database. */
+  parallelVerify?: ParallelVerify
   onError: (err: unknown) => void
 }
 
@@ -70,6 +72,7 @@ export interface ManifestInclusion extends Omit<InclusionProof, 'seq' | 'checkpo
 export class VerifiableLog {
   readonly sequencer: Sequencer
   private readonly catchUpTimeoutMs: number
+  private readonly parallelVerify: ParallelVerify | undefined
 
   private constructor(
     private readonly db: Pool,
@@ -77,6 +80,7 @@ export class VerifiableLog {
     options: VerifiableLogOptions,
   ) {
     this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? 5_000
+    this.parallelVerify = options.parallelVerify
     this.sequencer = new Sequencer(options.sequencerDb ?? db, {
       timing: options.sequencer,
       checkpointIntervalMs: options.checkpointIntervalMs,
@@ -128,7 +132,7 @@ export class VerifiableLog {
   /** Verifies the chain, the tree and the checkpoints over a seq range, including every change committed before. */
   async verify(options: VerifyOptions = {}): Promise<VerifyReport> {
     await this.catchUp()
-    return verifyLog(this.db, options)
+    return verifyLog(this.db, { parallel: this.parallelVerify, ...options })
   }
 
   /** A signed checkpoint covering every change committed before the call (signed now if the latest does not). */

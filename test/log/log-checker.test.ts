@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { type AuditRecord, GENESIS_HASH } from '../../src/domain/audit-chain.ts'
-import { type CheckpointClaim, LogChecker, recordLeafHash } from '../../src/log/log-checker.ts'
+import {
+  type CheckpointClaim,
+  checkpointCheck,
+  LogChecker,
+  recordLeafHash,
+} from '../../src/log/log-checker.ts'
 import { sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeFromNodes,
@@ -50,7 +55,7 @@ function check(
   slice = 7,
 ) {
   const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
-  const bySize = new Map(claims.map((c) => [c.treeSize, c]))
+  const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
   for (let at = 0; at < records.length; at += slice) {
     if (!checker.push(records.slice(at, at + slice), nodes, bySize)) break
   }
@@ -143,7 +148,9 @@ describe('LogChecker', () => {
       new Map(rootNodes(10).map((id) => [`${id.level}:${id.index}`, nodes.get(`${id.level}:${id.index}`)!])),
     )
     const checker = new LogChecker({ seq: 10, hash: records[9]!.hash }, range)
-    assert.ok(checker.push(records.slice(10), nodes, new Map([[30, claimAt(records, nodes, 30)]])))
+    assert.ok(
+      checker.push(records.slice(10), nodes, new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]])),
+    )
     assert.equal(checker.result.checked, 20)
     assert.equal(checker.result.firstBadSeq, null)
   })

@@ -77,3 +77,13 @@ export async function readNodesCompletedIn(
   }
   return hashes
 }
+
+/** Every stored node above `level`, keyed `(level − above):idx` (the verifier's tree over chunk roots). */
+export async function readNodesAbove(db: Queryable, above: number): Promise<Map<string, Uint8Array>> {
+  const rows = await queryArrays<[number, number, Buffer]>(
+    db,
+    'SELECT level, idx, hash FROM merkle_nodes WHERE level > $1',
+    [above],
+  )
+  return new Map(rows.map(([level, idx, hash]) => [`${level - above}:${idx}`, hash]))
+}
