@@ -5,17 +5,20 @@ import {
   AUDIT_COLUMNS,
   type AuditRow,
   auditRowToRecord,
-  insertAuditRecords,
   lockAuditHead,
 } from '../src/audit/repository.ts'
+import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
+import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
 import { type AuditRecord, ChainVerifier, hashAuditRecord } from '../src/domain/shared/audit-chain.ts'
+import { extendTree } from '../src/log/sequence-batch.ts'
+import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/log/transparency.ts'
 
 /**
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M
  * records without a day of traffic. It is a valid continuation of the chain: each record is hashed with the
- * service's own `hashAuditRecord`, batches are inserted with the service's own `insertAuditRecords` (unnest),
- * and every batch commits under the `audit_head` row lock exactly like the service's appends, so it is safe
- * while Arbiter runs.
+ * service's own `hashAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
+ * its `writeSequencedBatch` under the `audit_head` row lock exactly like a sequencer batch, so it is safe while
+ * Arbiter runs (its sequencer simply continues after the synthetic records).
  *
  * The records tell plausible stories: per outcome `outcome.created`, two or three `interpretation.recorded`,
  * `manifest.issued`, sometimes `escalation.opened` or `dissent.recorded` (~4.6 records, ~55% of them with an
@@ -182,8 +185,12 @@ export async function fillAuditLog(
   const client = new pg.Client({ connectionString, application_name: 'arbiter-bench-fill' })
   await client.connect()
   try {
-    const { rows } = await client.query<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_head')
+    const { rows } = await client.query<{ seq: number; hash: string; tree_size: number }>(
+      'SELECT seq, hash, tree_size FROM audit_head',
+    )
     let head = { seq: Number(rows[0]!.seq), hash: rows[0]!.hash }
+    if (Number(rows[0]!.tree_size) !== head.seq) throw new Error('the sequencer has not built the tree yet')
+    let range = compactRangeFromNodes(head.seq, await readNodes(client, rootNodes(head.seq)))
     const firstSeq = head.seq < targetTotal ? head.seq + 1 : null
     const stories = new Stories(head.seq + 1)
     let pending: Promise<void> | null = null
@@ -206,7 +213,9 @@ export async function fillAuditLog(
         if (i % 1000 === 999) await yieldToIo()
       }
       if (pending) await pending
-      pending = writeBatch(client, head, batch)
+      const extended = extendTree(range, batch)
+      range = extended.range
+      pending = writeBatch(client, head, batch, extended)
       // A failure surfaces at the next await; without this no-op handler it would crash the process meanwhile.
       pending.catch(() => {})
       head = previous
@@ -224,14 +233,25 @@ export async function fillAuditLog(
   }
 }
 
-async function writeBatch(client: pg.Client, expected: { seq: number; hash: string }, batch: AuditRecord[]) {
+async function writeBatch(
+  client: pg.Client,
+  expected: { seq: number; hash: string },
+  batch: AuditRecord[],
+  extended: ReturnType<typeof extendTree> & { range: CompactRange },
+) {
   await client.query('BEGIN')
   try {
     const head = await lockAuditHead(client)
     if (Number(head.seq) !== expected.seq || head.hash !== expected.hash) {
       throw new Error(`audit head moved to ${head.seq} while synthetic records were being written`)
     }
-    await insertAuditRecords(client, batch)
+    const last = batch[batch.length - 1]!
+    await writeSequencedBatch(client, {
+      records: batch,
+      nodes: extended.nodes,
+      drainedIntakeIds: [],
+      head: { seq: last.seq, hash: last.hash, treeSize: extended.range.size },
+    })
     await client.query('COMMIT')
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {})

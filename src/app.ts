@@ -7,6 +7,7 @@ import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
 import admissionPlugin from './http/plugins/app/admission.ts'
+import auditLogPlugin from './http/plugins/app/audit-log.ts'
 import authPlugin from './http/plugins/app/auth.ts'
 import dbPlugin from './http/plugins/app/db.ts'
 import errorsPlugin from './http/plugins/app/errors.ts'
@@ -22,8 +23,10 @@ import { auditRoutes } from './http/routes/audit.ts'
 import { escalationRoutes } from './http/routes/escalations.ts'
 import { healthRoutes } from './http/routes/health.ts'
 import { keyRoutes } from './http/routes/keys.ts'
+import { logRoutes } from './http/routes/log.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { probeRoutes } from './http/routes/probes.ts'
+import type { SequencerTiming } from './log/sequencer.ts'
 
 /** What the app needs; `runtime.ts` and tests build it, the app itself never reads the environment. */
 export interface AppConfig
@@ -41,6 +44,12 @@ export interface AppConfig
   requestTimeoutMs?: number
   /** Load shedding (503 + Retry-After) instead of unbounded queues; defaults suit production. */
   overload?: Partial<OverloadLimits>
+  /** At most one background checkpoint per interval while the log grows (default 1000 ms). */
+  checkpointIntervalMs?: number
+  /** The checkpoint origin; default `arbiter.local/log/<log id>`. */
+  logOrigin?: string | undefined
+  /** Sequencer timing (lease, polling, batch size); defaults suit production, tests shorten them. */
+  sequencer?: Partial<SequencerTiming>
 }
 
 export interface OverloadLimits {
@@ -90,9 +99,9 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
 }
 
 /**
- * Builds the whole app: external plugins, then the app's own, then routes. It reads no environment, opens no
- * database connection and changes no data (migrations and the signing key's registration are the runtime's,
- * `runtime.ts`), so a test or a tool can build it anywhere.
+ * Builds the whole app: external plugins, then the app's own, then routes. It reads no environment and changes no
+ * schema (migrations and the signing key's registration are the runtime's, `runtime.ts`); the one thing it runs in
+ * the background is the audit log's sequencer (src/log/), which only the replica holding its lease drives.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
@@ -114,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(dbPlugin)
   await app.register(metricsPlugin)
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
+  await app.register(auditLogPlugin)
   await app.register(servicesPlugin)
   await app.register(authPlugin)
 
@@ -122,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(keyRoutes)
   await app.register(probeRoutes)
   await app.register(auditRoutes)
+  await app.register(logRoutes)
   await app.register(escalationRoutes)
   await app.register(manifestRoutes, {
     manifestSchema: manifestSchemaOfEveryKind(),

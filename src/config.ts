@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isValidKeyName } from './log/transparency.ts'
 
 /**
  * The only reader of `process.env`. Parsed once at start; a bad value stops start-up with one line naming
@@ -40,6 +41,16 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(6000),
+  ARBITER_CHECKPOINT_INTERVAL_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int()
+    .min(1)
+    .default(1000),
+  // The origin names the log in every checkpoint and is the note key's name: one line, no spaces, no '+'.
+  ARBITER_LOG_ORIGIN: z
+    .string()
+    .refine(isValidKeyName, 'expected a log name without spaces or "+" (e.g. example.com/arbiter/log)')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -57,6 +68,10 @@ export interface Config {
   dbPoolMax: number
   /** Requests per key per minute; 0 disables rate limiting. */
   rateLimitPerMinute: number
+  /** At most one background checkpoint per interval while the log grows. */
+  checkpointIntervalMs: number
+  /** The checkpoint origin; unset means `arbiter.local/log/<log id>`. */
+  logOrigin: string | undefined
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
 }
 
@@ -89,6 +104,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,
+    checkpointIntervalMs: e.ARBITER_CHECKPOINT_INTERVAL_MS,
+    logOrigin: e.ARBITER_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
   })
 }

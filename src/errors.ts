@@ -23,6 +23,7 @@ export const ERRORS = {
   INTERNAL: { status: 500, slug: 'internal', title: 'Internal error' },
   DATABASE_UNAVAILABLE: { status: 503, slug: 'database-unavailable', title: 'Database unavailable' },
   OVERLOADED: { status: 503, slug: 'overloaded', title: 'Service overloaded' },
+  LOG_CATCHING_UP: { status: 503, slug: 'log-catching-up', title: 'The audit log is catching up' },
   PROBE_IN_PROGRESS: { status: 503, slug: 'probe-in-progress', title: 'Ground-truth probe still running' },
 } as const
 

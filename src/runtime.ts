@@ -57,6 +57,8 @@ export async function startRuntime(
         probeAllowedHosts: config.probeAllowedHosts,
         probeAllowPrivate: config.probeAllowPrivate,
         probeEnv: probeEnvironment(env),
+        checkpointIntervalMs: config.checkpointIntervalMs,
+        logOrigin: config.logOrigin,
       },
       signingKey,
       logger,

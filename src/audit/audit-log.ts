@@ -1,8 +1,8 @@
-import type { Queryable } from '../db/pool.ts'
-import { type AuditRecord, hashAuditRecord } from '../domain/shared/audit-chain.ts'
+import { afterCommit, type Queryable } from '../db/pool.ts'
+import { insertIntakeEntries } from '../db/repositories/audit-intake.ts'
 import type { JsonValue } from '../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../domain/vocabulary.ts'
-import { insertAuditRecords, lockAuditHead } from './repository.ts'
+import { signalAuditEntriesCommitted } from '../log/intake-signal.ts'
 
 export type AuditData = { [key: string]: JsonValue }
 
@@ -22,23 +22,17 @@ export interface AuditEntry {
 }
 
 /**
- * The one way anything is written to the audit log: appends `entries`, in order, inside the caller's
- * transaction, so a change and its records commit or roll back together. Returns the records as written.
- *
- * Today the chain head row is locked until the transaction ends (that lock is what keeps seq gapless across
- * replicas), so callers append last, after the change's own writes, to hold it briefly. How records get their
- * place in the log is this module's business alone; see docs/audit-log.md.
+ * The one way anything is written to the audit log: stores `entries`, in order, inside the caller's transaction,
+ * so a change and its records commit or roll back together. Takes no shared lock: the entries wait in the intake
+ * until the sequencer gives them their seq, chain link and tree leaf (docs/log-format.md), and the local
+ * sequencer is woken as soon as they are committed.
  */
-export async function appendAuditRecords(
-  tx: Queryable,
-  entries: readonly AuditEntry[],
-): Promise<AuditRecord[]> {
-  if (entries.length === 0) return []
-  let head = await lockAuditHead(tx)
+export async function appendAuditRecords(tx: Queryable, entries: readonly AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return
   const now = new Date().toISOString()
-  const records = entries.map((entry) => {
-    const unhashed = {
-      seq: head.seq + 1,
+  await insertIntakeEntries(
+    tx,
+    entries.map((entry) => ({
       at: entry.at ?? now,
       kind: entry.kind,
       actor: entry.actor,
@@ -48,12 +42,7 @@ export async function appendAuditRecords(
       orchestrator_id: entry.orchestrator_id ?? null,
       verdict: entry.verdict ?? null,
       data: entry.data,
-      prev_hash: head.hash,
-    }
-    const record: AuditRecord = { ...unhashed, hash: hashAuditRecord(unhashed) }
-    head = { seq: record.seq, hash: record.hash }
-    return record
-  })
-  await insertAuditRecords(tx, records)
-  return records
+    })),
+  )
+  afterCommit(tx, signalAuditEntriesCommitted)
 }

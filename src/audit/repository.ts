@@ -1,9 +1,10 @@
-import type { Queryable } from '../db/pool.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { queryArrays } from '../db/array-rows.ts'
+import type { Queryable } from '../db/pool.ts'
 
 /**
- * audit_records columns, one per field of an audit record (docs/audit-log.md):
- * seq (gapless, from audit_head), at, kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id,
+ * audit_records columns, one per field of an audit record (docs/log-format.md):
+ * seq (gapless, given by the sequencer), at, kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id,
  * orchestrator_id, verdict, data (what the change was), prev_hash, hash.
  */
 export const AUDIT_COLUMNS =
@@ -15,48 +16,24 @@ export function auditRowToRecord(row: AuditRow): AuditRecord {
   return { ...row, at: row.at.toISOString(), kind: row.kind as AuditRecord['kind'] }
 }
 
-/** Locks the chain head; held until the surrounding transaction ends. */
-export async function lockAuditHead(db: Queryable): Promise<{ seq: number; hash: string }> {
-  const { rows } = await db.query<{ seq: number; hash: string }>(
-    'SELECT seq, hash FROM audit_head FOR UPDATE',
-  )
-  return rows[0]!
+/**
+ * audit_head: where the log ends. seq and hash of the last record; tree_size, how many records are leaves of the
+ * Merkle tree (equal to seq except while records written before the tree existed are being added).
+ */
+export interface AuditHeadRow {
+  seq: number
+  hash: string
+  tree_size: number
 }
 
-/** Inserts the records and moves the chain head in one statement (one round trip while the head is locked). */
-export async function insertAuditRecords(db: Queryable, records: AuditRecord[]): Promise<void> {
-  const last = records[records.length - 1]
-  if (!last) return
-  await db.query(
-    `WITH inserted AS (
-       INSERT INTO audit_records (${AUDIT_COLUMNS})
-       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
-     )
-     UPDATE audit_head SET seq = $13, hash = $14`,
-    [
-      records.map((r) => r.seq),
-      records.map((r) => r.at),
-      records.map((r) => r.kind),
-      records.map((r) => r.actor),
-      records.map((r) => r.outcome_id),
-      records.map((r) => r.manifest_id),
-      records.map((r) => r.subagent_id),
-      records.map((r) => r.orchestrator_id),
-      records.map((r) => r.verdict),
-      records.map((r) => JSON.stringify(r.data)),
-      records.map((r) => r.prev_hash),
-      records.map((r) => r.hash),
-      last.seq,
-      last.hash,
-    ],
-  )
+/** Locks the head until the surrounding transaction ends: what makes one batch at a time extend the log. */
+export async function lockAuditHead(db: Queryable): Promise<AuditHeadRow> {
+  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head FOR UPDATE')
+  return rows[0]!
 }
 
 export interface AuditFilter {
   outcomeId?: string | undefined
-  /** Records about one review: they carry its id as `data.review_id`. */
-  reviewId?: string | undefined
   subagentId?: string | undefined
   orchestratorId?: string | undefined
   kind?: string | undefined
@@ -64,6 +41,8 @@ export interface AuditFilter {
   from?: Date | undefined
   to?: Date | undefined
   afterSeq: number | null
+  /** Records about one review: they carry its id as `data.review_id`. */
+  reviewId?: string | undefined
 }
 
 /** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
@@ -110,7 +89,54 @@ export async function auditRange(
   return rows
 }
 
-export async function readAuditHead(db: Queryable): Promise<{ seq: number; hash: string }> {
-  const { rows } = await db.query<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_head')
+export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
+  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head')
   return rows[0]!
+}
+
+/**
+ * Records with from <= seq <= to, ascending, for bulk checking: rows as arrays and `at` formatted by the
+ * database exactly as the API writes it (millisecond RFC 3339 UTC), so a million rows cost no Date objects.
+ */
+export async function auditRecordsForCheck(
+  db: Queryable,
+  fromSeq: number,
+  toSeq: number,
+): Promise<AuditRecord[]> {
+  const rows = await queryArrays<
+    [
+      number,
+      string,
+      string,
+      string,
+      string | null,
+      string | null,
+      string | null,
+      string | null,
+      string | null,
+      string,
+      string,
+      string,
+    ]
+  >(
+    db,
+    `SELECT seq, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), kind, actor, outcome_id, manifest_id,
+            subagent_id, orchestrator_id, verdict, data::text, prev_hash, hash
+     FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
+    [fromSeq, toSeq],
+  )
+  return rows.map((r) => ({
+    seq: r[0],
+    at: r[1],
+    kind: r[2] as AuditRecord['kind'],
+    actor: r[3],
+    outcome_id: r[4],
+    manifest_id: r[5],
+    subagent_id: r[6],
+    orchestrator_id: r[7],
+    verdict: r[8],
+    data: JSON.parse(r[9]),
+    prev_hash: r[10],
+    hash: r[11],
+  }))
 }

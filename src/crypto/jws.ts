@@ -47,7 +47,7 @@ export async function verifyCompactAgainstJwks(
 }
 
 /**
- * Checks a manifest envelope `{manifest, manifest_digest, jws, audit_seq?}` (SPEC "Manifests"): the digest
+ * Checks a manifest envelope `{manifest, manifest_digest, jws, audit_seq?}`: the digest
  * is `sha256(JCS(manifest))`, the JWS verifies against the JWKS, and its payload is exactly
  * `JCS(manifest)`. Each failure says which check failed.
  */

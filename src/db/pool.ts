@@ -52,10 +52,13 @@ export async function withTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect()
   let broken: Error | undefined
+  const hooks: Array<() => void> = []
   try {
     await client.query('BEGIN')
+    ;(client as TransactionClient)[AFTER_COMMIT] = hooks
     const result = await fn(client)
     await client.query('COMMIT')
+    for (const hook of hooks) hook()
     return result
   } catch (err) {
     try {
@@ -66,6 +69,20 @@ export async function withTransaction<T>(
     }
     throw err
   } finally {
+    delete (client as TransactionClient)[AFTER_COMMIT]
     client.release(broken)
   }
+}
+
+const AFTER_COMMIT = Symbol('afterCommit')
+type TransactionClient = pg.PoolClient & { [AFTER_COMMIT]?: Array<() => void> }
+
+/**
+ * Runs `hook` once what `db` wrote is committed: after the COMMIT of the `withTransaction` that `db` belongs to,
+ * or at once when `db` is not inside one (its statements commit as they run). Never runs after a rollback.
+ */
+export function afterCommit(db: Queryable, hook: () => void): void {
+  const hooks = (db as TransactionClient)[AFTER_COMMIT]
+  if (hooks) hooks.push(hook)
+  else hook()
 }

@@ -6,12 +6,14 @@ import type { CaseKind, ManifestContent } from './case-kind.ts'
 
 /** One case's reconciled story: every audit record about it, and the envelope of its current manifest. */
 export async function caseStory<Case, Input, Content extends ManifestContent, Pending, Resolution>(
-  ctx: Pick<ServiceContext, 'db'>,
+  ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
   kind: CaseKind<Case, Input, Content, Pending, Resolution>,
   caseId: string,
 ) {
   const c = await kind.find(ctx.db, caseId)
   if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
+  // Read your writes: every change committed before this request is in the log before it is read.
+  await ctx.auditLog.catchUp()
   const records = await caseAuditRecords(ctx, kind.auditQuery(caseId))
   const manifestId = kind.manifestId(c)
   const manifest = manifestId === null ? null : ((await findManifest(ctx.db, manifestId)) ?? null)

@@ -52,6 +52,11 @@ export class ManifestFeed {
     void this.deliver(subscriber, Number.POSITIVE_INFINITY)
   }
 
+  /** New manifests may be there: look now instead of at the next tick. */
+  poke(): void {
+    if (this.subscribers.size > 0) void this.poll()
+  }
+
   get size(): number {
     return this.subscribers.size
   }

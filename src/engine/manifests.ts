@@ -58,9 +58,8 @@ export interface ManifestToIssue<Content extends ManifestContent> {
 
 /**
  * The one way a manifest of any kind is issued: signs it, appends its audit records and stores it, inside the
- * caller's transaction. Callers write every other row first (the escalation, the case's new state), because the
- * audit append holds the log's lock until commit. The manifest's `audit_seq` is the seq of its `manifest.issued`
- * record; it lives in the envelope, outside the signature, so it can be assigned after signing.
+ * caller's transaction. The manifest's `audit_seq` is the seq of its `manifest.issued` record; it lives in the
+ * envelope, outside the signature, because the sequencer assigns it after the commit (null until then).
  */
 export async function issueSignedManifest<Content extends ManifestContent>(
   tx: Queryable,
@@ -78,7 +77,7 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   const jcs = canonicalJson(manifest)
   const digest = sha256(jcs)
   const jws = await signCanonicalText(jcs, ctx.signingKey)
-  const records = await appendAuditRecords(tx, [
+  await appendAuditRecords(tx, [
     ...(issue.before ?? []),
     caseAuditEntry(issue.subject, {
       kind: 'manifest.issued',
@@ -90,7 +89,6 @@ export async function issueSignedManifest<Content extends ManifestContent>(
     }),
     ...(issue.after ?? []),
   ])
-  const issued = records[issue.before?.length ?? 0]!
   const row: ManifestRow = {
     id: issue.manifestId,
     kind: issue.manifestKind,
@@ -103,7 +101,8 @@ export async function issueSignedManifest<Content extends ManifestContent>(
     final: issue.final,
     inputs_digest: issue.inputsDigest,
     issued_at: new Date(issuedAt),
-    audit_seq: issued.seq,
+    // The seq of its manifest.issued record: the sequencer assigns it after the commit.
+    audit_seq: null,
     manifest_jcs: jcs,
     manifest_digest: digest,
     jws,

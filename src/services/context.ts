@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool } from '../db/pool.ts'
+import type { VerifiableLog } from '../log/verifiable-log.ts'
 import type { Metrics } from '../metrics.ts'
 import type { SsrfPolicy } from '../probes/ssrf-guard.ts'
 
@@ -11,6 +12,8 @@ import type { SsrfPolicy } from '../probes/ssrf-guard.ts'
 export interface ServiceContext {
   db: Pool
   signingKey: SigningKey
+  /** The audit log's sequencer, read-your-writes barrier, checkpoints and proofs. */
+  auditLog: VerifiableLog
   metrics: Metrics
   log: FastifyBaseLogger
   probes: {

@@ -124,7 +124,7 @@ describe('arbiter verify <envelope.json> --jwks <jwks>', () => {
     it(`exits 2 with a usage line for ${name}`, async () => {
       const result = await verify(...argv)
       assert.equal(result.code, 2)
-      assert.match(result.stderr, /^error: .+\nusage: arbiter verify <envelope\.json> --jwks /)
+      assert.match(result.stderr, /^error: .+\nusage: arbiter verify <file> --jwks /)
     })
   }
 

@@ -12,7 +12,7 @@ import { compactVerify, createLocalJWKSet } from 'jose'
 import { type ChildServer, freePort, startChildServer } from './child-server.ts'
 import { createTestDatabase, testPoolMax } from './database.ts'
 import { CRITERION, clientHash, EVIDENCE, uniqueRun } from './fixtures.ts'
-import { type HttpAnswer, httpClient } from './http-client.ts'
+import { type HttpAnswer, type HttpClient, httpClient } from './http-client.ts'
 import { assertStoreIntegrity } from './integrity.ts'
 import { runLoad } from './load.ts'
 
@@ -20,7 +20,11 @@ import { runLoad } from './load.ts'
  * Crash safety ("loses nothing"): the real service runs as a child process under concurrent
  * orchestrator traffic and is killed with SIGKILL at random moments, then restarted on the same database.
  * Afterwards everything any client was told succeeded (a 2xx) must be there, whole, with its audit records;
- * no outcome may have two decisions; the audit chain must verify.
+ * no outcome may have two decisions; the audit log must verify, gapless, with nothing left unsequenced.
+ *
+ * With several replicas, each kill takes the one that has run longest, which is the audit sequencer's lease
+ * holder (a replica started later cannot take a lease that is being renewed): under load it is killed mid-batch
+ * or between batches, and a surviving replica must take the sequencer over within 5 s while writes go on.
  */
 
 export interface CrashScenarioOptions {
@@ -35,10 +39,14 @@ export interface CrashScenarioOptions {
    * delay), so kills land in the middle of probe executions too.
    */
   probes?: boolean
+  /** Service processes on the one database (default 1: kill and restart the only one). */
+  replicas?: number
 }
 
 export interface CrashReport {
   cycles: number
+  /** With several replicas: per kill, ms until a surviving replica answered an audit read covering the writes. */
+  takeoverMs: number[]
   killDelaysMs: number[]
   inFlightAtKills: number[]
   requests: number
@@ -76,7 +84,9 @@ export async function runCrashScenario(
   const db = await createTestDatabase()
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-crash-'))
   const bootstrapKey = randomBytes(30).toString('base64url').slice(0, 40)
-  const port = await freePort()
+  const replicas = options.replicas ?? 1
+  const ports: number[] = []
+  for (let i = 0; i < replicas; i++) ports.push(await freePort())
   // The ground truth the probe scenario asks: settled, after a little while.
   const target = createServer((_req, res) => {
     setTimeout(() => {
@@ -96,14 +106,17 @@ export async function runCrashScenario(
     ARBITER_DB_POOL_MAX: String(testPoolMax(db.kind)),
     LOG_LEVEL: 'warn',
   }
-  let server: ChildServer = await startChildServer({ env, port })
+  // Started one after the other: the first one takes the sequencer's lease and keeps it while it lives.
+  const servers: ChildServer[] = []
+  for (const port of ports) servers.push(await startChildServer({ env, port }))
   const outputs: string[] = []
-  const http = httpClient(server.baseUrl)
+  const clients = servers.map((server) => httpClient(server.baseUrl))
+  const http = clients[0]!
   let load: ReturnType<typeof runLoad> | undefined
   t.after(async () => {
     await load?.stop()
-    await server.killHard()
-    await http.close()
+    for (const server of servers) await server.killHard()
+    for (const client of clients) await client.close()
     await new Promise<void>((resolve) => target.close(() => resolve()))
     await db.stop()
     await rm(dataDir, { recursive: true, force: true })
@@ -137,6 +150,7 @@ export async function runCrashScenario(
    * as a failure of the test; 409 is accepted where a retry may find its own earlier, committed attempt.
    */
   const send = async (
+    via: HttpClient,
     method: string,
     path: string,
     key: string,
@@ -150,7 +164,7 @@ export async function runCrashScenario(
       let answer: HttpAnswer
       try {
         requests += 1
-        answer = await http.call(method, path, key, body)
+        answer = await via.call(method, path, key, body)
       } catch {
         networkFailures += 1
         retried = true
@@ -173,8 +187,11 @@ export async function runCrashScenario(
       ? ['agree', 'halt', 'policy', 'probe']
       : ['agree', 'halt', 'policy']
     const scenario = scenarios[(loop + acked.length) % scenarios.length]!
+    // Each worker talks to one replica; a killed replica's workers retry until it is back.
+    const via = clients[loop % clients.length]!
     const runId = uniqueRun('crash')
     const created = await send(
+      via,
       'POST',
       '/v1/outcomes',
       keyA,
@@ -198,6 +215,7 @@ export async function runCrashScenario(
     const base = `/v1/outcomes/${record.id}`
     if (acked.length % 2 === 0) {
       const added = await send(
+        via,
         'POST',
         `${base}/evidence`,
         keyA,
@@ -217,6 +235,7 @@ export async function runCrashScenario(
       [keyB, 'orch-b'],
     ].entries()) {
       const interpretation = await send(
+        via,
         'POST',
         `${base}/interpretations`,
         key!,
@@ -229,7 +248,7 @@ export async function runCrashScenario(
       )
       record.interpretationIds.push(interpretation.json.interpretation_id)
     }
-    const evaluated = await send('POST', `${base}/evaluate`, keyA, undefined, [200])
+    const evaluated = await send(via, 'POST', `${base}/evaluate`, keyA, undefined, [200])
     record.manifestId = evaluated.json.manifest.manifest_id
     record.directive = evaluated.json.manifest.directive
     if (scenario === 'probe') {
@@ -241,6 +260,7 @@ export async function runCrashScenario(
     }
     if (record.directive === 'HALT' && acked.length % 2 === 1) {
       const resolved = await send(
+        via,
         'POST',
         `${base}/resolution`,
         admin,
@@ -262,19 +282,38 @@ export async function runCrashScenario(
 
   const killDelaysMs: number[] = []
   const inFlightAtKills: number[] = []
+  const takeoverMs: number[] = []
+  // Start order, oldest first: the oldest replica holds the sequencer's lease.
+  const age = servers.map((_, i) => i)
   for (let cycle = 0; cycle < options.cycles; cycle++) {
     const [min, max] = options.killAfterMs
     const delay = Math.round(min + Math.random() * (max - min))
     killDelaysMs.push(delay)
     await sleep(delay)
-    inFlightAtKills.push(http.inFlight)
-    await server.killHard()
-    outputs.push(server.output())
-    server = await startChildServer({ env, port })
+    const victim = age.shift()!
+    inFlightAtKills.push(clients[victim]!.inFlight)
+    await servers[victim]!.killHard()
+    const killedAt = Date.now()
+    outputs.push(servers[victim]!.output())
+    if (replicas > 1) {
+      // Writes go on through the survivors; an audit read answers 200 only once every write committed before it
+      // is sequenced, which needs a live sequencer: the time to the first 200 bounds the takeover.
+      const survivor = clients[age[0]!]!
+      for (;;) {
+        const answer = await survivor.call('GET', '/v1/audit/checkpoint', admin)
+        if (answer.status === 200) break
+        if (answer.status !== 503)
+          unexpected.push(`checkpoint during takeover → ${answer.status} ${answer.text}`)
+        if (Date.now() - killedAt > 20_000) throw new Error('no replica took the sequencer over')
+      }
+      takeoverMs.push(Date.now() - killedAt)
+    }
+    servers[victim] = await startChildServer({ env, port: ports[victim]! })
+    age.push(victim)
   }
   await sleep(options.settleMs)
   await load.stop()
-  outputs.push(server.output())
+  for (const server of servers) outputs.push(server.output())
   assert.deepEqual(load.errors, [], 'the load itself never threw')
   assert.deepEqual(unexpected, [], 'every answer was a success, a 503, or a retry finding its own work')
   assert.ok(
@@ -402,6 +441,7 @@ export async function runCrashScenario(
 
   return {
     cycles: options.cycles,
+    takeoverMs,
     killDelaysMs,
     inFlightAtKills,
     requests,

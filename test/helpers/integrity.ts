@@ -3,8 +3,9 @@ import pg from 'pg'
 
 /**
  * Checks straight in the database that nothing was half-written: the audit chain is one gapless line with no
- * fork, and every row a change produced has the audit record written in the same transaction (a crash or a
- * race cannot leave one without the other). Returns the figures it checked.
+ * fork, the sequencer left nothing behind and the tree holds every record, and every row a change produced has
+ * its audit record (a crash or a race cannot leave one without the other). Call it after an audit read through
+ * the API, which waits for the sequencer. Returns the figures it checked.
  */
 export async function assertStoreIntegrity(connectionString: string) {
   const client = new pg.Client({ connectionString })
@@ -18,6 +19,15 @@ export async function assertStoreIntegrity(connectionString: string) {
     assert.ok(chain.n === 0 || chain.min === 1, 'audit seq starts at 1')
     assert.equal(chain.prevs, chain.n, 'no two records extend the same predecessor (no fork)')
     assert.equal(chain.head, chain.max, 'the chain head is the last record')
+    const log = await one(`SELECT (SELECT count(*) FROM audit_intake)::int AS intake_left,
+        (SELECT tree_size FROM audit_head)::int AS tree_size,
+        (SELECT count(*) FROM merkle_nodes WHERE level = 0)::int AS leaves,
+        (SELECT count(*) FROM manifests WHERE audit_seq IS NULL)::int AS unplaced_manifests`)
+    assert.deepEqual(
+      log,
+      { intake_left: 0, tree_size: chain.n, leaves: chain.n, unplaced_manifests: 0 },
+      'every committed entry is sequenced, a leaf of the tree, and every manifest has its audit_seq',
+    )
     const linked = await one(`SELECT count(*)::int AS n FROM audit_records r
         JOIN audit_records p ON p.seq = r.seq - 1 WHERE r.prev_hash <> p.hash`)
     assert.equal(linked.n, 0, 'every record links to the hash of the one before')

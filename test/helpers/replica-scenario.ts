@@ -6,13 +6,16 @@ import { buildTestApp, type TestApp } from './app.ts'
 import { createTestDatabase } from './database.ts'
 import { CRITERION, createOutcome, interpret } from './fixtures.ts'
 import { assertStoreIntegrity } from './integrity.ts'
+import { waitUntil } from './load.ts'
 
 /**
  * Races across replicas (evaluation is idempotent and serialized per outcome, on any number of replicas):
  * several app instances on one database receive, for every outcome at once, a storm of evaluate calls with
  * late interpretations and competing resolutions mixed in. Every outcome must end with exactly one machine
  * decision (plus at most one human resolution), every answer must agree with it, and the audit log must be
- * one gapless, unforked chain.
+ * one gapless, unforked chain. In the middle of the first storm the replica holding the audit sequencer's lease
+ * loses its sequencer as a crash would (the lease is left to expire): another replica must take over, and nothing
+ * committed may be left unsequenced.
  */
 
 export interface ReplicaScenarioOptions {
@@ -30,6 +33,8 @@ export interface ReplicaReport {
   outcomes: number
   evaluations: number
   lateInterpretations: { landed: number; dissent: number }
+  /** ms from the crash of the sequencer's lease holder until another replica held the lease. */
+  sequencerTakeoverMs: number
   resolutions: { won: number; refused: number }
   auditRecords: number
 }
@@ -156,16 +161,38 @@ export async function runReplicaScenario(
     return Promise.all(calls)
   }
 
+  const sequencerOf = (r: TestApp) => r.app.services.auditLog.sequencer
+  const crashed = replicas.find((r) => sequencerOf(r).isLeader)
+  assert.ok(crashed, 'one replica holds the sequencer lease')
+  let crashedAt = 0
   const results = new Map<string, Call[]>()
   for (let w = 0; w < outcomes.length; w += options.outcomesPerWave) {
     const wave = outcomes.slice(w, w + options.outcomesPerWave)
+    const crash =
+      w === 0
+        ? sleep(Math.random() * 50).then(async () => {
+            await sequencerOf(crashed).stop({ handOver: false })
+            crashedAt = Date.now()
+          })
+        : undefined
     const answered = await Promise.all(
       wave.map((o, i) => storm(o.id, o.scenario, (w + i) % 2 ? 0 : Math.random() * 15)),
     )
+    await crash
     wave.forEach((o, i) => {
       results.set(o.id, answered[i]!)
     })
   }
+
+  // Another replica takes the sequencer over once the crashed holder's lease expires.
+  await waitUntil(
+    'another replica to take the sequencer over',
+    async () => replicas.some((r) => r !== crashed && sequencerOf(r).isLeader),
+    { timeoutMs: 10_000, intervalMs: 20 },
+  )
+  const successor = replicas.find((r) => r !== crashed && sequencerOf(r).isLeader)!
+  const takeoverMs = sequencerOf(successor).leaderSince! - crashedAt
+  assert.ok(takeoverMs < 5_000, `another replica took the sequencer over ${takeoverMs} ms after the crash`)
 
   // A second wave of resolutions once every HALT exists: across both waves, exactly one wins.
   for (const o of outcomes) {
@@ -182,6 +209,7 @@ export async function runReplicaScenario(
     outcomes: outcomes.length,
     evaluations: 0,
     lateInterpretations: { landed: 0, dissent: 0 },
+    sequencerTakeoverMs: takeoverMs,
     resolutions: { won: 0, refused: 0 },
     auditRecords: 0,
   }
@@ -274,8 +302,12 @@ export async function runReplicaScenario(
   })
   assert.equal(closed.json().items.length, outcomes.filter((o) => o.scenario === 'halt').length)
 
-  const verify = await first.request(keys.ops, { method: 'GET', url: '/v1/audit/verify' })
+  const survivor = replicas.find((r) => r !== crashed)!
+  const verify = await survivor.request(keys.ops, { method: 'GET', url: '/v1/audit/verify' })
   assert.equal(verify.statusCode, 200, verify.body)
+  const holders = replicas.filter((r) => sequencerOf(r).isLeader)
+  assert.equal(holders.length, 1, 'one sequencer lease holder')
+  assert.notEqual(holders[0], crashed, 'another replica took the sequencer over')
   assert.equal(verify.json().ok, true, verify.body)
   const integrity = await assertStoreIntegrity(db.connectionString)
   assert.equal(integrity.auditRecords, verify.json().head_seq)

@@ -78,15 +78,23 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     )
     const kid = await verifyWithJose(app, envelope)
     assert.equal(kid, app.app.signingKey.kid)
+    assert.equal(envelope.audit_seq, null, 'the issuing answer comes before the sequencer places the record')
+    // Any audit read waits until the record is placed; from then on every envelope carries its seq.
+    const records = (
+      await app.request(app.adminKey, { method: 'GET', url: '/v1/audit/records?kind=manifest.issued' })
+    )
+      .json()
+      .items.filter((r: { manifest_id: string }) => r.manifest_id === m.manifest_id)
+    const placed = { ...envelope, audit_seq: records[0].seq }
     const fetched = (await app.request(a, { method: 'GET', url: `/v1/manifests/${m.manifest_id}` })).json()
-    assert.deepEqual(fetched, envelope)
+    assert.deepEqual(fetched, placed)
     const outcomeNow = (
       await app.request(a, { method: 'GET', url: `/v1/outcomes/${outcome.outcome_id}` })
     ).json()
     assert.equal(outcomeNow.status, 'decided')
     assert.equal(outcomeNow.manifest_id, m.manifest_id)
     // Evaluate again: the final manifest, unchanged.
-    assert.deepEqual(await evaluate(app, a, outcome.outcome_id), envelope)
+    assert.deepEqual(await evaluate(app, a, outcome.outcome_id), placed)
   })
 
   it('answers 202 with the missing orchestrators until all report or the deadline passes', async (t) => {

@@ -67,14 +67,19 @@ function openStream(base: string, key: string | null, headers: Record<string, st
   }
 }
 
+/** Decides an outcome; returns its manifest and, once the sequencer placed it, its envelope's audit_seq. */
 async function decideOne(app: TestApp, key: string) {
   const outcome = await createOutcome(app, key)
   await interpret(app, key, outcome.outcome_id, {
     orchestrator_id: 'orch-a',
     outcome_interpretation: 'success',
   })
-  const { manifest, audit_seq } = await evaluate(app, key, outcome.outcome_id)
-  return { manifest_id: manifest.manifest_id as string, audit_seq: audit_seq as number }
+  const { manifest } = await evaluate(app, key, outcome.outcome_id)
+  // The list is in log order and waits for the sequencer: the envelope it lists carries the seq.
+  const listed = (
+    await app.request(key, { method: 'GET', url: `/v1/manifests?outcome_id=${outcome.outcome_id}` })
+  ).json()
+  return { ...manifest, audit_seq: listed.items[0].audit_seq as number }
 }
 
 describe('GET /v1/manifests/stream', () => {
@@ -100,6 +105,7 @@ describe('GET /v1/manifests/stream', () => {
     )
     const envelope = JSON.parse(live.events[0]!.data!)
     assert.equal(envelope.manifest.manifest_id, first.manifest_id)
+    assert.equal(envelope.audit_seq, first.audit_seq, "each event's id is its envelope's audit_seq")
     assert.equal(live.events[0]!.event, 'manifest')
     await live.until(() => live.comments.includes('heartbeat'))
 
@@ -146,5 +152,29 @@ describe('GET /v1/manifests/stream', () => {
     assert.equal(response.statusCode, 200)
     assert.ok(performance.now() - started < 2000)
     assert.equal(app.app.db.waitingCount, 0)
+  })
+
+  it('streams manifests issued concurrently in log order, each id its audit_seq', async (t) => {
+    const app = await buildTestApp(t, { config: { ssePollMs: 50, sseHeartbeatMs: 1000 } })
+    await app.app.listen({ port: 0, host: '127.0.0.1' })
+    const base = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`
+    const dashboard = await app.key('dashboard')
+    const a = await app.key('orchestrator', ['orch-a'])
+    const live = openStream(base, dashboard, { 'last-event-id': '0' })
+    t.after(() => live.close())
+    await live.ready
+    await Promise.all(Array.from({ length: 6 }, () => decideOne(app, a)))
+    await live.until(() => live.events.length >= 6)
+    const listed = (await app.request(dashboard, { method: 'GET', url: '/v1/manifests' })).json().items
+    assert.deepEqual(
+      live.events.map((e) => Number(e.id)),
+      listed.map((e: { audit_seq: number }) => e.audit_seq),
+    )
+    const ids = live.events.map((e) => Number(e.id))
+    assert.deepEqual(
+      ids,
+      [...ids].sort((x, y) => x - y),
+      'ascending seq',
+    )
   })
 })

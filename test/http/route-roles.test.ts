@@ -170,8 +170,26 @@ describe('route × role authorization', () => {
       {
         method: 'GET',
         route: '/v1/audit/checkpoint',
-        allowed: OPS,
+        allowed: READERS,
         request: async () => ({ url: '/v1/audit/checkpoint' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/proofs/inclusion',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/audit/proofs/inclusion?seq=1' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/proofs/consistency',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/audit/proofs/consistency?from_size=1&to_size=2' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/manifests/{id}/inclusion',
+        allowed: READERS,
+        request: async () => ({ url: `/v1/manifests/${decided.manifestId}/inclusion` }),
       },
       {
         method: 'GET',

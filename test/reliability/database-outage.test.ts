@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { CRITERION, EVIDENCE, uniqueRun } from '../helpers/fixtures.ts'
+import { assertStoreIntegrity } from '../helpers/integrity.ts'
 import { problemViolation, runLoad, type Sample, waitUntil } from '../helpers/load.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
 
@@ -109,7 +110,7 @@ async function cutFor(app: TestApp, proxy: TcpProxy, phases: Phase[], probes: Sa
 }
 
 describe('database outage', () => {
-  it('answers 503 problem+json with Retry-After while the database is unreachable, then recovers by itself', async (t) => {
+  it('answers 503 problem+json with Retry-After while the database is unreachable, then recovers by itself, audit log whole', async (t) => {
     const { app, proxy, orchestrator, ops } = await setup(t)
     const samples: Sample[] = []
     const probes: Sample[] = []
@@ -172,9 +173,14 @@ describe('database outage', () => {
       const outcome = await app.request(orchestrator, { method: 'GET', url: `/v1/outcomes/${id}` })
       assert.equal(outcome.statusCode, 200, `acknowledged outcome ${id} survived`)
     }
+    // 5. The audit sequencer, cut off mid-batch under load, resumed by itself: every committed change is in the
+    // log, gapless, and the log verifies.
     const verify = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
     assert.equal(verify.statusCode, 200, verify.body)
     assert.equal(verify.json().ok, true, verify.body)
+    assert.ok(app.app.services.auditLog.sequencer.isLeader, 'the sequencer holds its lease again')
+    const integrity = await assertStoreIntegrity(app.db.connectionString)
+    assert.equal(integrity.auditRecords, verify.json().head_seq)
     t.diagnostic(
       `requests ${samples.length}, 503 ${unavailable.length} (during cuts ${duringCut.length}, slowest ${slowest} ms), recovery ${recoveries.join('/')} ms, outcomes kept ${acked.size}`,
     )

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { runReplicaScenario } from '../helpers/replica-scenario.ts'
 
 describe('races across replicas on one database', () => {
-  it('decides each outcome once under 50 concurrent evaluations, late interpretations and racing resolutions', async (t) => {
+  it('decides each outcome once under 50 concurrent evaluations, late interpretations, racing resolutions and a sequencer crash', async (t) => {
     const embedded = !process.env.TEST_DATABASE_URL
     const report = await runReplicaScenario(t, {
       replicas: 3,
@@ -16,7 +16,8 @@ describe('races across replicas on one database', () => {
     t.diagnostic(
       `replicas ${report.replicas}, outcomes ${report.outcomes}, evaluations ${report.evaluations}, ` +
         `late interpretations landed/dissent ${report.lateInterpretations.landed}/${report.lateInterpretations.dissent}, ` +
-        `resolutions won/refused ${report.resolutions.won}/${report.resolutions.refused}, audit records ${report.auditRecords}`,
+        `resolutions won/refused ${report.resolutions.won}/${report.resolutions.refused}, audit records ${report.auditRecords}, ` +
+        `sequencer taken over ${report.sequencerTakeoverMs} ms after its holder crashed`,
     )
   })
 })

@@ -18,7 +18,7 @@ import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
 import { AppError } from '../../errors.ts'
-import { type Page, type PageRequest, readPage, seqPosition } from '../../pagination.ts'
+import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
 import {
@@ -289,11 +289,10 @@ export async function pageReviews(
   filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined },
   page: PageRequest,
 ): Promise<Page<ReviewView>> {
-  const result = await readPage(
+  const result = await readSeqPage(
     page,
-    seqPosition,
-    (after, limit) => listReviews(ctx.db, { ...filter, afterSeq: after?.seq ?? null }, limit),
-    (row) => ({ seq: row.list_seq }),
+    (afterSeq, limit) => listReviews(ctx.db, { ...filter, afterSeq }, limit),
+    (row) => row.list_seq,
     (row) => row,
   )
   const verdicts = await latestVerdictsOfCurrentRevisions(

@@ -5,8 +5,7 @@ import type { Queryable } from '../pool.ts'
  * id; kind (the `kind` the manifest carries); case_kind + case_id (the case it decides); case_round (0, or a
  * review's revision); subagent_id (for filters; null for kinds without one); verdict; directive; final (no
  * further manifest in this round); inputs_digest (fingerprint of the decision's inputs: deciding unchanged inputs
- * again returns the same manifest); issued_at; audit_seq (seq of its manifest.issued record, once placed in the
- * log); manifest_jcs (the signed JCS text, served as stored); manifest_digest; jws.
+ * again returns the same manifest); issued_at; audit_seq (seq of its manifest.issued record, set by the sequencer; null until then); manifest_jcs (the signed JCS text, served as stored); manifest_digest; jws.
  */
 export interface ManifestRow {
   id: string
@@ -83,7 +82,7 @@ export interface ManifestFilter {
   afterSeq: number | null
 }
 
-/** In log order (audit_seq), keyset-paged. */
+/** In log order (audit_seq), keyset-paged; manifests the sequencer has not placed yet are not listed. */
 export async function listManifests(
   db: Queryable,
   filter: ManifestFilter,
@@ -95,7 +94,7 @@ export async function listManifests(
        AND ($2::text IS NULL OR (case_kind = $2 AND case_id = $3::uuid))
        AND ($4::text IS NULL OR subagent_id = $4)
        AND ($5::text IS NULL OR verdict = $5) AND ($6::text IS NULL OR directive = $6)
-       AND ($7::timestamptz IS NULL OR issued_at >= $7) AND ($8::bigint IS NULL OR audit_seq > $8)
+       AND ($7::timestamptz IS NULL OR issued_at >= $7) AND audit_seq > coalesce($8::bigint, 0)
      ORDER BY audit_seq LIMIT $9`,
     [
       filter.kind ?? null,

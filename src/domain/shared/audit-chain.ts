@@ -1,5 +1,5 @@
 import type { AuditKind } from '../vocabulary.ts'
-import { canonicalJson, type JsonValue, type Sha256, sha256 } from './canonical-json.ts'
+import { canonicalJson, canonicalJsonValue, type JsonValue, type Sha256, sha256 } from './canonical-json.ts'
 
 export const GENESIS_HASH: Sha256 = `sha256:${'0'.repeat(64)}`
 
@@ -51,14 +51,29 @@ const textOrNull = (value: string | null) => (value === null ? 'null' : JSON.str
  * RFC 8785 does for well-formed strings; a lone surrogate (which JCS refuses) only makes the hash mismatch.
  */
 export function canonicalAuditRecord(record: UnhashedAuditRecord): string {
+  const [head, tail] = canonicalAuditParts(record)
+  return head + tail
+}
+
+/**
+ * JCS of the whole record, `hash` included: the input of the record's leaf in the Merkle tree. `hash` sorts
+ * between `data` and `kind`, so it is spliced between the two halves of the record's canonical text.
+ */
+export function canonicalAuditRecordWithHash(record: AuditRecord): string {
+  const [head, tail] = canonicalAuditParts(record)
+  return `${head}"hash":${text(record.hash)},${tail}`
+}
+
+/** The canonical text of the record without its hash, split where `hash` would go (after `data`). */
+export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string, tail: string] {
   const seq = Number.isSafeInteger(record.seq) ? String(record.seq) : canonicalJson(record.seq)
-  return (
-    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJson(record.data)},` +
+  return [
+    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJsonValue(record.data)},`,
     `"kind":${text(record.kind)},"manifest_id":${textOrNull(record.manifest_id)},` +
-    `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
-    `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +
-    `"verdict":${textOrNull(record.verdict)}}`
-  )
+      `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
+      `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +
+      `"verdict":${textOrNull(record.verdict)}}`,
+  ]
 }
 
 /** The record's hashed fields as a plain object (what `canonicalAuditRecord` serializes). */

@@ -2,14 +2,13 @@ import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import {
-  auditCheckpoint,
   pageAuditRecords,
   streamAuditRecords,
-  verifyAuditChain,
 } from '../../audit/service.ts'
 import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
+import { positiveQueryInteger, verifyReportSchema } from '../schemas/log.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
 
@@ -25,7 +24,6 @@ const auditQuery = z.strictObject({
   ...pageQuery,
 })
 
-const seqNumber = z.coerce.number().int().min(1)
 
 /** True when the Accept header asks for NDJSON with a non-zero quality. */
 export function wantsNdjson(accept: string | undefined): boolean {
@@ -50,6 +48,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      // Read your writes: every change committed before this request is in the log before it is read.
+      await app.services.auditLog.catchUp()
       const { limit, cursor, outcome_id, review_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
         request.query
       const query = {
@@ -99,40 +99,21 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       config: OPS,
       schema: {
         tags: ['audit'],
-        summary: 'Recompute the hash chain over a seq range and report the first bad record',
-        querystring: z.strictObject({ from_seq: seqNumber.optional(), to_seq: seqNumber.optional() }),
-        response: {
-          200: z.object({
-            ok: z.boolean(),
-            checked: z.number().int(),
-            head_seq: z.number().int().nullable(),
-            head_hash: z.string().nullable(),
-            first_bad_seq: z.number().int().nullable(),
-          }),
-          ...authProblems,
-        },
+        summary:
+          'Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq',
+        querystring: z
+          .strictObject({
+            from_seq: positiveQueryInteger.optional(),
+            to_seq: positiveQueryInteger.optional(),
+          })
+          .refine(
+            (q) => q.from_seq === undefined || q.to_seq === undefined || q.from_seq <= q.to_seq,
+            'from_seq must not exceed to_seq',
+          ),
+        response: { 200: verifyReportSchema, ...authProblems },
       },
     },
     async (request) =>
-      verifyAuditChain(app.services, { fromSeq: request.query.from_seq, toSeq: request.query.to_seq }),
-  )
-
-  app.get(
-    '/v1/audit/checkpoint',
-    {
-      config: OPS,
-      schema: {
-        tags: ['audit'],
-        summary: 'A signed checkpoint of the chain head (JWS over JCS(checkpoint), manifest key)',
-        response: {
-          200: z.object({
-            checkpoint: z.object({ seq: z.number().int(), hash: z.string(), at: z.string() }),
-            jws: z.string(),
-          }),
-          ...authProblems,
-        },
-      },
-    },
-    async () => auditCheckpoint(app.services),
+      app.services.auditLog.verify({ fromSeq: request.query.from_seq, toSeq: request.query.to_seq }),
   )
 }

@@ -29,7 +29,12 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     onError: (err) => app.log.warn({ err }, 'manifest stream poll failed'),
   })
   // Open streams would keep close() waiting forever: end them first.
-  app.addHook('preClose', async () => feed.close())
+  // Manifests placed by this process's sequencer are streamed at once rather than at the next poll.
+  const stopWaking = app.services.auditLog.sequencer.onBatch(() => feed.poke())
+  app.addHook('preClose', async () => {
+    stopWaking()
+    feed.close()
+  })
 
   app.get(
     '/.well-known/jwks.json',
@@ -82,6 +87,8 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       },
     },
     async (request, reply) => {
+      // Listed in log order, so every manifest committed before this request is placed first.
+      await app.services.auditLog.catchUp()
       const {
         limit,
         cursor,
@@ -134,6 +141,8 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
           throw new AppError('VALIDATION', 'Last-Event-ID must be a manifest audit_seq')
         lastEventId = Number(header)
       }
+      // "Sequenced after the stream opened" means after every change committed before it.
+      await app.services.auditLog.catchUp()
       reply.hijack()
       reply.raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',

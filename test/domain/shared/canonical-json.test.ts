@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import fc from 'fast-check'
 import { evidenceHash } from '../../../src/domain/outcome/evidence.ts'
 import {
   CanonicalJsonError,
   canonicalJson,
+  canonicalJsonValue,
   hashJson,
+  type JsonValue,
   sha256,
 } from '../../../src/domain/shared/canonical-json.ts'
 
@@ -65,5 +68,28 @@ describe('canonical JSON (RFC 8785)', () => {
     assert.equal(hashJson({ b: 1, a: 2 }), sha256('{"a":2,"b":1}'))
     const items = [hashJson({ kind: 'log', content: 1 }), hashJson({ kind: 'exit_code', content: 0 })]
     assert.equal(evidenceHash([items[0]!, items[1]!, items[0]!]), hashJson([...items].sort()))
+  })
+
+  it('serializes parsed JSON with the fast serializer exactly as with the general one', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        assert.equal(canonicalJsonValue(value as JsonValue), canonicalJson(value))
+      }),
+      { numRuns: 2_000 },
+    )
+    fc.assert(
+      fc.property(fc.json({ depthSize: 'medium' }), (text) => {
+        const value = JSON.parse(text)
+        assert.equal(canonicalJsonValue(value), canonicalJson(value))
+      }),
+      { numRuns: 1_000 },
+    )
+    assert.equal(canonicalJsonValue([1, -0, 1e21, 1e-7, 0.1]), '[1,0,1e+21,1e-7,0.1]')
+  })
+
+  it('refuses in the fast serializer what JCS refuses', () => {
+    assert.throws(() => canonicalJsonValue({ a: '\ud800' }), CanonicalJsonError)
+    assert.throws(() => canonicalJsonValue([Number.NaN]), CanonicalJsonError)
+    assert.throws(() => canonicalJsonValue(Number.POSITIVE_INFINITY), CanonicalJsonError)
   })
 })

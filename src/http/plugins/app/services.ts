@@ -13,6 +13,7 @@ async function servicesPlugin(app: FastifyInstance) {
   app.decorate('services', {
     db: app.db,
     signingKey: app.signingKey,
+    auditLog: app.auditLog,
     metrics: app.metrics,
     log: app.log,
     probes: {
@@ -24,5 +25,5 @@ async function servicesPlugin(app: FastifyInstance) {
 
 export default fp(servicesPlugin, {
   name: 'arbiter-services',
-  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics'],
+  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics', 'arbiter-audit-log'],
 })

@@ -1,0 +1,89 @@
+import type { Queryable } from '../pool.ts'
+
+/**
+ * audit_checkpoints: every signed checkpoint, one per tree size. tree_size; checkpoint_jcs (the checkpoint JSON
+ * exactly as the JWS signs it); note (the C2SP signed note); jws; created_at.
+ */
+export interface CheckpointRow {
+  tree_size: number
+  checkpoint_jcs: string
+  note: string
+  jws: string
+}
+
+const COLUMNS = 'tree_size, checkpoint_jcs, note, jws'
+
+/**
+ * Stores a checkpoint unless one of that size exists (replicas may sign the same size at once), and returns the
+ * stored one: every reader sees one checkpoint per size.
+ */
+export async function insertCheckpointIfAbsent(db: Queryable, row: CheckpointRow): Promise<CheckpointRow> {
+  const { rows } = await db.query<CheckpointRow>(
+    `WITH inserted AS (
+       INSERT INTO audit_checkpoints (${COLUMNS}) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (tree_size) DO NOTHING RETURNING ${COLUMNS}
+     )
+     SELECT ${COLUMNS} FROM inserted
+     UNION ALL SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+    [row.tree_size, row.checkpoint_jcs, row.note, row.jws],
+  )
+  // Another replica inserted that size after this statement's snapshot was taken: its row is committed by now
+  // (the insert waited for it), and a new statement sees it.
+  return rows[0] ?? (await findCheckpoint(db, row.tree_size))!
+}
+
+export async function latestCheckpoint(db: Queryable): Promise<CheckpointRow | undefined> {
+  const { rows } = await db.query<CheckpointRow>(
+    `SELECT ${COLUMNS} FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1`,
+  )
+  return rows[0]
+}
+
+export async function findCheckpoint(db: Queryable, treeSize: number): Promise<CheckpointRow | undefined> {
+  const { rows } = await db.query<CheckpointRow>(
+    `SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1`,
+    [treeSize],
+  )
+  return rows[0]
+}
+
+/** Checkpoints with fromSize <= tree_size <= toSize, ascending (the verifier checks them in log order). */
+export async function checkpointsBetween(
+  db: Queryable,
+  fromSize: number,
+  toSize: number,
+): Promise<CheckpointRow[]> {
+  const { rows } = await db.query<CheckpointRow>(
+    `SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size BETWEEN $1 AND $2 ORDER BY tree_size`,
+    [fromSize, toSize],
+  )
+  return rows
+}
+
+/** The log head and the latest checkpoint in one round trip: what a checkpoint request needs first. */
+export async function readHeadAndLatestCheckpoint(db: Queryable): Promise<{
+  head: { seq: number; hash: string; tree_size: number }
+  latest: CheckpointRow | undefined
+}> {
+  const { rows } = await db.query<{
+    seq: number
+    hash: string
+    head_tree_size: number
+    tree_size: number | null
+    checkpoint_jcs: string | null
+    note: string | null
+    jws: string | null
+  }>(
+    `SELECT h.seq, h.hash, h.tree_size AS head_tree_size, c.tree_size, c.checkpoint_jcs, c.note, c.jws
+     FROM audit_head h
+     LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1) c ON true`,
+  )
+  const row = rows[0]!
+  return {
+    head: { seq: row.seq, hash: row.hash, tree_size: row.head_tree_size },
+    latest:
+      row.tree_size === null
+        ? undefined
+        : { tree_size: row.tree_size, checkpoint_jcs: row.checkpoint_jcs!, note: row.note!, jws: row.jws! },
+  }
+}

@@ -1,0 +1,88 @@
+import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { Queryable } from '../pool.ts'
+
+/**
+ * audit_intake: committed audit entries the sequencer has not placed in the log yet. id (bigserial: orders the
+ * sequencer's reads and marks "committed before" for read-your-writes), then the record's own fields: at (time
+ * of the change), kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id, orchestrator_id,
+ * verdict, data (what the change was).
+ */
+export interface IntakeEntry {
+  at: string
+  kind: string
+  actor: string
+  outcome_id: string | null
+  manifest_id: string | null
+  subagent_id: string | null
+  orchestrator_id: string | null
+  verdict: string | null
+  data: { [key: string]: JsonValue }
+}
+
+export interface IntakeRow extends Omit<IntakeEntry, 'at'> {
+  id: number
+  at: Date
+}
+
+/** One statement for any number of entries; takes no lock another writer waits on. */
+export async function insertIntakeEntries(db: Queryable, entries: readonly IntakeEntry[]): Promise<void> {
+  if (entries.length === 0) return
+  await db.query(
+    `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
+     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::text[],
+                          $7::text[], $8::text[], $9::jsonb[])`,
+    [
+      entries.map((e) => e.at),
+      entries.map((e) => e.kind),
+      entries.map((e) => e.actor),
+      entries.map((e) => e.outcome_id),
+      entries.map((e) => e.manifest_id),
+      entries.map((e) => e.subagent_id),
+      entries.map((e) => e.orchestrator_id),
+      entries.map((e) => e.verdict),
+      entries.map((e) => JSON.stringify(e.data)),
+    ],
+  )
+}
+
+/**
+ * The highest intake id handed out so far, committed or not (0 before the first). Every entry committed before
+ * this call has an id at or below it: once no entry at or below it is left in the intake, all of them are in
+ * the log. Read from the sequence itself, because drained entries are gone from the table.
+ */
+export async function intakeMark(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ mark: number }>(
+    'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM audit_intake_id_seq',
+  )
+  return rows[0]!.mark
+}
+
+/**
+ * Read-your-writes, first look: the intake mark now (see intakeMark) and whether anything at or below it still
+ * waits for the sequencer, or the tree still lacks records of the chain. One round trip; most reads stop here.
+ */
+export async function readSequencingState(db: Queryable): Promise<{ mark: number; pending: boolean }> {
+  const { rows } = await db.query<{ mark: number; pending: boolean }>(
+    `SELECT m.mark, (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake WHERE id <= m.mark)) AS pending
+     FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM audit_intake_id_seq) m, audit_head h`,
+  )
+  return rows[0]!
+}
+
+/** Whether entries at or below `mark` still wait for the sequencer (or the tree lags the chain). */
+export async function sequencingPendingUpTo(db: Queryable, mark: number): Promise<boolean> {
+  const { rows } = await db.query<{ pending: boolean }>(
+    `SELECT (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake WHERE id <= $1)) AS pending
+     FROM audit_head h`,
+    [mark],
+  )
+  return rows[0]!.pending
+}
+
+/** The sequencer's idle check: is there anything to do (entries waiting, or records not yet in the tree)? */
+export async function sequencerHasWork(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ work: boolean }>(
+    `SELECT (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake)) AS work FROM audit_head h`,
+  )
+  return rows[0]!.work
+}

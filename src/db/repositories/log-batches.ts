@@ -1,0 +1,112 @@
+import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
+import type { StoredNode } from '../../log/transparency.ts'
+import type { Queryable } from '../pool.ts'
+import type { IntakeRow } from './audit-intake.ts'
+import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
+import { nodeArrays } from './merkle-nodes.ts'
+
+export interface SequencedWrite {
+  records: readonly AuditRecord[]
+  nodes: readonly StoredNode[]
+  /** The intake entries the records were made from: removed in the same statement. */
+  drainedIntakeIds: readonly number[]
+  head: { seq: number; hash: string; treeSize: number }
+}
+
+/**
+ * Writes one sequenced batch in one statement (one round trip while the head is locked): the records, the tree
+ * nodes they completed, each issued manifest's audit_seq, the removal of the drained intake entries, and the new
+ * head. A batch that only adds old records to the tree passes no records and no intake ids.
+ */
+export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite): Promise<void> {
+  const { records } = batch
+  const issued = records.filter((r) => r.kind === 'manifest.issued' && r.manifest_id !== null)
+  const [levels, indexes, hashes] = nodeArrays(batch.nodes)
+  await db.query(
+    `WITH records AS (
+       INSERT INTO audit_records (${AUDIT_COLUMNS})
+       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
+                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
+     ), nodes AS (
+       INSERT INTO merkle_nodes (level, idx, hash)
+       SELECT * FROM unnest($13::smallint[], $14::bigint[], $15::bytea[])
+     ), placed AS (
+       UPDATE manifests m SET audit_seq = p.seq
+       FROM unnest($16::uuid[], $17::bigint[]) AS p(id, seq)
+       WHERE m.id = p.id AND m.audit_seq IS NULL
+     ), drained AS (
+       DELETE FROM audit_intake WHERE id = ANY($18::bigint[])
+     )
+     UPDATE audit_head SET seq = $19, hash = $20, tree_size = $21`,
+    [
+      records.map((r) => r.seq),
+      records.map((r) => r.at),
+      records.map((r) => r.kind),
+      records.map((r) => r.actor),
+      records.map((r) => r.outcome_id),
+      records.map((r) => r.manifest_id),
+      records.map((r) => r.subagent_id),
+      records.map((r) => r.orchestrator_id),
+      records.map((r) => r.verdict),
+      records.map((r) => JSON.stringify(r.data)),
+      records.map((r) => r.prev_hash),
+      records.map((r) => r.hash),
+      levels,
+      indexes,
+      hashes,
+      issued.map((r) => r.manifest_id),
+      issued.map((r) => r.seq),
+      batch.drainedIntakeIds,
+      batch.head.seq,
+      batch.head.hash,
+      batch.head.treeSize,
+    ],
+  )
+}
+
+export interface OpenedBatch {
+  /** The locked head, or null when `holder` does not hold the lease (the transaction must be rolled back). */
+  head: AuditHeadRow | null
+  /** The tree's right edge at head.tree_size: the hashes of its perfect decomposition, keyed `level:idx`. */
+  rightEdge: Map<string, Uint8Array>
+  /** The oldest committed intake entries, at most `limit`, with `at` already in the API's RFC 3339 form. */
+  entries: (Omit<IntakeRow, 'at'> & { at: string })[]
+}
+
+/**
+ * Opens a sequencer batch in one round trip: BEGIN, the sequencer mark, the lease re-check (renewing it, and
+ * locking its row until the batch ends — fencing), the head lock, the tree's right edge and the next intake
+ * entries. Sent as one simple-protocol query, so the values are inlined: `holder` is this process's own UUID and
+ * the numbers are integers, checked here.
+ */
+export async function openSequencerBatch(
+  client: Queryable,
+  holder: string,
+  ttlMs: number,
+  limit: number,
+): Promise<OpenedBatch> {
+  if (!/^[0-9a-f-]{36}$/.test(holder) || !Number.isSafeInteger(ttlMs) || !Number.isSafeInteger(limit)) {
+    throw new Error('invalid sequencer batch parameters')
+  }
+  const results = (await client.query(
+    `BEGIN;
+     SET LOCAL arbiter.sequencer = 'on';
+     WITH lease AS (
+       UPDATE sequencer_lease SET holder = '${holder}', expires_at = clock_timestamp() + interval '${ttlMs} milliseconds'
+       WHERE id AND (holder = '${holder}' OR expires_at < clock_timestamp()) RETURNING holder
+     )
+     SELECT seq, hash, tree_size FROM audit_head WHERE EXISTS (SELECT 1 FROM lease) FOR UPDATE;
+     SELECT n.level, n.idx, n.hash FROM audit_head h
+     JOIN generate_series(0, 62) AS l(level) ON ((h.tree_size >> l.level) & 1) = 1
+     JOIN merkle_nodes n ON n.level = l.level AND n.idx = (h.tree_size >> l.level) - 1;
+     SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, kind, actor, outcome_id,
+            manifest_id, subagent_id, orchestrator_id, verdict, data
+     FROM audit_intake ORDER BY id LIMIT ${limit}`,
+  )) as unknown as { rows: unknown[] }[]
+  const head = (results[2]!.rows[0] as AuditHeadRow | undefined) ?? null
+  const rightEdge = new Map<string, Uint8Array>()
+  for (const row of results[3]!.rows as { level: number; idx: number; hash: Buffer }[]) {
+    rightEdge.set(`${row.level}:${row.idx}`, row.hash)
+  }
+  return { head, rightEdge, entries: results[4]!.rows as OpenedBatch['entries'] }
+}

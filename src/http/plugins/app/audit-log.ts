@@ -1,0 +1,48 @@
+import { availableParallelism } from 'node:os'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { createPool } from '../../../db/pool.ts'
+import { VerifiableLog } from '../../../log/verifiable-log.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit log: its sequencer, the read-your-writes barrier, checkpoints and proofs (docs/log-format.md). */
+    auditLog: VerifiableLog
+  }
+}
+
+/** Worker threads for `audit verify` on large logs: one per core, at most four. */
+export function verifyWorkers(): number {
+  return Math.max(1, Math.min(4, availableParallelism()))
+}
+
+/**
+ * Opens the verifiable log and starts this replica's sequencer. Every replica runs one; only the holder of the
+ * lease in the database works, and another takes over within seconds when it dies. The sequencer has a
+ * connection of its own, so a busy request pool never delays sequencing.
+ */
+async function auditLogPlugin(app: FastifyInstance) {
+  const { config } = app
+  const sequencerDb = createPool({
+    connectionString: config.connectionString,
+    max: 1,
+    onError: (err) => app.log.warn({ err: { message: err.message } }, 'audit sequencer connection lost'),
+  })
+  const auditLog = await VerifiableLog.open(app.db, app.signingKey, {
+    origin: config.logOrigin,
+    checkpointIntervalMs: config.checkpointIntervalMs ?? 1_000,
+    sequencer: config.sequencer,
+    sequencerDb,
+    parallelVerify: { connectionString: config.connectionString, workers: verifyWorkers() },
+    onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
+  })
+  auditLog.start()
+  app.decorate('auditLog', auditLog)
+  // onClose hooks run last-registered first: the sequencer stops (and hands its lease over) before the pools close.
+  app.addHook('onClose', async () => {
+    await auditLog.stop()
+    await sequencerDb.end()
+  })
+}
+
+export default fp(auditLogPlugin, { name: 'arbiter-audit-log', dependencies: ['arbiter-settings', 'arbiter-db'] })

@@ -1,0 +1,159 @@
+import { hash } from 'node:crypto'
+import { type AuditRecord, canonicalAuditParts, GENESIS_HASH } from '../domain/shared/audit-chain.ts'
+import {
+  appendLeaves,
+  bytesEqual,
+  type CompactRange,
+  compactRangeRoot,
+  type NodeHashes,
+  nodeKey,
+} from './transparency.ts'
+
+/**
+ * The leaf hash of a record from its canonical text: SHA-256(0x00 ‖ UTF-8(text)), the RFC 9162 leaf hash
+ * (`leafHash`) in one native call — U+0000 encodes as the single byte 0x00. A test holds the two equal; this
+ * path runs for every record of a verification.
+ */
+export function recordLeafHash(canonicalRecord: string): Buffer {
+  return hash('sha256', `\u0000${canonicalRecord}`, 'buffer') as unknown as Buffer
+}
+
+/** What a stored checkpoint claims about the tree at its size, after its signatures were checked. */
+export interface CheckpointClaim {
+  treeSize: number
+  rootHash: Uint8Array
+  headHash: string
+  /** False when the note or the JWS does not verify, or the two disagree: the checkpoint is bad whatever its root. */
+  signaturesOk: boolean
+}
+
+/**
+ * A check of the tree at one size, run when the records up to that size have been added: given the tree's
+ * compact range there and the last record. Returns whether it holds.
+ */
+export type TreeCheck = (range: CompactRange, last: AuditRecord) => boolean
+
+/** The check of a stored checkpoint: signatures good, head hash and root those of the records' tree. */
+export function checkpointCheck(claim: CheckpointClaim): TreeCheck {
+  return (range, last) =>
+    claim.signaturesOk && claim.headHash === last.hash && bytesEqual(claim.rootHash, compactRangeRoot(range))
+}
+
+export interface LogCheck {
+  /** The first seq where a record, a stored tree node or a stored checkpoint does not verify; null when none. */
+  firstBadSeq: number | null
+  checked: number
+  head: { seq: number; hash: string } | null
+  /** The tree recomputed from the records up to the last good one. */
+  range: CompactRange
+  checkpointsChecked: number
+}
+
+/**
+ * Checks the log slice by slice, in seq order: each record's chain link and hash, its leaf and every tree node
+ * it completes against the stored ones, and each stored checkpoint's root and head at its size. Pure: the
+ * caller reads the records, the stored nodes they complete, and the checkpoints. A node counts as bad at the
+ * seq that completed it, a checkpoint at its tree size.
+ */
+export class LogChecker {
+  private readonly state: LogCheck
+  /** What the next record must link to: the previous record's seq and hash (the genesis at the start). */
+  private expected: { seq: number; hash: string }
+  private readonly firstSeq: number
+
+  /**
+   * `previous` is the record before the first one checked (null from the start); `range` is the tree before the
+   * first record checked (trusted as stored when the check does not start at seq 1).
+   */
+  constructor(previous: { seq: number; hash: string } | null, range: CompactRange) {
+    this.expected = previous ?? { seq: 0, hash: GENESIS_HASH }
+    this.firstSeq = this.expected.seq + 1
+    this.state = { firstBadSeq: null, checked: 0, head: null, range, checkpointsChecked: 0 }
+  }
+
+  get result(): Readonly<LogCheck> {
+    return this.state
+  }
+
+  /**
+   * Checks consecutive records with the stored nodes they complete (keyed `level:idx` as this checker's range
+   * numbers them) and runs the tree checks whose size falls among them. Returns false once something is bad
+   * (the caller may stop reading).
+   */
+  push(
+    records: readonly AuditRecord[],
+    storedNodes: NodeHashes,
+    treeChecks: ReadonlyMap<number, TreeCheck>,
+  ): boolean {
+    const state = this.state
+    if (state.firstBadSeq !== null) return false
+    // Chain first, each record's canonical text built once for its hash and its leaf: the tree is then checked
+    // up to where the chain breaks, so the report names the earliest failure.
+    const leaves: Uint8Array[] = []
+    let chainBreak: number | null = null
+    for (const record of records) {
+      if (record.seq !== this.expected.seq + 1) {
+        // Records are missing (or repeated): the log breaks at the first seq that is not there.
+        chainBreak = this.expected.seq + 1
+        break
+      }
+      const [head, tail] = canonicalAuditParts(record)
+      if (
+        record.prev_hash !== this.expected.hash ||
+        `sha256:${hash('sha256', record.prev_hash + head + tail, 'hex')}` !== record.hash
+      ) {
+        chainBreak = record.seq
+        break
+      }
+      leaves.push(recordLeafHash(`${head}"hash":${JSON.stringify(record.hash)},${tail}`))
+      this.expected = { seq: record.seq, hash: record.hash }
+    }
+    // The tree, in runs that end at each checkpoint's size (its root is compared there).
+    let at = 0
+    while (at < leaves.length) {
+      let end = at + 1
+      while (end < leaves.length && !treeChecks.has(state.range.size + (end - at))) end++
+      const before = state.range
+      const appended = appendLeaves(before, leaves.slice(at, end))
+      for (const node of appended.nodes) {
+        const stored = storedNodes.get(nodeKey(node))
+        // A node completes with the last leaf it covers: that record's seq is where the tree went wrong.
+        if (stored === undefined || !bytesEqual(stored, node.hash)) {
+          const badSeq = (node.index + 1) * 2 ** node.level
+          // The report's tree is the one over the records before the bad one.
+          state.range = appendLeaves(before, leaves.slice(at, at + badSeq - records[at]!.seq)).range
+          return this.failAfter(records, badSeq)
+        }
+      }
+      state.range = appended.range
+      const last = records[end - 1]!
+      const check = treeChecks.get(appended.range.size)
+      if (check) {
+        state.checkpointsChecked++
+        if (!check(appended.range, last)) {
+          state.range = appendLeaves(before, leaves.slice(at, end - 1)).range
+          return this.failAfter(records, last.seq)
+        }
+      }
+      state.checked += end - at
+      state.head = { seq: last.seq, hash: last.hash }
+      at = end
+    }
+    if (chainBreak !== null) return this.fail(chainBreak)
+    return true
+  }
+
+  /** Bad at `seq`, found among `records`: every record before it was good. */
+  private failAfter(records: readonly AuditRecord[], seq: number): false {
+    const first = records[0]!.seq
+    if (seq - 1 >= first) this.state.head = { seq: seq - 1, hash: records[seq - 1 - first]!.hash }
+    this.state.checked = seq - this.firstSeq
+    return this.fail(seq)
+  }
+
+  /** Marks the check bad at `seq` (e.g. records missing at the end, or a head that points past them). */
+  fail(seq: number): false {
+    if (this.state.firstBadSeq === null || seq < this.state.firstBadSeq) this.state.firstBadSeq = seq
+    return false
+  }
+}

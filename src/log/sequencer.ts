@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto'
+import type { PoolClient } from 'pg'
+import type { Pool } from '../db/pool.ts'
+import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
+import { auditRange, auditRowToRecord } from '../audit/repository.ts'
+import { openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
+import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
+import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { onAuditEntriesCommitted } from './intake-signal.ts'
+import { extendTree, type LogHead, sequenceEntries } from './sequence-batch.ts'
+import { compactRangeFromNodes } from './transparency.ts'
+
+export interface SequencerTiming {
+  /** How long a lease lasts without renewal: a dead holder is replaced at most this long (+ retryMs) after. */
+  leaseMs: number
+  /** How often the holder renews its lease when idle, and how often the others try to take it. */
+  renewMs: number
+  /** How often the holder looks for entries written by other replicas (local writes wake it at once). */
+  pollMs: number
+  /** Entries per batch: one transaction each. */
+  batchSize: number
+  /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
+  backfillSize: number
+}
+
+/** What a committed batch placed: the new head, and the records (with their seq and `at`, time of the change). */
+export interface CommittedBatch {
+  head: LogHead
+  records: readonly AuditRecord[]
+}
+
+export const DEFAULT_SEQUENCER_TIMING: SequencerTiming = {
+  leaseMs: 3_000,
+  renewMs: 1_000,
+  pollMs: 20,
+  batchSize: 256,
+  backfillSize: 4_096,
+}
+
+export interface SequencerOptions {
+  timing?: Partial<SequencerTiming>
+  /**
+   * Signs a checkpoint over the tree if it has grown since the last one, and returns the size it covers. Called by
+   * the lease holder at most once per `checkpointIntervalMs`.
+   */
+  signCheckpoint: () => Promise<number>
+  checkpointIntervalMs: number
+  onError: (err: unknown) => void
+}
+
+/**
+ * The one writer of the log. Every replica runs one; only the holder of the lease (a row in PostgreSQL, timed by
+ * the database's clock) works. Each batch is one transaction that re-checks the lease and locks the log head, so
+ * even a holder that lost its lease without noticing cannot extend the log: seqs are never given twice or
+ * skipped. The tree's right edge is read inside each batch, never cached, so a new holder simply continues.
+ */
+export class Sequencer {
+  /** This process's lease-holder id. */
+  readonly id = randomUUID()
+  private readonly timing: SequencerTiming
+  private running = false
+  private loop: Promise<void> | null = null
+  private leader = false
+  private leaseRenewedAt = 0
+  private tookLeaseAt = 0
+  /** Set when there is known work (a local commit rang, or the last batch was full): skip the idle check. */
+  private workKnown = true
+  private wake: (() => void) | null = null
+  private unsubscribe: (() => void) | null = null
+  private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
+  private lastHead: LogHead | null = null
+  /** The records of the last batch committed (none for a batch that only extended the tree). */
+  private lastRecords: readonly AuditRecord[] = []
+  private checkpointedSize: number | null = null
+  private checkpointedAt = 0
+  private signing: Promise<void> | null = null
+
+  constructor(
+    private readonly db: Pool,
+    private readonly options: SequencerOptions,
+  ) {
+    this.timing = { ...DEFAULT_SEQUENCER_TIMING, ...options.timing }
+  }
+
+  get isLeader(): boolean {
+    return this.leader
+  }
+
+  /** When this process last took the lease (Date.now()), or null while it does not hold it. */
+  get leaderSince(): number | null {
+    return this.leader ? this.tookLeaseAt : null
+  }
+
+  get pollMs(): number {
+    return this.timing.pollMs
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.unsubscribe = onAuditEntriesCommitted(() => this.nudge())
+    this.loop = this.run()
+  }
+
+  /**
+   * Stops after the batch in flight and hands the lease over at once, so another replica need not wait. With
+   * `handOver: false` it stops as a crashed process would: the lease is left to expire.
+   */
+  async stop(options: { handOver?: boolean } = {}): Promise<void> {
+    if (!this.running) return
+    this.running = false
+    this.unsubscribe?.()
+    this.wake?.()
+    await this.loop
+    await this.signing
+    if (this.leader && options.handOver !== false) {
+      await releaseSequencerLease(this.db, this.id).catch(() => {})
+    }
+    this.leader = false
+  }
+
+  /** There may be new entries: the holder looks now rather than at its next poll. */
+  nudge(): void {
+    this.workKnown = true
+    if (this.leader) this.wake?.()
+  }
+
+  /** Resolves when this process next commits a batch, or after `ms`, whichever comes first. */
+  nextBatch(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.batchListeners.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.batchListeners.add(done)
+    })
+  }
+
+  /** Calls `listener` after every batch this process commits. */
+  onBatch(listener: (batch: CommittedBatch) => void): () => void {
+    this.batchListeners.add(listener)
+    return () => this.batchListeners.delete(listener)
+  }
+
+  private async run(): Promise<void> {
+    let backoffMs = 0
+    while (this.running) {
+      try {
+        if (!this.leader || Date.now() - this.leaseRenewedAt >= this.timing.renewMs) {
+          const was = this.leader
+          this.leader = await claimSequencerLease(this.db, this.id, this.timing.leaseMs)
+          if (this.leader) this.leaseRenewedAt = Date.now()
+          if (this.leader && !was) {
+            this.tookLeaseAt = Date.now()
+            // A new holder knows nothing of what the last one did: look for work and checkpoint state afresh.
+            this.workKnown = true
+            this.checkpointedSize = null
+          }
+        }
+        if (!this.leader) {
+          await this.pause(this.timing.renewMs, false)
+          continue
+        }
+        const placed = await this.sequenceOnce()
+        backoffMs = 0
+        if (placed > 0 && this.lastHead) {
+          const batch = { head: this.lastHead, records: this.lastRecords }
+          for (const listener of [...this.batchListeners]) listener(batch)
+        }
+        this.checkpointIfDue()
+        if (placed === 0) await this.pause(this.timing.pollMs, true)
+      } catch (err) {
+        this.options.onError(err)
+        // The database is away or refused the batch: everything in it rolled back; try again shortly.
+        backoffMs = Math.min(1_000, backoffMs === 0 ? 50 : backoffMs * 2)
+        this.workKnown = true
+        await this.pause(backoffMs, false)
+      }
+    }
+  }
+
+  /** One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. */
+  private async sequenceOnce(): Promise<number> {
+    if (!this.workKnown && !(await sequencerHasWork(this.db))) return 0
+    this.workKnown = false
+    const client = await this.db.connect()
+    let broken: Error | undefined
+    try {
+      const placed = await this.batch(client)
+      await client.query('COMMIT')
+      return placed
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+        // The connection is unusable (e.g. the server went away); do not return it to the pool.
+        broken = rollbackErr
+      })
+      throw err
+    } finally {
+      client.release(broken)
+    }
+  }
+
+  /**
+   * The body of one batch transaction, in three round trips: open it (lease re-checked under a row lock held until
+   * commit — fencing — head locked, right edge and next entries read), write everything, commit (by the caller).
+   */
+  private async batch(tx: PoolClient): Promise<number> {
+    const opened = await openSequencerBatch(tx, this.id, this.timing.leaseMs, this.timing.batchSize)
+    const head = opened.head
+    if (!head) {
+      this.leader = false
+      return 0
+    }
+    this.leaseRenewedAt = Date.now()
+    const range = compactRangeFromNodes(head.tree_size, opened.rightEdge)
+    if (head.tree_size < head.seq) {
+      const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
+      const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
+        auditRowToRecord,
+      )
+      const extended = extendTree(range, records)
+      this.lastHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
+      this.lastRecords = []
+      await writeSequencedBatch(tx, {
+        records: [],
+        nodes: extended.nodes,
+        drainedIntakeIds: [],
+        head: this.lastHead,
+      })
+      this.workKnown = true
+      return records.length
+    }
+    const { entries } = opened
+    if (entries.length === 0) return 0
+    const batch = sequenceEntries(
+      { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
+      range,
+      entries,
+    )
+    await writeSequencedBatch(tx, {
+      records: batch.records,
+      nodes: batch.nodes,
+      drainedIntakeIds: entries.map((entry) => entry.id),
+      head: batch.head,
+    })
+    this.lastHead = batch.head
+    this.lastRecords = batch.records
+    if (entries.length === this.timing.batchSize) this.workKnown = true
+    return entries.length
+  }
+
+  /**
+   * Signs a checkpoint when one is due, without holding up the next batch (signing reads the tree through the
+   * request pool, not the sequencer's connection).
+   */
+  private checkpointIfDue(): void {
+    if (!this.leader || this.signing) return
+    if (Date.now() - this.checkpointedAt < this.options.checkpointIntervalMs) return
+    // Nothing grew since the last checkpoint this holder saw: no database round trip.
+    if (this.checkpointedSize !== null && (this.lastHead?.treeSize ?? 0) <= this.checkpointedSize) return
+    this.signing = this.options
+      .signCheckpoint()
+      .then((size) => {
+        this.checkpointedSize = size
+        this.checkpointedAt = Date.now()
+      })
+      .catch(this.options.onError)
+      .finally(() => {
+        this.signing = null
+      })
+  }
+
+  /** Waits `ms`; a nudge ends the wait early when `nudgeable`, a stop always does. */
+  private pause(ms: number, nudgeable: boolean): Promise<void> {
+    if (!this.running) return Promise.resolve()
+    if (nudgeable && this.workKnown) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.wake = null
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      timer.unref()
+      this.wake = nudgeable ? done : () => (this.running ? undefined : done())
+    })
+  }
+}

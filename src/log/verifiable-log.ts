@@ -1,0 +1,222 @@
+import type { SigningKey } from '../crypto/signing-key.ts'
+import type { Pool, Queryable } from '../db/pool.ts'
+import { findCheckpoint } from '../db/repositories/audit-checkpoints.ts'
+import { readSequencingState, sequencingPendingUpTo } from '../db/repositories/audit-intake.ts'
+import { auditRange, auditRowToRecord, readAuditHead } from '../audit/repository.ts'
+import { readLogId } from '../db/repositories/log-identity.ts'
+import { findManifest } from '../db/repositories/manifests.ts'
+import { readNodes } from '../db/repositories/merkle-nodes.ts'
+import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { AppError } from '../errors.ts'
+import {
+  type CheckpointSigner,
+  currentCheckpoint,
+  type SignedCheckpoint,
+  signedCheckpointFromRow,
+} from './checkpoints.ts'
+import { Sequencer, type SequencerTiming } from './sequencer.ts'
+import {
+  consistencyProofNodes,
+  encodeBase64,
+  inclusionProofNodes,
+  nodeKey,
+  nodesToFetch,
+  proofFromNodes,
+} from './transparency.ts'
+import { type ParallelVerify, type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
+
+export interface VerifiableLogOptions {
+  /** The checkpoint origin; default `arbiter.local/log/<log id>`. */
+  origin?: string | undefined
+  /** At most one background checkpoint per interval while the log grows. */
+  checkpointIntervalMs: number
+  /** How long a read waits for the sequencer before answering 503. */
+  catchUpTimeoutMs?: number
+  sequencer?: Partial<SequencerTiming>
+  /**
+   * The sequencer's own connection (a pool of one): sharing the request pool, its batches would queue behind
+   * requests under load, which is exactly when the log must keep up. Defaults to the request pool.
+   */
+  sequencerDb?: Pool
+  /** Lets `verify` check large logs on worker threads, each with its own connection to this database. */
+  parallelVerify?: ParallelVerify
+  onError: (err: unknown) => void
+}
+
+export interface InclusionProof {
+  seq: number
+  leaf_index: number
+  tree_size: number
+  /** Base64 of the leaf hash, SHA-256(0x00 ‖ JCS(record)). */
+  leaf_hash: string
+  proof: string[]
+  checkpoint: SignedCheckpoint | null
+}
+
+export interface ConsistencyProof {
+  from_size: number
+  to_size: number
+  proof: string[]
+}
+
+export interface ManifestInclusion extends Omit<InclusionProof, 'seq' | 'checkpoint'> {
+  manifest_id: string
+  record: AuditRecord
+  checkpoint: SignedCheckpoint
+}
+
+/**
+ * The audit log as readers see it: read-your-writes, checkpoints and proofs, over the sequencer this process runs.
+ * Every read method first waits until every change committed before it was called is in the log.
+ */
+export class VerifiableLog {
+  readonly sequencer: Sequencer
+  private readonly catchUpTimeoutMs: number
+  private readonly parallelVerify: ParallelVerify | undefined
+
+  private constructor(
+    private readonly db: Pool,
+    readonly signer: CheckpointSigner,
+    options: VerifiableLogOptions,
+  ) {
+    this.catchUpTimeoutMs = options.catchUpTimeoutMs ?? 5_000
+    this.parallelVerify = options.parallelVerify
+    this.sequencer = new Sequencer(options.sequencerDb ?? db, {
+      timing: options.sequencer,
+      checkpointIntervalMs: options.checkpointIntervalMs,
+      signCheckpoint: async () => (await currentCheckpoint(db, signer)).tree_size,
+      onError: options.onError,
+    })
+  }
+
+  /** Reads the log's identity (for the default origin); the sequencer starts with `start()`. */
+  static async open(db: Pool, key: SigningKey, options: VerifiableLogOptions): Promise<VerifiableLog> {
+    const origin = options.origin ?? `arbiter.local/log/${await readLogId(db)}`
+    return new VerifiableLog(db, { origin, key }, options)
+  }
+
+  get origin(): string {
+    return this.signer.origin
+  }
+
+  start(): void {
+    this.sequencer.start()
+  }
+
+  stop(): Promise<void> {
+    return this.sequencer.stop()
+  }
+
+  /**
+   * Read your writes: returns once every audit entry committed before the call is sequenced (and the tree holds
+   * every record). Holds no connection while it waits. 503 when the sequencer cannot catch up in time.
+   */
+  async catchUp(): Promise<void> {
+    const deadline = Date.now() + this.catchUpTimeoutMs
+    const { mark, pending } = await readSequencingState(this.db)
+    if (!pending) return
+    for (;;) {
+      this.sequencer.nudge()
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) {
+        throw new AppError(
+          'LOG_CATCHING_UP',
+          'the audit log has not yet sequenced every change committed before this request; retry shortly',
+        )
+      }
+      await this.sequencer.nextBatch(Math.min(this.sequencer.pollMs, remaining))
+      if (!(await sequencingPendingUpTo(this.db, mark))) return
+    }
+  }
+
+  /** Verifies the chain, the tree and the checkpoints over a seq range, including every change committed before. */
+  async verify(options: VerifyOptions = {}): Promise<VerifyReport> {
+    await this.catchUp()
+    return verifyLog(this.db, { parallel: this.parallelVerify, ...options })
+  }
+
+  /** A signed checkpoint covering every change committed before the call (signed now if the latest does not). */
+  async checkpoint(): Promise<SignedCheckpoint> {
+    await this.catchUp()
+    return signedCheckpointFromRow(await currentCheckpoint(this.db, this.signer))
+  }
+
+  /**
+   * The inclusion proof of record `seq`: in the tree of `treeSize` (the stored checkpoint of that size, if any,
+   * comes with it), or without a size against a signed checkpoint covering every change committed before the call.
+   */
+  async inclusion(seq: number, treeSize?: number): Promise<InclusionProof> {
+    await this.catchUp()
+    let size: number
+    let checkpoint: SignedCheckpoint | null
+    if (treeSize === undefined) {
+      const row = await currentCheckpoint(this.db, this.signer)
+      size = row.tree_size
+      checkpoint = signedCheckpointFromRow(row)
+    } else {
+      await this.assertWithinLog(treeSize, 'tree_size')
+      size = treeSize
+      const row = await findCheckpoint(this.db, treeSize)
+      checkpoint = row ? signedCheckpointFromRow(row) : null
+    }
+    if (seq > size) throw new AppError('NOT_FOUND', `seq ${seq} is not in the tree of size ${size}`)
+    return { seq, ...(await inclusionProofAt(this.db, seq, size)), checkpoint }
+  }
+
+  /** The RFC 9162 consistency proof from the tree of `fromSize` to the tree of `toSize` (1 ≤ from ≤ to). */
+  async consistency(fromSize: number, toSize: number): Promise<ConsistencyProof> {
+    if (fromSize > toSize) throw new AppError('VALIDATION', 'from_size must not exceed to_size')
+    await this.catchUp()
+    await this.assertWithinLog(toSize, 'to_size')
+    const plan = consistencyProofNodes(fromSize, toSize)
+    const proof = proofFromNodes(plan, await readNodes(this.db, nodesToFetch(plan)))
+    return { from_size: fromSize, to_size: toSize, proof: proof.map(encodeBase64) }
+  }
+
+  /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof. */
+  async manifestInclusion(manifestId: string): Promise<ManifestInclusion> {
+    await this.catchUp()
+    let manifest = await findManifest(this.db, manifestId)
+    if (!manifest) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
+    if (manifest.audit_seq === null) {
+      // Committed after this request arrived, so not waited for: wait once more.
+      await this.catchUp()
+      manifest = await findManifest(this.db, manifestId)
+    }
+    const seq = manifest?.audit_seq
+    if (seq === null || seq === undefined) {
+      throw new AppError('LOG_CATCHING_UP', `manifest ${manifestId} is not sequenced yet; retry shortly`)
+    }
+    const [row] = await auditRange(this.db, seq, seq, 1)
+    if (!row) throw new Error(`manifest ${manifestId} names audit seq ${seq}, which is missing`)
+    const checkpoint = await currentCheckpoint(this.db, this.signer)
+    return {
+      manifest_id: manifestId,
+      record: auditRowToRecord(row),
+      ...(await inclusionProofAt(this.db, seq, checkpoint.tree_size)),
+      checkpoint: signedCheckpointFromRow(checkpoint),
+    }
+  }
+
+  private async assertWithinLog(size: number, name: string): Promise<void> {
+    const head = await readAuditHead(this.db)
+    if (size > head.tree_size) {
+      throw new AppError('NOT_FOUND', `${name} ${size} is beyond the log (${head.tree_size} records)`)
+    }
+  }
+}
+
+/** The inclusion proof of record `seq` in the tree of `treeSize`, from O(log n) stored nodes in one query. */
+export async function inclusionProofAt(db: Queryable, seq: number, treeSize: number) {
+  const leaf = { level: 0, index: seq - 1 }
+  const plan = inclusionProofNodes(leaf.index, treeSize)
+  const hashes = await readNodes(db, [leaf, ...nodesToFetch(plan)])
+  const leafHash = hashes.get(nodeKey(leaf))
+  if (!leafHash) throw new Error(`the tree has no leaf for seq ${seq}`)
+  return {
+    leaf_index: leaf.index,
+    tree_size: treeSize,
+    leaf_hash: encodeBase64(leafHash),
+    proof: proofFromNodes(plan, hashes).map(encodeBase64),
+  }
+}

@@ -1,0 +1,156 @@
+import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
+import { type CheckpointClaim, LogChecker } from './log-checker.ts'
+import {
+  appendLeaves,
+  bytesEqual,
+  type CompactRange,
+  compactRangeRoot,
+  EMPTY_COMPACT_RANGE,
+  type NodeHashes,
+} from './transparency.ts'
+
+/**
+ * Verifying the log in parallel: the records are cut into chunks of 2^13, aligned to the tree, so every tree node
+ * up to level 13 lies inside one chunk and each chunk is checked on its own (chain links, leaves and nodes inside
+ * it) by a worker. The chunks' roots are then the leaves of the tree above level 13, which the merge checks in
+ * order, with the links between chunks and the checkpoints. Pure: workers and the driver do the I/O.
+ */
+export const CHUNK_LEVEL = 13
+export const CHUNK_SIZE = 2 ** CHUNK_LEVEL
+
+/** One chunk: records [from, to], with to − from < CHUNK_SIZE and from − 1 a multiple of CHUNK_SIZE. */
+export interface ChunkTask {
+  index: number
+  from: number
+  to: number
+  /** Checkpoint sizes in (from − 1, to]: the chunk reports its part of the tree at each. */
+  checkpointSizes: number[]
+}
+
+export interface ChunkResult {
+  index: number
+  from: number
+  /** Records that checked out, from the first one on. */
+  checked: number
+  /** The first record's prev_hash: the merge links it to the previous chunk's last hash. */
+  firstPrevHash: string | null
+  last: { seq: number; hash: string } | null
+  /** The first bad seq inside the chunk (chain, leaf or node up to level 13), or null. */
+  firstBadSeq: number | null
+  /** The chunk's part of the tree over its good records: perfect node hashes, largest first. */
+  endHashes: Uint8Array[]
+  /** The chunk's part of the tree at each checkpoint size inside it, with the record at that size. */
+  atSizes: { size: number; hashes: Uint8Array[]; headHash: string }[]
+}
+
+/**
+ * Checks one chunk. `storedNodes` are the stored nodes completed by its records, keyed `level:idx` as in the
+ * whole tree (nodes above level 13 are ignored: the merge checks those).
+ */
+export function checkChunk(
+  task: ChunkTask,
+  records: readonly AuditRecord[],
+  storedNodes: NodeHashes,
+): ChunkResult {
+  const base = task.from - 1
+  // The chunk's nodes as a tree of its own: node (level, idx) of the whole tree is (level, idx − base/2^level).
+  const local = new Map<string, Uint8Array>()
+  for (const [key, hash] of storedNodes) {
+    const [level, index] = key.split(':').map(Number) as [number, number]
+    if (level <= CHUNK_LEVEL) local.set(`${level}:${index - base / 2 ** level}`, hash)
+  }
+  const first = records[0]
+  const checker = new LogChecker({ seq: base, hash: first?.prev_hash ?? '' }, EMPTY_COMPACT_RANGE)
+  const atSizes: ChunkResult['atSizes'] = []
+  const checks = new Map(
+    task.checkpointSizes.map((size) => [
+      size - base,
+      (range: CompactRange, last: AuditRecord) => {
+        atSizes.push({ size, hashes: [...range.hashes], headHash: last.hash })
+        return true
+      },
+    ]),
+  )
+  if (checker.push(records, local, checks) && records.length < task.to - task.from + 1) {
+    // Records missing at the end of the chunk: the log breaks at the first missing seq.
+    checker.fail((records.at(-1)?.seq ?? base) + 1)
+  }
+  const result = checker.result
+  return {
+    index: task.index,
+    from: task.from,
+    checked: result.checked,
+    firstPrevHash: first?.prev_hash ?? null,
+    last: result.head,
+    firstBadSeq: result.firstBadSeq,
+    endHashes: [...result.range.hashes],
+    atSizes,
+  }
+}
+
+export interface MergeState {
+  /** The tree above level 13: its leaves are the roots of the complete chunks so far. */
+  upper: CompactRange
+  /** The last record of the chunks merged so far (the next chunk must link to its hash). */
+  last: { seq: number; hash: string } | null
+  checked: number
+  checkpointsChecked: number
+  /** The tree over everything merged so far. */
+  range: CompactRange
+}
+
+export function startMerge(): MergeState {
+  return {
+    upper: EMPTY_COMPACT_RANGE,
+    last: null,
+    checked: 0,
+    checkpointsChecked: 0,
+    range: EMPTY_COMPACT_RANGE,
+  }
+}
+
+/**
+ * Takes the next chunk's result, in order. `upperNodes` are the stored nodes above level 13, keyed
+ * `(level − 13):idx`; `claims` the checkpoints by size. Returns false when the chunk, its link to the previous
+ * one, a checkpoint in it or a node it completes above level 13 is bad; the state then still describes the log
+ * up to the previous chunk, from which the exact first bad seq can be found.
+ */
+export function mergeChunk(
+  state: MergeState,
+  chunk: ChunkResult,
+  upperNodes: NodeHashes,
+  claims: ReadonlyMap<number, CheckpointClaim>,
+): boolean {
+  if (chunk.firstBadSeq !== null) return false
+  if (chunk.firstPrevHash !== (state.last?.hash ?? GENESIS_HASH)) return false
+  let checkpointsChecked = 0
+  for (const at of chunk.atSizes) {
+    const claim = claims.get(at.size)
+    if (!claim) continue
+    checkpointsChecked++
+    const root = compactRangeRoot({ size: at.size, hashes: [...state.upper.hashes, ...at.hashes] })
+    if (!claim.signaturesOk || claim.headHash !== at.headHash || !bytesEqual(claim.rootHash, root))
+      return false
+  }
+  let upper = state.upper
+  if (chunk.checked === CHUNK_SIZE) {
+    // A complete chunk: its root is the next leaf of the upper tree, and may complete nodes above level 13.
+    const appended = appendLeaves(upper, chunk.endHashes)
+    for (const node of appended.nodes) {
+      if (node.level === 0) continue
+      const stored = upperNodes.get(`${node.level}:${node.index}`)
+      if (stored === undefined || !bytesEqual(stored, node.hash)) return false
+    }
+    upper = appended.range
+  }
+  state.checkpointsChecked += checkpointsChecked
+  state.checked += chunk.checked
+  state.last = chunk.last
+  state.range = {
+    size: chunk.from - 1 + chunk.checked,
+    hashes: chunk.checked === CHUNK_SIZE ? [...upper.hashes] : [...state.upper.hashes, ...chunk.endHashes],
+  }
+  state.upper = upper
+  return true
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { type AuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
+import {
+  type CheckpointClaim,
+  checkpointCheck,
+  LogChecker,
+  recordLeafHash,
+} from '../../src/log/log-checker.ts'
+import { sequenceEntries } from '../../src/log/sequence-batch.ts'
+import {
+  compactRangeFromNodes,
+  compactRangeRoot,
+  EMPTY_COMPACT_RANGE,
+  leafHash,
+  rootFromNodes,
+  rootNodes,
+} from '../../src/log/transparency.ts'
+
+function log(n: number) {
+  const batch = sequenceEntries(
+    { seq: 0, hash: GENESIS_HASH, treeSize: 0 },
+    EMPTY_COMPACT_RANGE,
+    Array.from({ length: n }, (_, i) => ({
+      at: new Date(1_800_000_000_000 + i).toISOString(),
+      kind: 'key.created',
+      actor: 'system',
+      outcome_id: null,
+      manifest_id: null,
+      subagent_id: null,
+      orchestrator_id: null,
+      verdict: null,
+      data: { i },
+    })),
+  )
+  const nodes = new Map(batch.nodes.map((node) => [`${node.level}:${node.index}`, node.hash]))
+  return { records: batch.records, nodes }
+}
+
+function claimAt(records: AuditRecord[], nodes: Map<string, Uint8Array>, size: number): CheckpointClaim {
+  return {
+    treeSize: size,
+    rootHash: rootFromNodes(size, nodes),
+    headHash: records[size - 1]!.hash,
+    signaturesOk: true,
+  }
+}
+
+/** Runs the checker over the whole log in slices of the given size. */
+function check(
+  records: AuditRecord[],
+  nodes: Map<string, Uint8Array>,
+  claims: CheckpointClaim[] = [],
+  slice = 7,
+) {
+  const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
+  const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
+  for (let at = 0; at < records.length; at += slice) {
+    if (!checker.push(records.slice(at, at + slice), nodes, bySize)) break
+  }
+  return checker.result
+}
+
+const flip = (hash: Uint8Array) => Uint8Array.from(hash, (byte, i) => (i === 0 ? byte ^ 1 : byte))
+
+describe('recordLeafHash', () => {
+  it('is the RFC 9162 leaf hash of the UTF-8 text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (text) => {
+        assert.deepEqual(
+          Buffer.from(recordLeafHash(text)),
+          Buffer.from(leafHash(new TextEncoder().encode(text))),
+        )
+      }),
+    )
+  })
+})
+
+describe('LogChecker', () => {
+  it('accepts an untouched log and recomputes its root, checking every checkpoint', () => {
+    const { records, nodes } = log(37)
+    const claims = [1, 8, 20, 37].map((size) => claimAt(records, nodes, size))
+    const result = check(records, nodes, claims)
+    assert.equal(result.firstBadSeq, null)
+    assert.equal(result.checked, 37)
+    assert.equal(result.checkpointsChecked, 4)
+    assert.deepEqual(result.head, { seq: 37, hash: records[36]!.hash })
+    assert.deepEqual(compactRangeRoot(result.range), rootFromNodes(37, nodes))
+  })
+
+  it('finds the same first bad seq whatever the slice size', () => {
+    const { records, nodes } = log(40)
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 50 }), (bad, slice) => {
+        const tampered = records.map((r) => (r.seq === bad ? { ...r, actor: 'mallory' } : r))
+        assert.equal(check(tampered, nodes, [], slice).firstBadSeq, bad)
+      }),
+    )
+  })
+
+  it('names the seq that completed a tampered or missing node', () => {
+    const { records, nodes } = log(20)
+    // Level 2, index 1 covers leaves 4..7 (seq 5..8): it is complete once seq 8 is appended.
+    const tampered = new Map(nodes)
+    tampered.set('2:1', flip(nodes.get('2:1')!))
+    const result = check(records, tampered)
+    assert.equal(result.firstBadSeq, 8)
+    assert.deepEqual(result.head, { seq: 7, hash: records[6]!.hash }, 'everything before it checked out')
+    assert.equal(result.checked, 7)
+    assert.deepEqual(compactRangeRoot(result.range), rootFromNodes(7, nodes))
+    const leafTampered = new Map(nodes)
+    leafTampered.set('0:12', flip(nodes.get('0:12')!))
+    assert.equal(check(records, leafTampered).firstBadSeq, 13)
+    const missing = new Map(nodes)
+    missing.delete('4:0')
+    assert.equal(check(records, missing).firstBadSeq, 16)
+  })
+
+  it('names the size of a checkpoint whose root, head or signatures do not hold', () => {
+    const { records, nodes } = log(20)
+    const good = claimAt(records, nodes, 12)
+    for (const bad of [
+      { ...good, rootHash: flip(good.rootHash) },
+      { ...good, headHash: records[10]!.hash },
+      { ...good, signaturesOk: false },
+    ]) {
+      const result = check(records, nodes, [claimAt(records, nodes, 5), bad])
+      assert.equal(result.firstBadSeq, 12)
+      assert.equal(result.checkpointsChecked, 2)
+      assert.equal(result.head?.seq, 11)
+      assert.equal(result.range.size, 11)
+    }
+  })
+
+  it('reports a break in the chain before a later bad node', () => {
+    const { records, nodes } = log(20)
+    const tamperedNodes = new Map(nodes)
+    tamperedNodes.set('0:15', flip(nodes.get('0:15')!))
+    const tampered = records.map((r) => (r.seq === 9 ? { ...r, data: { forged: true } } : r))
+    assert.equal(check(tampered, tamperedNodes).firstBadSeq, 9)
+  })
+
+  it('starts mid-log from the stored tree and the record before', () => {
+    const { records, nodes } = log(30)
+    const range = compactRangeFromNodes(
+      10,
+      new Map(rootNodes(10).map((id) => [`${id.level}:${id.index}`, nodes.get(`${id.level}:${id.index}`)!])),
+    )
+    const checker = new LogChecker({ seq: 10, hash: records[9]!.hash }, range)
+    assert.ok(
+      checker.push(records.slice(10), nodes, new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]])),
+    )
+    assert.equal(checker.result.checked, 20)
+    assert.equal(checker.result.firstBadSeq, null)
+  })
+
+  it('reports a gap at the first missing seq', () => {
+    const { records, nodes } = log(10)
+    const gapped = records.filter((r) => r.seq !== 6)
+    assert.equal(check(gapped, nodes).firstBadSeq, 6)
+  })
+})
