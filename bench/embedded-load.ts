@@ -13,8 +13,8 @@
  * ('failure') and one from orch-b ('success'), POST …/evaluate — for a warm-up and then a measured window, and the
  * script prints, per mode: requests/s and p50/p99 of every request; the service's resident memory (summed over
  * its process and any child it started): its peak while starting, its peak under load (polled every 100 ms) and
- * at the end; the CPU its main thread and its other threads (the embedded database's worker among them) used per
- * wall second of the measured window; and CPU per request, of the service and (postgres mode) of the PostgreSQL
+ * at the end; the CPU its main thread and its other threads used per wall second of the measured window, and the
+ * busiest of the other threads alone (the embedded database's) with its share of kernel time; and CPU per request, of the service and (postgres mode) of the PostgreSQL
  * processes serving its database: on a shared machine, a steadier figure than requests/s.
  *
  * The machine is shared and noisy: compare the two modes of one run (the ratio line), not absolute figures
@@ -63,6 +63,9 @@ interface ModeResult {
   /** CPU seconds per wall second over the measured window. */
   mainThreadCores: number
   otherThreadsCores: number
+  /** The busiest thread but the main one (the embedded database's): cores, and the share spent in the kernel. */
+  busiestOtherCores: number
+  busiestOtherKernelShare: number
   /** CPU per successful request, ms: the whole service, and the PostgreSQL processes serving its database. */
   serviceCpuMsPerRequest: number
   postgresCpuMsPerRequest: number
@@ -118,7 +121,8 @@ async function measure(mode: Mode): Promise<ModeResult> {
         ? await CpuWindow.start(proc.pid, { adminUrl, database: database.name })
         : undefined
       const run = await decideFlow(proc, keys, durationS)
-      const { mainThreadCores, otherThreadsCores, wallS } = cpu.end()
+      const { mainThreadCores, otherThreadsCores, busiestOtherCores, busiestOtherKernelShare, wallS } =
+        cpu.end()
       const postgresCpuS = postgresCpu ? (await postgresCpu.end()).postgresCpuS : 0
       const requests = run.latency.count
       memory.sample()
@@ -131,6 +135,8 @@ async function measure(mode: Mode): Promise<ModeResult> {
         endRssBytes: memory.lastRssBytes,
         mainThreadCores,
         otherThreadsCores,
+        busiestOtherCores,
+        busiestOtherKernelShare,
         serviceCpuMsPerRequest: ((mainThreadCores + otherThreadsCores) * wallS * 1000) / requests,
         postgresCpuMsPerRequest: (postgresCpuS * 1000) / requests,
       }
@@ -327,35 +333,57 @@ function descendants(pid: number): number[] {
   return children.flatMap((child) => [child, ...descendants(child)])
 }
 
-/** CPU of the server's main thread (its tid is its pid) and of every other thread of the process, over a window. */
+/**
+ * CPU of the server's main thread (its tid is its pid) and of every other thread of the process over a window,
+ * and of the busiest other thread alone (in embedded mode, the database's), with the share of it spent in the
+ * kernel (socket and file system calls).
+ */
 class ThreadCpu {
   private readonly started = performance.now()
-  private readonly start: Map<number, number>
+  private readonly start: Map<number, { user: number; system: number }>
 
   constructor(private readonly pid: number) {
     this.start = threadCpu(pid)
   }
 
-  end(): { mainThreadCores: number; otherThreadsCores: number; wallS: number } {
+  end(): {
+    mainThreadCores: number
+    otherThreadsCores: number
+    busiestOtherCores: number
+    busiestOtherKernelShare: number
+    wallS: number
+  } {
     const wallS = (performance.now() - this.started) / 1000
     let main = 0
     let others = 0
-    for (const [tid, seconds] of threadCpu(this.pid)) {
-      const used = seconds - (this.start.get(tid) ?? 0)
-      if (tid === this.pid) main += used
-      else others += used
+    let busiest = { user: 0, system: 0 }
+    for (const [tid, now] of threadCpu(this.pid)) {
+      const before = this.start.get(tid) ?? { user: 0, system: 0 }
+      const used = { user: now.user - before.user, system: now.system - before.system }
+      if (tid === this.pid) main += used.user + used.system
+      else {
+        others += used.user + used.system
+        if (used.user + used.system > busiest.user + busiest.system) busiest = used
+      }
     }
-    return { mainThreadCores: main / wallS, otherThreadsCores: others / wallS, wallS }
+    const busiestTotal = busiest.user + busiest.system
+    return {
+      mainThreadCores: main / wallS,
+      otherThreadsCores: others / wallS,
+      busiestOtherCores: busiestTotal / wallS,
+      busiestOtherKernelShare: busiestTotal > 0 ? busiest.system / busiestTotal : 0,
+      wallS,
+    }
   }
 }
 
-function threadCpu(pid: number): Map<number, number> {
-  const cpu = new Map<number, number>()
+function threadCpu(pid: number): Map<number, { user: number; system: number }> {
+  const cpu = new Map<number, { user: number; system: number }>()
   for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
     const stat = readOrEmpty(`/proc/${pid}/task/${tid}/stat`)
     // After the ") " that ends the command name: utime and stime are fields 14 and 15, in clock ticks (1/100 s).
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-    if (fields.length > 12) cpu.set(tid, (Number(fields[11]) + Number(fields[12])) / 100)
+    if (fields.length > 12) cpu.set(tid, { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 })
   }
   return cpu
 }
@@ -389,6 +417,7 @@ function print(results: ModeResult[]): void {
     mb(r.endRssBytes),
     r.mainThreadCores.toFixed(2),
     r.otherThreadsCores.toFixed(2),
+    `${r.busiestOtherCores.toFixed(2)} (${(r.busiestOtherKernelShare * 100).toFixed(0)}% sys)`,
     r.serviceCpuMsPerRequest.toFixed(2),
     r.postgresCpuMsPerRequest.toFixed(2),
     String(r.non2xx + r.errors),
@@ -404,6 +433,7 @@ function print(results: ModeResult[]): void {
     'end RSS',
     'main cpu',
     'other cpu',
+    'busiest other',
     'cpu ms/req',
     'pg cpu ms/req',
     'failed',
