@@ -55,6 +55,8 @@ export async function insertAuditRecords(db: Queryable, records: AuditRecord[]):
 
 export interface AuditFilter {
   outcomeId?: string | undefined
+  /** Records about one fan-out: they carry its id as `data.fanout_id`. */
+  fanoutId?: string | undefined
   subagentId?: string | undefined
   orchestratorId?: string | undefined
   kind?: string | undefined
@@ -76,6 +78,7 @@ export async function listAuditRecords(
        AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
        AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)
        AND ($7::timestamptz IS NULL OR at <= $7) AND ($8::bigint IS NULL OR seq > $8)
+       AND ($10::text IS NULL OR data->>'fanout_id' = $10)
      ORDER BY seq LIMIT $9`,
     [
       filter.outcomeId ?? null,
@@ -87,6 +90,7 @@ export async function listAuditRecords(
       filter.to ?? null,
       filter.afterSeq,
       limit,
+      filter.fanoutId ?? null,
     ],
   )
   return rows

@@ -16,6 +16,7 @@ const OPS = { auth: ['ops', 'admin'] as const }
 
 const auditQuery = z.strictObject({
   outcome_id: z.uuid().optional(),
+  fanout_id: z.uuid().optional(),
   subagent_id: z.string().min(1).optional(),
   orchestrator_id: z.string().min(1).optional(),
   kind: z.enum(AUDIT_KINDS).optional(),
@@ -50,10 +51,11 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { limit, cursor, outcome_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
+      const { limit, cursor, outcome_id, fanout_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
         request.query
       const query = {
         outcomeId: outcome_id,
+        fanoutId: fanout_id,
         subagentId: subagent_id,
         orchestratorId: orchestrator_id,
         kind,
