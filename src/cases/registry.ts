@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { fanoutRoutes } from './fanout/routes.ts'
+import { reconciliationManifestSchema } from './fanout/schemas.ts'
 import { outcomeRoutes } from './outcome/routes.ts'
 import { outcomeManifestSchema } from './outcome/schemas.ts'
 
@@ -10,6 +12,7 @@ import { outcomeManifestSchema } from './outcome/schemas.ts'
  */
 export const CASE_KIND_MODULES: readonly CaseKindModule[] = [
   { name: 'outcome', routes: outcomeRoutes, manifestSchema: outcomeManifestSchema },
+  { name: 'fanout', routes: fanoutRoutes, manifestSchema: reconciliationManifestSchema },
 ]
 
 export interface CaseKindModule {

@@ -8,6 +8,7 @@
  * afterwards, as 422s.
  */
 import { z } from 'zod'
+import { resultExamples } from '../../cases/fanout/examples.ts'
 import type { ClaimSource, SubmittedClaim } from '../../domain/fanout/reconcile.ts'
 import type { FactResolution } from '../../domain/fanout/resolution.ts'
 import {
@@ -112,7 +113,7 @@ export const workerSchema = z.strictObject({
 export const fanoutResultBody = statusEnvelopeSchema({
   every: { subtask_id: z.string({ error: required('must be a string') }), worker: workerSchema.optional() },
   withEvidence: { claims: z.array(claimSchema, { error: 'must be an array' }).optional() },
-}).meta({ id: 'FanoutResult' })
+}).meta({ id: 'FanoutResult', examples: resultExamples })
 export type FanoutResultBody = z.infer<typeof fanoutResultBody>
 
 /** Items of a list that repeat an earlier item, each reported at its own index. */
@@ -221,10 +222,13 @@ export const createFanoutBody = z
   })
 export type CreateFanoutBody = z.infer<typeof createFanoutBody>
 
-/** `POST /v1/fanouts/{id}/reconcile`: no body, `{}`, or `{"close": true}` to stop waiting for missing subtasks. */
+/**
+ * `POST /v1/fanouts/{id}/reconcile`: no body, `{}`, or `{"close": true}` to stop waiting for missing subtasks.
+ * Fastify hands a request without a body over as null.
+ */
 export const reconcileFanoutBody = z
   .strictObject({ close: z.boolean({ error: 'must be true or false' }).optional() })
-  .optional()
+  .nullish()
 export type ReconcileFanoutBody = z.infer<typeof reconcileFanoutBody>
 
 /** An answer a human gives a contested fact; absent `effective_date` / `qualifiers` mean null / `{}`. */

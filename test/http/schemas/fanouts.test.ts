@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalJson, hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import { withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
+import { canonicalJson, hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   type CreateFanoutBody,
   createFanoutBody,
@@ -259,6 +259,7 @@ describe('POST /v1/fanouts body', () => {
 describe('POST /v1/fanouts/{id}/reconcile body', () => {
   it('takes no body, {}, or {"close": true}', () => {
     assert.equal(bodyErrors(reconcileFanoutBody, undefined), null)
+    assert.equal(bodyErrors(reconcileFanoutBody, null), null, 'a request without a body')
     assert.equal(bodyErrors(reconcileFanoutBody, {}), null)
     assert.equal(bodyErrors(reconcileFanoutBody, { close: true }), null)
   })
