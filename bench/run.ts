@@ -22,6 +22,7 @@ import {
   summarize,
 } from './load.ts'
 import { CpuWindow, MemorySampler } from './processes.ts'
+import { phaseReconcile, type ReconcilePhase } from './reconcile.ts'
 import { type RunningArbiter, type RunningServer, startArbiter, startBaseline } from './servers.ts'
 import { createKey, decidePath, type EvidenceItem, makeEvidence } from './workloads.ts'
 
@@ -35,11 +36,13 @@ import { createKey, decidePath, type EvidenceItem, makeEvidence } from './worklo
  * 1. decide  — the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3
  * 2. read    — GET /v1/manifests/{id} vs GET /select
  * 3. scale   — decide latency as interpretations per outcome and evidence size grow
- * 4. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
- * 5. memory  — peak RSS of each Arbiter process
+ * 4. reconcile — fan-outs (create, 20 results, reconcile) vs POST /insert3, and one reconcile at 10–1,000 claims
+ *    on a fact (bench/reconcile.ts)
+ * 5. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
+ * 6. memory  — peak RSS of each Arbiter process
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
- * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,audit),
+ * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,reconcile,audit),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
@@ -75,7 +78,7 @@ const cfg = {
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
-  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'audit'])),
+  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'reconcile', 'audit'])),
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -94,6 +97,7 @@ const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 const TARGETS = {
   decideThroughputRatio: 0.5,
   decideP99Ratio: 3,
+  reconcileThroughputRatio: 0.4,
   readThroughputRatio: 0.7,
   auditQueryP95Ms: 25,
   verifyRecordsPerS: 100_000,
@@ -144,13 +148,13 @@ interface Run {
   baseTarget: HttpTarget
   arbiter: RunningArbiter
   arbTarget: HttpTarget
-  keys: { orchA: string; orchB: string; admin: string }
+  keys: { orchA: string; orchB: string; admin: string; scout: string }
   evidence1k: EvidenceItem[]
   manifestIds: string[]
   memories: { name: string; sampler: MemorySampler }[]
 }
 
-interface LoopFigures {
+export interface LoopFigures {
   requestsPerSecond: number
   iterations: number
   elapsedS: number
@@ -456,6 +460,70 @@ async function phaseScale(run: Run): Promise<ScalePhase> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Phase 3b: fan-outs (bench/reconcile.ts).
+
+function runReconcilePhase(run: Run): Promise<ReconcilePhase> {
+  run.arbiter.memory.phase = 'reconcile'
+  return phaseReconcile({
+    arbTarget: run.arbTarget,
+    baseTarget: run.baseTarget,
+    key: run.keys.scout,
+    insert3Body: JSON.stringify(run.evidence1k),
+    loops: cfg.connections,
+    warmupS: cfg.warmupS,
+    durationS: cfg.durationS,
+    measure: (side, options, iteration) =>
+      measuredLoops(
+        run.mainDb.name,
+        side === 'baseline' ? run.baseline.proc.pid : run.arbiter.proc.pid,
+        options,
+        iteration,
+      ),
+    log,
+  })
+}
+
+function printReconcile(phase: ReconcilePhase): void {
+  const a = phase.arbiter.byCall
+  const row = (name: string, s: LatencySummary | undefined) => [
+    name,
+    String(s?.count ?? 0),
+    ms(s?.p50 ?? Number.NaN),
+    ms(s?.p95 ?? Number.NaN),
+    ms(s?.p99 ?? Number.NaN),
+    ms(s?.max ?? Number.NaN),
+  ]
+  printTable(
+    `Reconcile detail (${phase.loops} loops each side; baseline ${phase.baseline.iterations} × POST /insert3, Arbiter ${phase.arbiter.iterations} fan-outs of ${phase.requestsPerFanout} requests)`,
+    ['call', 'count', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
+    [
+      row('baseline POST /insert3', phase.baseline.byCall.insert3),
+      row('POST /v1/fanouts', a.create),
+      row('POST …/results', a.result),
+      row('POST …/reconcile', a.reconcile),
+      row('whole path', a.path),
+    ],
+  )
+  const first = phase.scale[0]
+  printTable(
+    'Reconcile scale: one fact, claims over 5 values (ratio = HTTP p50 / the 10-claim point; linear would be the claims ratio)',
+    ['claims', 'positions', 'fan-outs', 'HTTP p50', 'HTTP max', 'in-process p50', 'manifest', 'ratio'],
+    phase.scale.map((p) => [
+      String(p.claims),
+      String(p.positions),
+      String(p.repeats),
+      ms(p.http.p50),
+      ms(p.http.max),
+      ms(p.inProcess.p50),
+      kb(p.manifestBytes),
+      first ? times(p.http.p50 / first.http.p50) : '—',
+    ]),
+  )
+  for (const example of [...phase.baseline.failureExamples, ...phase.arbiter.failureExamples])
+    log(`reconcile failure: ${example}`)
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Phase 4: audit at 10k, 100k, 1M records, on a database of its own and a second Arbiter process.
 
 type EndpointState = 'ok' | 'missing' | `error: ${string}`
@@ -699,11 +767,12 @@ function printTable(title: string, headers: string[], rows: string[][]): void {
 function buildFigures(results: {
   decide?: DecidePhase | undefined
   read?: ReadPhase | undefined
+  reconcile?: ReconcilePhase | undefined
   audit?: AuditPhase | undefined
   memory: MemoryReport
 }): Figure[] {
   const figures: Figure[] = []
-  const { decide, read, audit, memory } = results
+  const { decide, read, reconcile, audit, memory } = results
   if (decide) {
     const failed = decide.arbiter.failedRequests + decide.baseline.failedRequests
     const failNote = failed > 0 ? ` (${failed} failed requests)` : ''
@@ -752,6 +821,35 @@ function buildFigures(results: {
       result: 'info',
     })
     figures.push(...cpuRows('read', read.arbiter.cpu, read.baseline.cpu))
+  }
+  if (reconcile) {
+    const failed = reconcile.arbiter.failedRequests + reconcile.baseline.failedRequests
+    figures.push({
+      figure: `reconcile throughput (create + 20 results + reconcile), req/s${failed > 0 ? ` (${failed} failed requests)` : ''}`,
+      arbiter: rate(reconcile.arbiter.requestsPerSecond),
+      baseline: rate(reconcile.baseline.requestsPerSecond),
+      ratio: times(reconcile.throughputRatio),
+      target: `≥ ${TARGETS.reconcileThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && reconcile.throughputRatio >= TARGETS.reconcileThroughputRatio),
+    })
+    figures.push({
+      figure: 'reconcile path latency p50 / p99, ms (every request)',
+      arbiter: `${ms(reconcile.arbiter.latency.p50)} / ${ms(reconcile.arbiter.latency.p99)}`,
+      baseline: `${ms(reconcile.baseline.latency.p50)} / ${ms(reconcile.baseline.latency.p99)}`,
+      ratio: times(reconcile.p99Ratio),
+      target: '',
+      result: 'info',
+    })
+    figures.push(...cpuRows('reconcile', reconcile.arbiter.cpu, reconcile.baseline.cpu))
+    const exponent = reconcile.scaleExponent
+    figures.push({
+      figure: 'one reconcile, 10 → 1,000 claims on a fact: growth exponent (1 linear, 2 quadratic)',
+      arbiter: exponent === null ? '—' : exponent.toFixed(2),
+      baseline: '',
+      ratio: '',
+      target: '< 1.5',
+      result: exponent === null ? 'info' : verdict(exponent < 1.5),
+    })
   }
   if (audit) {
     const maxLevel = Math.max(...cfg.auditLevels)
@@ -1066,6 +1164,11 @@ async function main(): Promise<number> {
       orchestrator_ids: ['orch-b'],
       label: 'bench orch-b',
     }),
+    scout: await createKey(arbTarget, arbiter.adminKey, {
+      role: 'orchestrator',
+      orchestrator_ids: ['bench-scout'],
+      label: 'bench fan-out owner',
+    }),
     admin: arbiter.adminKey,
   }
   const run: Run = {
@@ -1084,6 +1187,7 @@ async function main(): Promise<number> {
   const decide = cfg.phases.has('decide') ? await phaseDecide(run) : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
+  const fanouts = cfg.phases.has('reconcile') ? await runReconcilePhase(run) : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   baselineMemory.stop()
@@ -1091,8 +1195,9 @@ async function main(): Promise<number> {
 
   if (decide) printDecideDetail(decide)
   if (scale) printScale(scale)
+  if (fanouts) printReconcile(fanouts)
   printMemory(memory)
-  const figures = buildFigures({ decide, read, audit, memory })
+  const figures = buildFigures({ decide, read, reconcile: fanouts, audit, memory })
   printTable(
     'Arbiter vs the bare stack (same run, side by side; ratio = Arbiter / baseline)',
     ['figure', 'arbiter', 'baseline', 'ratio', 'target', 'result'],
@@ -1144,11 +1249,14 @@ async function main(): Promise<number> {
       decide_p99: decide?.p99Ratio ?? null,
       read_throughput: read?.throughputRatio ?? null,
       read_p99: read?.p99Ratio ?? null,
+      reconcile_throughput: fanouts?.throughputRatio ?? null,
+      reconcile_scale_exponent: fanouts?.scaleExponent ?? null,
     },
     figures,
     decide: decide ?? null,
     read: read ?? null,
     scale: scale ?? null,
+    reconcile: fanouts ?? null,
     audit: audit ?? null,
     memory,
   }

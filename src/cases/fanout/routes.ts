@@ -5,7 +5,7 @@ import { evaluateCase } from '../../engine/evaluate-case.ts'
 import { envelopeText } from '../../engine/manifests.ts'
 import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
-import { caseMustExist } from '../../http/case-exists.ts'
+import { caseIdBeforeBody } from '../../http/case-exists.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
@@ -42,7 +42,7 @@ const withExamples = <T extends z.ZodType>(schema: T, ...examples: unknown[]): T
  * fan-out's `orchestrator_id`) or an admin's, checked after the body's schema.
  */
 export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
-  const fanoutMustExist = caseMustExist(app, fanoutCase)
+  const idBeforeBody = caseIdBeforeBody(app, fanoutCase)
 
   app.post(
     '/v1/fanouts',
@@ -113,7 +113,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/fanouts/:id/results',
     {
       config: { auth: WRITERS },
-      preValidation: fanoutMustExist,
+      ...idBeforeBody,
       schema: {
         tags: ['fanouts'],
         summary:
@@ -148,7 +148,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/fanouts/:id/reconcile',
     {
       config: { auth: WRITERS },
-      preValidation: fanoutMustExist,
+      ...idBeforeBody,
       schema: {
         tags: ['fanouts'],
         summary:
@@ -179,7 +179,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/fanouts/:id/resolution',
     {
       config: { auth: OPS },
-      preValidation: fanoutMustExist,
+      ...idBeforeBody,
       schema: {
         tags: ['escalations'],
         summary:
