@@ -10,7 +10,7 @@ import { AppError, type ProblemFieldError } from '../../errors.ts'
 import { assertMaySpeakFor } from '../../http/plugins/app/auth.ts'
 import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
 import { type Page, type PageRequest, readPage, seqPosition } from '../../pagination.ts'
-import type { ServiceContext } from '../../services/context.ts'
+import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import {
   type FanoutRow,
@@ -34,7 +34,7 @@ const inBody = (errors: ProblemFieldError[]) =>
  * decomposition, facts no subtask owns and facts two subtasks own are refused (422); otherwise they are reported.
  * `(orchestrator_id, fanout_key)` is the natural key: the same body again answers the existing fan-out.
  */
-export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: CreateFanoutBody, actor: string) {
+export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: CreateFanoutBody, actor: Actor) {
   const policy = withPolicyDefaults(body.policy)
   if (policy.decomposition === 'strict') {
     const errors = strictDecompositionErrors(body.facts, body.subtasks)
