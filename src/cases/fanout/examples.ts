@@ -81,7 +81,7 @@ export const resultExamples = [
     worker: { model: 'model-x', context_id: 'ctx-5' },
   },
   {
-    subtask_id: 'st_6',
+    subtask_id: 'st_5',
     status: 'NEEDS_CONTEXT',
     summary: 'Two CRM fields disagree on the floor.',
     blocking_question: 'Which CRM field is authoritative: competitive_loss or deal_notes?',
