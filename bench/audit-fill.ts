@@ -1,12 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { setImmediate as yieldToIo } from 'node:timers/promises'
 import pg from 'pg'
-import {
-  AUDIT_COLUMNS,
-  type AuditRow,
-  auditRowToRecord,
-  lockAuditHead,
-} from '../src/audit/repository.ts'
+import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord, lockAuditHead } from '../src/audit/repository.ts'
 import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
 import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
 import { type AuditRecord, ChainVerifier, hashAuditRecord } from '../src/domain/shared/audit-chain.ts'

@@ -1,6 +1,6 @@
-import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { queryArrays } from '../db/array-rows.ts'
 import type { Queryable } from '../db/pool.ts'
+import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 
 /**
  * audit_records columns, one per field of an audit record (docs/log-format.md):
@@ -34,6 +34,8 @@ export async function lockAuditHead(db: Queryable): Promise<AuditHeadRow> {
 
 export interface AuditFilter {
   outcomeId?: string | undefined
+  /** Records about one fan-out: they carry its id as `data.fanout_id`. */
+  fanoutId?: string | undefined
   subagentId?: string | undefined
   orchestratorId?: string | undefined
   kind?: string | undefined
@@ -58,6 +60,7 @@ export async function listAuditRecords(
        AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)
        AND ($7::timestamptz IS NULL OR at <= $7) AND ($8::bigint IS NULL OR seq > $8)
        AND ($10::text IS NULL OR data->>'review_id' = $10)
+       AND ($11::text IS NULL OR data->>'fanout_id' = $11)
      ORDER BY seq LIMIT $9`,
     [
       filter.outcomeId ?? null,
@@ -70,6 +73,7 @@ export async function listAuditRecords(
       filter.afterSeq,
       limit,
       filter.reviewId ?? null,
+      filter.fanoutId ?? null,
     ],
   )
   return rows

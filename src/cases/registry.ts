@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { fanoutRoutes } from './fanout/routes.ts'
+import { reconciliationManifestSchema } from './fanout/schemas.ts'
 import { outcomeRoutes } from './outcome/routes.ts'
 import { outcomeManifestSchema } from './outcome/schemas.ts'
 import { reviewRoutes } from './review/routes.ts'
@@ -13,6 +15,7 @@ import { reviewManifestSchema } from './review/schemas.ts'
 export const CASE_KIND_MODULES: readonly CaseKindModule[] = [
   { name: 'outcome', routes: outcomeRoutes, manifestSchema: outcomeManifestSchema },
   { name: 'review', routes: reviewRoutes, manifestSchema: reviewManifestSchema },
+  { name: 'fanout', routes: fanoutRoutes, manifestSchema: reconciliationManifestSchema },
 ]
 
 export interface CaseKindModule {

@@ -2,6 +2,7 @@
  * The words shared by every case kind, each defined once; a case kind's own words live in its folder
  * (`outcome/vocabulary.ts`). Adding a case kind adds its names to the tuples below; see docs/architecture.md.
  */
+import { FANOUT_AUDIT_KINDS, FANOUT_DIRECTIVES, FANOUT_VERDICTS } from './fanout/vocabulary.ts'
 import { OUTCOME_AUDIT_KINDS, OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
 import { REVIEW_AUDIT_KINDS, REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
 
@@ -20,9 +21,9 @@ export const MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
 export type ManifestKind = (typeof MANIFEST_KINDS)[number]
 
 /** Every verdict and directive a manifest of any kind can carry (list filters accept each). */
-export const MANIFEST_VERDICTS = [...OUTCOME_VERDICTS, ...REVIEW_VERDICTS] as const
+export const MANIFEST_VERDICTS = unique([...OUTCOME_VERDICTS, ...FANOUT_VERDICTS, ...REVIEW_VERDICTS])
 export type ManifestVerdict = (typeof MANIFEST_VERDICTS)[number]
-export const MANIFEST_DIRECTIVES = [...OUTCOME_DIRECTIVES, ...REVIEW_DIRECTIVES] as const
+export const MANIFEST_DIRECTIVES = unique([...OUTCOME_DIRECTIVES, ...FANOUT_DIRECTIVES, ...REVIEW_DIRECTIVES])
 
 /** Case kinds whose HALT opens an escalation for a human (reviews hand back instead). */
 export const ESCALATION_CASES = ['outcome', 'fanout'] as const
@@ -51,8 +52,14 @@ export const ADMIN_AUDIT_KINDS = ['probe.registered', 'key.created', 'key.revoke
 
 export const AUDIT_KINDS = [
   ...OUTCOME_AUDIT_KINDS,
+  ...FANOUT_AUDIT_KINDS,
   ...REVIEW_AUDIT_KINDS,
   ...ENGINE_AUDIT_KINDS,
   ...ADMIN_AUDIT_KINDS,
 ] as const
 export type AuditKind = (typeof AUDIT_KINDS)[number]
+
+/** The words of several kinds in one list, each once (kinds share some: `HUMAN_RESOLVED`, `PROCEED`, …). */
+function unique<const T extends string>(words: readonly T[]): [T, ...T[]] {
+  return [...new Set(words)] as [T, ...T[]]
+}

@@ -11,9 +11,17 @@ import type { GroundTruthRecord } from '../probes/probe-runner.ts'
  * own routes, schemas and tables sit beside its implementation (src/cases/<kind>/); see docs/architecture.md.
  *
  * `Case` is the kind's locked row, `Input` what its decision reads, `Content` its manifest's own fields and
- * `Pending` what a 202 answer names while the decision waits, `Resolution` what a human answers to a HALT.
+ * `Pending` what a 202 answer names while the decision waits, `Resolution` what a human answers to a HALT,
+ * `Request` what the caller of an evaluation may add (a fan-out's `{"close": true}`; nothing for most kinds).
  */
-export interface CaseKind<Case, Input, Content extends ManifestContent, Pending, Resolution = never> {
+export interface CaseKind<
+  Case,
+  Input,
+  Content extends ManifestContent,
+  Pending,
+  Resolution = never,
+  Request = undefined,
+> {
   /** The `case_kind` of its rows and the `case` of its escalations: `outcome`, `fanout`, `review`. */
   readonly name: string
   /** The `kind` its manifests carry: `outcome`, `reconciliation`, `review`. */
@@ -41,8 +49,11 @@ export interface CaseKind<Case, Input, Content extends ManifestContent, Pending,
   /** The audit records that tell this case's story. */
   auditQuery(id: string): AuditQuery
 
-  /** Reads what the decision needs; `now` is the engine's clock (deadlines are judged against it). */
-  loadInput(tx: Queryable, c: Case, now: Date): Promise<Input>
+  /**
+   * Reads what the decision needs; `now` is the engine's clock (deadlines are judged against it), `request` what
+   * this evaluation's caller asked for (undefined when it asked nothing).
+   */
+  loadInput(tx: Queryable, c: Case, now: Date, request: Request | undefined): Promise<Input>
   /** Fingerprint of the inputs: deciding unchanged inputs again returns the manifest already issued. */
   inputsDigest(c: Case, input: Input): string
   /**
@@ -52,9 +63,16 @@ export interface CaseKind<Case, Input, Content extends ManifestContent, Pending,
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
    * Moves the case to its state after `decision` (the kind's transition function) and points it at the new
-   * manifest. Runs inside the evaluation transaction, before the manifest is issued.
+   * manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the owner
+   * closed). Runs inside the evaluation transaction, before the manifest is issued, whose audit record covers it.
    */
-  recordDecision(tx: Queryable, c: Case, decision: Decided<Content>, manifestId: string): Promise<void>
+  recordDecision(
+    tx: Queryable,
+    c: Case,
+    decision: Decided<Content>,
+    manifestId: string,
+    input: Input,
+  ): Promise<void>
 
   /** Present when the kind's decision can ask a ground-truth probe. */
   readonly groundTruth?: GroundTruthSource<Case>

@@ -5,9 +5,9 @@ import type { ServiceContext } from '../services/context.ts'
 import type { CaseKind, ManifestContent } from './case-kind.ts'
 
 /** One case's reconciled story: every audit record about it, and the envelope of its current manifest. */
-export async function caseStory<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+export async function caseStory<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
   caseId: string,
 ) {
   const c = await kind.find(ctx.db, caseId)

@@ -17,7 +17,9 @@ export type Evaluation<Pending> =
   | { kind: 'manifest'; envelope: StoredEnvelope }
   | { kind: 'pending'; pending: Pending }
 
-export interface EvaluationOptions<Case> {
+export interface EvaluationOptions<Case, Request = never> {
+  /** What the caller asked for with this evaluation (a fan-out's `close`); the kind's `loadInput` reads it. */
+  request?: Request
   /**
    * Runs on the locked case before anything is read or decided; throws (e.g. a 403 for a caller that does not
    * own the case) to refuse. Checking on the row the evaluation locks costs no read of its own.
@@ -39,12 +41,19 @@ const MAX_PROBE_WAIT_MS = 15_000
  * the manifest already issued, and once the round's manifest is final, that manifest. When the decision needs
  * the case's ground-truth probe, the probe runs between two steps, outside any transaction (./ground-truth.ts).
  */
-export async function evaluateCase<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+export async function evaluateCase<
+  Case,
+  Input,
+  Content extends ManifestContent,
+  Pending,
+  Resolution,
+  Request,
+>(
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
   caseId: string,
   actor: Actor,
-  options: EvaluationOptions<Case> = {},
+  options: EvaluationOptions<Case, Request> = {},
 ): Promise<Evaluation<Pending>> {
   let waitedMs = 0
   for (;;) {
@@ -86,13 +95,13 @@ async function currentManifest<Case>(
   return row && row.case_round === kind.round(c) ? row : undefined
 }
 
-async function evaluationStep<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+async function evaluationStep<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   tx: Queryable,
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
   caseId: string,
   actor: Actor,
-  options: EvaluationOptions<Case>,
+  options: EvaluationOptions<Case, Request>,
 ): Promise<Step<Pending>> {
   const now = new Date()
   const c = await kind.lock(tx, caseId)
@@ -101,7 +110,7 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
   const current = await currentManifest(tx, kind, c)
   if (current?.final) return { kind: 'manifest', envelope: current, issued: null }
 
-  const input = await kind.loadInput(tx, c, now)
+  const input = await kind.loadInput(tx, c, now, options.request)
   const inputsDigest = kind.inputsDigest(c, input)
   // Unchanged inputs since the last non-final manifest: the same manifest, and no new round.
   if (current && current.inputs_digest === inputsDigest) {
@@ -122,6 +131,7 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
       return claimGroundTruth(tx, kind.groundTruth, c, probeRunKey, probeRun, kind.auditSubject(c), now)
     case 'decided': {
       const issued = await issueDecision(tx, ctx, kind, c, decision.decided, {
+        input,
         inputsDigest,
         supersedes: current?.id ?? null,
         actor,
@@ -133,20 +143,20 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
 }
 
 /** Escalation (if the decision opens one), the case's new state, then the signed manifest and its records. */
-async function issueDecision<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+async function issueDecision<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   tx: Queryable,
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
   c: Case,
   decided: Decided<Content>,
-  args: { inputsDigest: string; supersedes: string | null; actor: Actor; now: Date },
+  args: { input: Input; inputsDigest: string; supersedes: string | null; actor: Actor; now: Date },
 ): Promise<ManifestRow> {
   const subject = kind.auditSubject(c)
   const manifestId = randomUUID()
   const ref = { kind: kind.name, id: kind.caseId(c) }
   // Rows that name the manifest go first: issuing appends to the audit log, which holds its lock until commit.
   if (decided.escalation) await insertEscalation(tx, ref, manifestId, args.now)
-  await kind.recordDecision(tx, c, decided, manifestId)
+  await kind.recordDecision(tx, c, decided, manifestId, args.input)
   return issueSignedManifest(tx, ctx, {
     case: ref,
     round: kind.round(c),

@@ -14,9 +14,9 @@ import { issueSignedManifest, parseManifest, type StoredEnvelope } from './manif
  * HALT, the escalation marked resolved, the case moved to its resolved state. The case's row lock makes racing
  * resolutions queue; the second finds the case resolved and gets 409.
  */
-export async function resolveCase<Case, Input, Content extends ManifestContent, Pending, Resolution>(
+export async function resolveCase<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution>,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
   caseId: string,
   answer: Resolution,
   by: string,

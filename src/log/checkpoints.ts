@@ -1,4 +1,5 @@
 import { KeyObject } from 'node:crypto'
+import { auditRange } from '../audit/repository.ts'
 import { signCanonical } from '../crypto/jws.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Queryable } from '../db/pool.ts'
@@ -7,7 +8,6 @@ import {
   insertCheckpointIfAbsent,
   readHeadAndLatestCheckpoint,
 } from '../db/repositories/audit-checkpoints.ts'
-import { auditRange } from '../audit/repository.ts'
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
 import { canonicalJson } from '../domain/shared/canonical-json.ts'

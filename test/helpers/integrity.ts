@@ -44,10 +44,18 @@ export async function assertStoreIntegrity(connectionString: string) {
            WHERE a.kind = 'escalation.opened' AND a.manifest_id = e.manifest_id))::int AS escalations,
         (SELECT count(*) FROM dissents d WHERE NOT EXISTS (SELECT 1 FROM audit_records a
            WHERE a.kind = 'dissent.recorded' AND a.outcome_id = d.outcome_id))::int AS dissents,
+        (SELECT count(*) FROM fanouts f WHERE NOT EXISTS (SELECT 1 FROM audit_records a
+           WHERE a.kind = 'fanout.created' AND a.data->>'fanout_id' = f.id::text))::int AS fanouts,
+        (SELECT count(*) FROM fanout_results r WHERE NOT EXISTS (SELECT 1 FROM audit_records a
+           WHERE a.kind = 'result.recorded' AND a.data->>'fanout_id' = r.fanout_id::text
+             AND a.data->>'subtask_id' = r.subtask_id AND (a.data->>'revision')::int = r.revision))::int
+           AS fanout_results,
         (SELECT count(*) FROM audit_records a WHERE a.kind = 'manifest.issued'
            AND NOT EXISTS (SELECT 1 FROM manifests m WHERE m.id = a.manifest_id))::int AS records_without_manifest,
         (SELECT count(*) FROM outcomes o WHERE o.manifest_id IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM manifests m WHERE m.id = o.manifest_id))::int AS dangling_manifest_ids`)
+           AND NOT EXISTS (SELECT 1 FROM manifests m WHERE m.id = o.manifest_id))::int
+        + (SELECT count(*) FROM fanouts f WHERE f.manifest_id IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM manifests m WHERE m.id = f.manifest_id))::int AS dangling_manifest_ids`)
     assert.deepEqual(
       orphans,
       {
@@ -56,6 +64,8 @@ export async function assertStoreIntegrity(connectionString: string) {
         manifests: 0,
         escalations: 0,
         dissents: 0,
+        fanouts: 0,
+        fanout_results: 0,
         records_without_manifest: 0,
         dangling_manifest_ids: 0,
       },

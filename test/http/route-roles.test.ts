@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import type { Role } from '../../src/domain/vocabulary.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
+import { createFanout, FLOOR, haltedFanout, ST3_RESULT, vantageBody } from '../helpers/fanout-fixtures.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
 import { json, startTarget } from '../helpers/http-target.ts'
 import { createReview, DIGEST_1, decide, judge, reviewBody, verdict } from '../helpers/review-fixtures.ts'
@@ -41,6 +42,7 @@ describe('route × role authorization', () => {
     const fixtures = new Fixtures(app, keys.admin, target.url)
     const probeId = await fixtures.probe()
     const decided = await fixtures.decided()
+    const halted = await haltedFanout(app, keys.admin, { orchestrator_id: 'orch-a' })
 
     const table: RouteCase[] = [
       {
@@ -226,11 +228,46 @@ describe('route × role authorization', () => {
       },
       {
         method: 'POST',
+        route: '/v1/fanouts',
+        allowed: WRITERS,
+        request: async () => ({ url: '/v1/fanouts', payload: vantageBody({ orchestrator_id: 'orch-a' }) }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/fanouts',
+        allowed: READERS,
+        request: async () => ({ url: '/v1/fanouts' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/fanouts/{id}',
+        allowed: READERS,
+        request: async () => ({ url: `/v1/fanouts/${halted.fanout.fanout_id}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/fanouts/{id}/results',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/fanouts/${(await createFanout(app, keys.admin, vantageBody({ orchestrator_id: 'orch-a' }))).fanout_id}/results`,
+          payload: ST3_RESULT,
+        }),
+      },
+      {
+        method: 'POST',
         route: '/v1/reviews/{id}/revisions',
         allowed: WRITERS,
         request: async () => ({
           url: `/v1/reviews/${await fixtures.reviewToRevise()}/revisions`,
           payload: { subject: { digest: DIGEST_1 } },
+        }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/fanouts/{id}/reconcile',
+        allowed: WRITERS,
+        request: async () => ({
+          url: `/v1/fanouts/${(await createFanout(app, keys.admin, vantageBody({ orchestrator_id: 'orch-b' }))).fanout_id}/reconcile`,
         }),
       },
       {
@@ -244,6 +281,21 @@ describe('route × role authorization', () => {
         route: '/v1/audit/reviews/{id}',
         allowed: OPS,
         request: async () => ({ url: `/v1/audit/reviews/${await fixtures.review()}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/fanouts/{id}/resolution',
+        allowed: OPS,
+        request: async () => ({
+          url: `/v1/fanouts/${(await haltedFanout(app, keys.admin, { orchestrator_id: 'orch-a' })).fanout.fanout_id}/resolution`,
+          payload: { facts: [{ fact: FLOOR, answer: null }], rationale: 'checked' },
+        }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/audit/fanouts/{id}',
+        allowed: OPS,
+        request: async () => ({ url: `/v1/audit/fanouts/${halted.fanout.fanout_id}` }),
       },
     ]
 

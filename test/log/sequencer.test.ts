@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { withTransaction } from '../../src/db/pool.ts'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
+import { withTransaction } from '../../src/db/pool.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 

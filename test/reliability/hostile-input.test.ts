@@ -7,6 +7,17 @@ import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
+import {
+  createFanout,
+  FLOOR,
+  haltedFanout,
+  needsContext,
+  SIXTY_K,
+  ST3_RESULT,
+  ST5_RESULT,
+  submitResult,
+  vantageBody,
+} from '../helpers/fanout-fixtures.ts'
 import { CRITERION, createOutcome, EVIDENCE, haltedOutcome } from '../helpers/fixtures.ts'
 import { problemViolation } from '../helpers/load.ts'
 import {
@@ -282,6 +293,33 @@ interface Target {
   valid: unknown
   /** Statuses a body that happens to be valid may get. */
   accepted: number[]
+  /** Bodies that must be refused with a 4xx (and change nothing), whatever else the fuzzing finds. */
+  hostile?: string[]
+}
+
+/**
+ * A worker's return with the attacks a claim can carry: `value` nested past the depth limit, thousands of
+ * qualifiers, `__proto__` keys in qualifiers and in `value`, a lone surrogate in an excerpt, NUL in a fact and
+ * in a qualifier name.
+ */
+function hostileResults(): string[] {
+  const claim = ST5_RESULT.claims[0]!
+  const withClaim = (change: Record<string, unknown>) =>
+    JSON.stringify({ ...ST5_RESULT, claims: [{ ...claim, ...change }] })
+  const marker = '"__value__"'
+  return [
+    withClaim({ value: '__value__' }).replace(marker, nested(70, '{"a":', '}')),
+    withClaim({ value: '__value__' }).replace(marker, nested(5_000, '[', ']')),
+    withClaim({ qualifiers: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`q${i}`, i])) }),
+    withClaim({ qualifiers: { applies_to: 'x'.repeat(100_000) } }),
+    withClaim({ qualifiers: '__q__' }).replace('"__q__"', '{"__proto__":{"polluted":true}}'),
+    withClaim({ value: '__value__' }).replace(marker, '{"constructor":{"prototype":{"polluted":true}}}'),
+    withClaim({ value: '__value__' }).replace(marker, '{"__proto__":{"polluted":true}}'),
+    withClaim({ sources: [{ uri: 'crm://opp/118204', excerpt: 'x\uD800y' }] }),
+    withClaim({ fact: 'vantage.enterprise.floor\u0000' }),
+    withClaim({ qualifiers: { 'applies\u0000to': 'new_logos' } }),
+    withClaim({ value: { note: '\uDC00' } }),
+  ]
 }
 
 async function setup(t: Parameters<typeof buildTestApp>[0]) {
@@ -351,6 +389,15 @@ async function setup(t: Parameters<typeof buildTestApp>[0]) {
   const revisable = await createReview(app, orchestrator, 'do_and_judge', { judges: PANELS.do_and_judge })
   await judge(app, orchestrator, revisable.review_id, verdict('solo', 'BLOCKED'))
   assert.equal((await decide(app, orchestrator, revisable.review_id)).manifest.directive, 'REVISE')
+  // Fan-outs owned by orch-a: one open for results (it is never reconciled, so results are never refused), one
+  // with every result in for reconcile, one HALTed for resolution.
+  const fanoutBody = vantageBody({ orchestrator_id: 'orch-a', fanout_key: 'fuzz-vantage' })
+  await createFanout(app, orchestrator, fanoutBody)
+  const openFanout = await createFanout(app, orchestrator, vantageBody({ orchestrator_id: 'orch-a' }))
+  const filledFanout = await createFanout(app, orchestrator, vantageBody({ orchestrator_id: 'orch-a' }))
+  await submitResult(app, orchestrator, filledFanout.fanout_id, ST3_RESULT)
+  await submitResult(app, orchestrator, filledFanout.fanout_id, needsContext('st_5'))
+  const { fanout: haltedFan } = await haltedFanout(app, orchestrator, { orchestrator_id: 'orch-a' })
 
   const targets: Target[] = [
     { name: 'create review', method: 'POST', path: '/v1/reviews', valid: reviewBody, accepted: [200, 201] },
@@ -445,6 +492,40 @@ async function setup(t: Parameters<typeof buildTestApp>[0]) {
       id: dryRunProbe,
       valid: { params: { refund_id: 're_1' }, outcome: { subagent_id: 'fuzz-agent', run_id: 'fuzz-run-1' } },
       accepted: [200],
+    },
+    { name: 'create fan-out', method: 'POST', path: '/v1/fanouts', valid: fanoutBody, accepted: [200, 201] },
+    {
+      name: 'submit result',
+      method: 'POST',
+      path: '/v1/fanouts/:id/results',
+      id: openFanout.fanout_id,
+      valid: ST5_RESULT,
+      accepted: [200, 201],
+      hostile: hostileResults(),
+    },
+    {
+      name: 'reconcile',
+      method: 'POST',
+      path: '/v1/fanouts/:id/reconcile',
+      id: filledFanout.fanout_id,
+      valid: { close: true },
+      accepted: [200, 202],
+    },
+    {
+      name: 'resolve fan-out',
+      method: 'POST',
+      path: '/v1/fanouts/:id/resolution',
+      id: haltedFan.fanout_id,
+      valid: {
+        facts: [
+          {
+            fact: FLOOR,
+            answer: { value: SIXTY_K, effective_date: '2025-01-22', qualifiers: { applies_to: 'new_logos' } },
+          },
+        ],
+        rationale: 'sales confirmed the carve-out',
+      },
+      accepted: [201],
     },
     {
       name: 'create key',
@@ -554,6 +635,10 @@ describe('hostile input', () => {
     for (const target of targets) {
       // Handwritten edge cases and an oversized body.
       for (const body of [...EDGE_BODIES, ...sweep(target.valid)]) await send(target, body)
+      for (const body of target.hostile ?? []) {
+        const status = await send(target, body)
+        assert.ok(status >= 400 && status < 500, `${target.name}: a hostile body is a 4xx, got ${status}`)
+      }
       assert.equal(await send(target, OVERSIZED), 413, `${target.name}: an oversized body is a 413`)
 
       const body = fc.oneof(
@@ -653,6 +738,7 @@ describe('hostile input', () => {
     const routes = [
       '/v1/outcomes',
       '/v1/reviews',
+      '/v1/fanouts',
       '/v1/manifests',
       '/v1/audit/records',
       '/v1/audit/verify',
@@ -669,6 +755,7 @@ describe('hostile input', () => {
         'subagent_id',
         'outcome_id',
         'review_id',
+        'fanout_id',
         'orchestrator_id',
         'status',
         'verdict',

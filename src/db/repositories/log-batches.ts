@@ -1,8 +1,8 @@
+import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
 import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
 import type { IntakeRow } from './audit-intake.ts'
-import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
 import { nodeArrays } from './merkle-nodes.ts'
 
 export interface SequencedWrite {

@@ -131,3 +131,11 @@ export function fanoutStatusAfter(verdict: FanoutVerdict, directive: FanoutDirec
   if (directive === 'REEVALUATE') return 'open'
   return directive === 'HALT' ? 'halted' : 'decided'
 }
+
+/**
+ * Audit records only fan-outs write (the engine's own kinds — `manifest.issued`, `escalation.opened`,
+ * `resolution.recorded` — carry `data.fanout_id` for them). `result.refused` records a result that arrived
+ * after the fan-out's final manifest: it changes nothing, but the attempt is on record.
+ */
+export const FANOUT_AUDIT_KINDS = ['fanout.created', 'result.recorded', 'result.refused'] as const
+export type FanoutAuditKind = (typeof FANOUT_AUDIT_KINDS)[number]

@@ -1,10 +1,7 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import {
-  pageAuditRecords,
-  streamAuditRecords,
-} from '../../audit/service.ts'
+import { pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
 import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
@@ -14,6 +11,7 @@ const OPS = { auth: ['ops', 'admin'] as const }
 
 const auditQuery = z.strictObject({
   outcome_id: z.uuid().optional(),
+  fanout_id: z.uuid().optional(),
   review_id: z.uuid().optional(),
   subagent_id: z.string().min(1).optional(),
   orchestrator_id: z.string().min(1).optional(),
@@ -23,7 +21,6 @@ const auditQuery = z.strictObject({
   to: rfc3339.optional(),
   ...pageQuery,
 })
-
 
 /** True when the Accept header asks for NDJSON with a non-zero quality. */
 export function wantsNdjson(accept: string | undefined): boolean {
@@ -50,10 +47,22 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       // Read your writes: every change committed before this request is in the log before it is read.
       await app.services.auditLog.catchUp()
-      const { limit, cursor, outcome_id, review_id, subagent_id, orchestrator_id, kind, verdict, from, to } =
-        request.query
+      const {
+        limit,
+        cursor,
+        outcome_id,
+        fanout_id,
+        review_id,
+        subagent_id,
+        orchestrator_id,
+        kind,
+        verdict,
+        from,
+        to,
+      } = request.query
       const query = {
         outcomeId: outcome_id,
+        fanoutId: fanout_id,
         reviewId: review_id,
         subagentId: subagent_id,
         orchestratorId: orchestrator_id,

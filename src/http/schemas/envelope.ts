@@ -1,7 +1,10 @@
 import { z } from 'zod'
 
-/** The envelope of a signed manifest whose fields `manifest` describes; `id` names it in the OpenAPI document. */
-export function envelopeOf(manifest: z.ZodType, id: string) {
+/**
+ * The envelope of a signed manifest whose fields `manifest` describes; `id` names it in the OpenAPI document,
+ * which shows `examples` with it.
+ */
+export function envelopeOf(manifest: z.ZodType, id: string, examples?: unknown[]) {
   return z
     .object({
       manifest,
@@ -18,5 +21,6 @@ export function envelopeOf(manifest: z.ZodType, id: string) {
       description:
         'A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. ' +
         'The manifest is served exactly as it was signed.',
+      ...(examples ? { examples } : {}),
     })
 }

@@ -8,6 +8,7 @@
  * afterwards, as 422s.
  */
 import { z } from 'zod'
+import { resultExamples } from '../../cases/fanout/examples.ts'
 import type { ClaimSource, SubmittedClaim } from '../../domain/fanout/reconcile.ts'
 import type { FactResolution } from '../../domain/fanout/resolution.ts'
 import {
@@ -30,6 +31,16 @@ export const FANOUT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
 export const MAX_FACTS = 200
 export const MAX_SUBTASKS = 100
 export const MAX_URI_LENGTH = 2000
+/**
+ * Bounds on one result, far beyond what a worker's return holds, so that a hostile body is refused (400) rather
+ * than stored and carried into every manifest: claims per result, sources per claim, qualifier keys per claim.
+ */
+export const MAX_CLAIMS = 1000
+export const MAX_SOURCES = 100
+export const MAX_QUALIFIERS = 100
+const MAX_QUALIFIER_KEY_LENGTH = 200
+const MAX_QUALIFIER_TEXT_LENGTH = 2000
+const MAX_EXCERPT_LENGTH = 10_000
 const MAX_QUESTION_LENGTH = 10_000
 const MAX_RATIONALE_LENGTH = 10_000
 
@@ -67,11 +78,26 @@ const nonNullJson = z.union(
 /** `YYYY-MM-DD`, a day that exists (`2025-02-29` does not). */
 const calendarDate = z.iso.date({ error: 'must be a date YYYY-MM-DD that exists in the calendar' })
 
-export const qualifiersSchema = z.record(
-  z.string(),
-  z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string, number or boolean' }),
-  { error: 'must be an object of string, number or boolean values' },
-)
+export const qualifiersSchema = z
+  .record(
+    z
+      .string()
+      .min(1, 'a qualifier needs a name')
+      .max(MAX_QUALIFIER_KEY_LENGTH, `qualifier names have at most ${MAX_QUALIFIER_KEY_LENGTH} characters`),
+    z.union(
+      [
+        z.string().max(MAX_QUALIFIER_TEXT_LENGTH, `at most ${MAX_QUALIFIER_TEXT_LENGTH} characters`),
+        z.number(),
+        z.boolean(),
+      ],
+      { error: 'must be a string, number or boolean' },
+    ),
+    { error: 'must be an object of string, number or boolean values' },
+  )
+  .refine(
+    (qualifiers) => Object.keys(qualifiers).length <= MAX_QUALIFIERS,
+    `at most ${MAX_QUALIFIERS} qualifiers`,
+  )
 
 export const claimSourceSchema = z
   .strictObject({
@@ -79,7 +105,11 @@ export const claimSourceSchema = z
       .string({ error: required('must be a string') })
       .min(1, 'must not be empty')
       .max(MAX_URI_LENGTH, `at most ${MAX_URI_LENGTH} characters`),
-    excerpt: z.string().nullable().optional(),
+    excerpt: z
+      .string()
+      .max(MAX_EXCERPT_LENGTH, `at most ${MAX_EXCERPT_LENGTH} characters`)
+      .nullable()
+      .optional(),
     content_digest: sha256String.nullable().optional(),
     observed_at: rfc3339.nullable().optional(),
   })
@@ -99,7 +129,8 @@ export const claimSchema = z
       .optional(),
     sources: z
       .array(claimSourceSchema, { error: required('must be an array') })
-      .min(1, 'at least one source'),
+      .min(1, 'at least one source')
+      .max(MAX_SOURCES, `at most ${MAX_SOURCES} sources`),
   })
   .meta({ id: 'Claim' }) satisfies z.ZodType<SubmittedClaim>
 
@@ -111,8 +142,13 @@ export const workerSchema = z.strictObject({
 /** `POST /v1/fanouts/{id}/results`: one worker's return in the status envelope. */
 export const fanoutResultBody = statusEnvelopeSchema({
   every: { subtask_id: z.string({ error: required('must be a string') }), worker: workerSchema.optional() },
-  withEvidence: { claims: z.array(claimSchema, { error: 'must be an array' }).optional() },
-}).meta({ id: 'FanoutResult' })
+  withEvidence: {
+    claims: z
+      .array(claimSchema, { error: 'must be an array' })
+      .max(MAX_CLAIMS, `at most ${MAX_CLAIMS} claims`)
+      .optional(),
+  },
+}).meta({ id: 'FanoutResult', examples: resultExamples })
 export type FanoutResultBody = z.infer<typeof fanoutResultBody>
 
 /** Items of a list that repeat an earlier item, each reported at its own index. */
@@ -221,10 +257,13 @@ export const createFanoutBody = z
   })
 export type CreateFanoutBody = z.infer<typeof createFanoutBody>
 
-/** `POST /v1/fanouts/{id}/reconcile`: no body, `{}`, or `{"close": true}` to stop waiting for missing subtasks. */
+/**
+ * `POST /v1/fanouts/{id}/reconcile`: no body, `{}`, or `{"close": true}` to stop waiting for missing subtasks.
+ * Fastify hands a request without a body over as null.
+ */
 export const reconcileFanoutBody = z
   .strictObject({ close: z.boolean({ error: 'must be true or false' }).optional() })
-  .optional()
+  .nullish()
 export type ReconcileFanoutBody = z.infer<typeof reconcileFanoutBody>
 
 /** An answer a human gives a contested fact; absent `effective_date` / `qualifiers` mean null / `{}`. */

@@ -1,11 +1,20 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { z } from 'zod'
+import * as examples from '../../../src/cases/fanout/examples.ts'
+import {
+  fanoutPendingSchema,
+  fanoutSchema,
+  reconciliationEnvelopeSchema,
+  resultAnswerSchema,
+} from '../../../src/cases/fanout/schemas.ts'
 import { withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import { canonicalJson, hashJson } from '../../../src/domain/shared/canonical-json.ts'
 import {
   type CreateFanoutBody,
   createFanoutBody,
   fanoutResolutionBody,
+  fanoutResultBody,
   reconcileFanoutBody,
 } from '../../../src/http/schemas/fanouts.ts'
 import { bodyErrors, parsed } from './body-errors.ts'
@@ -259,6 +268,7 @@ describe('POST /v1/fanouts body', () => {
 describe('POST /v1/fanouts/{id}/reconcile body', () => {
   it('takes no body, {}, or {"close": true}', () => {
     assert.equal(bodyErrors(reconcileFanoutBody, undefined), null)
+    assert.equal(bodyErrors(reconcileFanoutBody, null), null, 'a request without a body')
     assert.equal(bodyErrors(reconcileFanoutBody, {}), null)
     assert.equal(bodyErrors(reconcileFanoutBody, { close: true }), null)
   })
@@ -320,5 +330,96 @@ describe('POST /v1/fanouts/{id}/resolution body', () => {
       { path: 'body/rationale', message: 'must not be empty' },
     ])
     assert.deepEqual(resolutionErrors({ facts: [] }), [{ path: 'body/rationale', message: 'required' }])
+  })
+})
+
+describe('bounds on a result', () => {
+  const claim = { fact: 'f', value: 1, sources: [{ uri: 'https://a.example/' }] }
+  const result = (claims: unknown[]) => ({
+    subtask_id: 's',
+    status: 'DONE',
+    summary: 'done',
+    evidence: ['e'],
+    claims,
+  })
+  const errorsOf = (claims: unknown[]) => bodyErrors(fanoutResultBody, result(claims))
+
+  it('accepts the largest result it allows', () => {
+    const qualifiers = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`q${i}`, 'x'.repeat(2000)]))
+    const sources = Array.from({ length: 100 }, (_, i) => ({
+      uri: `https://a.example/${i}`,
+      excerpt: 'e'.repeat(10_000),
+    }))
+    assert.equal(errorsOf([{ ...claim, qualifiers, sources }]), null)
+    assert.equal(errorsOf(Array.from({ length: 1000 }, () => claim)), null)
+  })
+
+  const cases: [string, unknown[], string, string][] = [
+    ['1,001 claims', Array.from({ length: 1001 }, () => claim), 'body/claims', 'at most 1000 claims'],
+    [
+      '101 sources',
+      [{ ...claim, sources: Array.from({ length: 101 }, () => ({ uri: 'x' })) }],
+      'body/claims/0/sources',
+      'at most 100 sources',
+    ],
+    [
+      '101 qualifiers',
+      [{ ...claim, qualifiers: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`q${i}`, i])) }],
+      'body/claims/0/qualifiers',
+      'at most 100 qualifiers',
+    ],
+    [
+      'a qualifier text of 2,001 characters',
+      [{ ...claim, qualifiers: { applies_to: 'x'.repeat(2001) } }],
+      'body/claims/0/qualifiers/applies_to',
+      'at most 2000 characters',
+    ],
+    [
+      'an excerpt of 10,001 characters',
+      [{ ...claim, sources: [{ uri: 'x', excerpt: 'e'.repeat(10_001) }] }],
+      'body/claims/0/sources/0/excerpt',
+      'at most 10000 characters',
+    ],
+  ]
+  for (const [label, claims, path, message] of cases) {
+    it(`refuses ${label} at ${path}`, () => {
+      assert.deepEqual(errorsOf(claims), [{ path, message }])
+    })
+  }
+
+  it('refuses an unnamed qualifier and one named with 201 characters', () => {
+    for (const name of ['', 'q'.repeat(201)]) {
+      const errors = errorsOf([{ ...claim, qualifiers: { [name]: 'x' } }])
+      assert.equal(errors?.length, 1)
+      assert.match(errors![0]!.path, /^body\/claims\/0\/qualifiers/)
+    }
+  })
+})
+
+describe('the OpenAPI examples of fan-outs', () => {
+  it('are valid requests and answers of their routes', () => {
+    assert.equal(bodyErrors(createFanoutBody, examples.createFanoutExample), null)
+    for (const result of examples.resultExamples) assert.equal(bodyErrors(fanoutResultBody, result), null)
+    assert.equal(bodyErrors(fanoutResolutionBody, examples.resolutionExample), null)
+    const answers: [z.ZodType, unknown][] = [
+      [fanoutSchema, examples.fanoutViewExample],
+      [resultAnswerSchema, examples.resultAnswerExample],
+      [fanoutPendingSchema, examples.pendingExample],
+      [reconciliationEnvelopeSchema, examples.haltEnvelopeExample],
+      [reconciliationEnvelopeSchema, examples.resolvedEnvelopeExample],
+    ]
+    for (const [schema, example] of answers) assert.equal(bodyErrors(schema, example), null)
+  })
+
+  it('show the Vantage floor contested for its carve-out, then resolved by a person', () => {
+    const [halt] = examples.haltEnvelopeExample.manifest.facts
+    assert.equal(halt?.status, 'contested')
+    assert.equal(halt?.reason, 'qualifier_difference')
+    assert.deepEqual(halt?.conflicts[0]?.qualifier_differences, [{ pointer: '/applies_to', a: 'new_logos' }])
+    assert.equal(examples.resolvedEnvelopeExample.manifest.facts[0]?.rule, 'human')
+    assert.equal(
+      examples.resolvedEnvelopeExample.manifest.supersedes,
+      examples.haltEnvelopeExample.manifest.manifest_id,
+    )
   })
 })

@@ -45,4 +45,7 @@ async function auditLogPlugin(app: FastifyInstance) {
   })
 }
 
-export default fp(auditLogPlugin, { name: 'arbiter-audit-log', dependencies: ['arbiter-settings', 'arbiter-db'] })
+export default fp(auditLogPlugin, {
+  name: 'arbiter-audit-log',
+  dependencies: ['arbiter-settings', 'arbiter-db'],
+})

@@ -1,0 +1,268 @@
+import type { Queryable } from '../../db/pool.ts'
+import {
+  type Coverage,
+  type FactEntry,
+  type FanoutDefinition,
+  type Reason,
+  reconcile,
+  type SubmittedClaim,
+  type SubtaskResult,
+} from '../../domain/fanout/reconcile.ts'
+import { applyResolution, type FactResolution, resolutionErrors } from '../../domain/fanout/resolution.ts'
+import {
+  type FanoutDirective,
+  type FanoutPolicy,
+  type FanoutStatus,
+  type FanoutVerdict,
+  fanoutStatusAfter,
+} from '../../domain/fanout/vocabulary.ts'
+import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { compareCodeUnits } from '../../domain/shared/order.ts'
+import type { CaseDecision, CaseKind, StoredManifest } from '../../engine/case-kind.ts'
+import { AppError } from '../../errors.ts'
+import { type FanoutRow, findFanout, latestResults, type ResultRow, updateFanoutState } from './repository.ts'
+
+/** The fields of a reconciliation manifest the fan-out kind fills (the engine adds kind, id, time, supersedes). */
+export interface ReconciliationManifestContent {
+  fanout_id: string
+  orchestrator_id: string
+  fanout_key: string
+  verdict: FanoutVerdict
+  directive: FanoutDirective
+  /** With defaults filled in. */
+  policy: FanoutPolicy
+  policy_digest: string
+  coverage: Coverage
+  /** One entry per fan-out fact, sorted. */
+  facts: FactEntry[]
+  reasons: Reason[]
+  resolution: { by: string; rationale: string } | null
+}
+
+/** The signed reconciliation manifest. */
+export interface ReconciliationManifest extends ReconciliationManifestContent {
+  kind: 'reconciliation'
+  manifest_id: string
+  issued_at: string
+  supersedes: string | null
+}
+
+/** What reconciliation reads besides the fan-out itself. */
+export interface FanoutInput {
+  /** The latest result of each subtask that returned. */
+  results: SubtaskResult[]
+  /** The fan-out has a deadline and it has passed. */
+  deadline_passed: boolean
+  /** The owner stopped waiting for missing subtasks, now or before. */
+  closed: boolean
+}
+
+/** What a 202 answer names while subtasks are still out. */
+export interface FanoutPending {
+  missing_subtasks: string[]
+}
+
+/** What the caller of `POST …/reconcile` may ask: `{"close": true}` stops waiting for missing subtasks. */
+export interface ReconcileRequest {
+  close: boolean
+}
+
+/** What a human answers to a HALTed fan-out: every contested fact, and why. */
+export interface FanoutResolution {
+  facts: FactResolution[]
+  rationale: string
+}
+
+function definitionOf(fanout: FanoutRow): FanoutDefinition {
+  return { facts: fanout.facts, subtasks: fanout.subtasks, policy: fanout.policy }
+}
+
+const text = (value: JsonValue | undefined): string | null => (typeof value === 'string' ? value : null)
+
+/** A stored result as reconciliation reads it: its envelope members, its claims exactly as submitted. */
+export function toSubtaskResult(row: ResultRow): SubtaskResult {
+  const { body } = row
+  return {
+    subtask_id: row.subtask_id,
+    revision: row.revision,
+    status: row.status,
+    late: row.late,
+    received_at: row.received_at.toISOString(),
+    result_digest: row.result_digest,
+    claims: (body.claims ?? []) as unknown as SubmittedClaim[],
+    blocking_question: text(body.blocking_question),
+    blocking_reason: text(body.blocking_reason),
+    concerns: Array.isArray(body.concerns) ? (body.concerns as string[]) : [],
+  }
+}
+
+/** Subtasks without any result, sorted. */
+function missingSubtasks(fanout: FanoutRow, input: FanoutInput): string[] {
+  const returned = new Set(input.results.map((result) => result.subtask_id))
+  return fanout.subtasks
+    .map((subtask) => subtask.subtask_id)
+    .filter((id) => !returned.has(id))
+    .sort(compareCodeUnits)
+}
+
+/** The fan-out's status after `event`; only an open fan-out is decided, only a halted one resolved. */
+function nextStatus(
+  fanout: FanoutRow,
+  event:
+    | { type: 'manifest_issued'; verdict: FanoutVerdict; directive: FanoutDirective }
+    | { type: 'resolved' },
+): FanoutStatus {
+  if (event.type === 'resolved') {
+    if (fanout.status !== 'halted') {
+      throw new AppError('CONFLICT', `only a HALTed fan-out can be resolved; this one is ${fanout.status}`, {
+        manifest_id: fanout.manifest_id,
+      })
+    }
+    return 'resolved'
+  }
+  if (fanout.status !== 'open') {
+    throw new AppError('CONFLICT', `a ${fanout.status} fan-out is already decided`, {
+      manifest_id: fanout.manifest_id,
+    })
+  }
+  return fanoutStatusAfter(event.verdict, event.directive)
+}
+
+/** The HALT's own fields, read back to build the manifest that resolves it. */
+function haltedReconciliation(halt: StoredManifest) {
+  const manifest = halt as unknown as ReconciliationManifest
+  return {
+    directive: manifest.directive,
+    coverage: manifest.coverage,
+    facts: manifest.facts,
+    reasons: manifest.reasons,
+  }
+}
+
+/**
+ * Fan-outs on the case engine: a question split into subtasks, each worker's latest return, one pure
+ * reconciliation (src/domain/fanout/reconcile.ts, docs/fanouts.md), escalation to a human on HALT. A REEVALUATE
+ * (a worker needs context) leaves the fan-out open; the next manifest supersedes it.
+ */
+export const fanoutCase: CaseKind<
+  FanoutRow,
+  FanoutInput,
+  ReconciliationManifestContent,
+  FanoutPending,
+  FanoutResolution,
+  ReconcileRequest
+> = {
+  name: 'fanout',
+  manifestKind: 'reconciliation',
+  noun: 'fan-out',
+
+  lock: (tx, id) => findFanout(tx, id, { lock: true }),
+  find: (db, id) => findFanout(db, id),
+  caseId: (fanout) => fanout.id,
+  status: (fanout) => fanout.status,
+  manifestId: (fanout) => fanout.manifest_id,
+  round: () => 0,
+  auditSubject: (fanout) => ({ orchestrator_id: fanout.orchestrator_id, data: { fanout_id: fanout.id } }),
+  auditQuery: (id) => ({ fanoutId: id }),
+
+  async loadInput(tx: Queryable, fanout, now, request) {
+    const rows = await latestResults(tx, fanout.id)
+    return {
+      results: rows.map(toSubtaskResult),
+      deadline_passed: fanout.deadline !== null && fanout.deadline.getTime() <= now.getTime(),
+      closed: fanout.closed_at !== null || request?.close === true,
+    }
+  },
+
+  // What reconciliation depends on: which revision of each subtask counts, and which subtasks are missing (while
+  // some are missing and nobody stopped waiting, nothing is issued, so the flags need not be part of it).
+  inputsDigest: (fanout, input) =>
+    hashJson({
+      results: input.results
+        .map((result) => [result.subtask_id, result.revision] as const)
+        .sort((x, y) => compareCodeUnits(x[0], y[0])),
+      missing: missingSubtasks(fanout, input),
+    }),
+
+  decide(fanout, input): CaseDecision<ReconciliationManifestContent, FanoutPending> {
+    const reconciliation = reconcile({ fanout: definitionOf(fanout), ...input })
+    if (reconciliation.kind === 'pending') {
+      return { kind: 'pending', pending: { missing_subtasks: reconciliation.missing_subtasks } }
+    }
+    const { verdict, directive, final, coverage, facts, reasons } = reconciliation
+    return {
+      kind: 'decided',
+      decided: {
+        content: {
+          fanout_id: fanout.id,
+          orchestrator_id: fanout.orchestrator_id,
+          fanout_key: fanout.fanout_key,
+          verdict,
+          directive,
+          policy: fanout.policy,
+          policy_digest: fanout.policy_digest,
+          coverage,
+          facts,
+          reasons,
+          resolution: null,
+        },
+        final,
+        escalation: directive === 'HALT' ? { data: { reasons: reasons as unknown as JsonValue } } : null,
+      },
+    }
+  },
+
+  async recordDecision(tx, fanout, decision, manifestId, input) {
+    const { verdict, directive } = decision.content
+    const status = nextStatus(fanout, { type: 'manifest_issued', verdict, directive })
+    // A close is kept: once the owner stopped waiting, later reconciliations do not wait either.
+    const closedAt = fanout.closed_at ?? (input.closed ? new Date() : null)
+    await updateFanoutState(tx, fanout.id, { status, manifestId, closedAt })
+  },
+
+  resolution: {
+    haltManifestId(fanout) {
+      nextStatus(fanout, { type: 'resolved' })
+      return fanout.manifest_id!
+    },
+
+    resolve(fanout, halt, answer, by) {
+      const halted = haltedReconciliation(halt)
+      const errors = resolutionErrors(halted, answer.facts)
+      if (errors.length > 0) {
+        throw new AppError(
+          'UNPROCESSABLE',
+          'the resolution must answer every contested fact, and only those',
+          {},
+          errors.map((error) => ({ ...error, path: `body${error.path}` })),
+        )
+      }
+      const resolved = applyResolution(halted, answer.facts)
+      return {
+        content: {
+          fanout_id: fanout.id,
+          orchestrator_id: fanout.orchestrator_id,
+          fanout_key: fanout.fanout_key,
+          verdict: resolved.verdict,
+          directive: resolved.directive,
+          policy: fanout.policy,
+          policy_digest: fanout.policy_digest,
+          coverage: resolved.coverage,
+          facts: resolved.facts,
+          reasons: resolved.reasons,
+          resolution: { by, rationale: answer.rationale },
+        },
+        data: {
+          facts: answer.facts as unknown as JsonValue,
+          rationale: answer.rationale,
+          supersedes: halt.manifest_id,
+        },
+      }
+    },
+
+    async recordResolution(tx, fanout, manifestId) {
+      const status = nextStatus(fanout, { type: 'resolved' })
+      await updateFanoutState(tx, fanout.id, { status, manifestId, closedAt: fanout.closed_at })
+    },
+  },
+}

@@ -1,0 +1,201 @@
+import type { Queryable } from '../../db/pool.ts'
+import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
+import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
+import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+
+/*
+ * The tables of fan-out cases: fan-outs and their subtasks' results. Manifests, escalations and audit records are
+ * the engine's (src/db/repositories/, src/audit/).
+ */
+
+/** A subtask as stored and shown: absent `scope` is null. */
+export interface StoredSubtask {
+  subtask_id: string
+  scope: string | null
+  facts: string[]
+}
+
+/**
+ * fanouts: one orchestrator's question split into subtasks.
+ * id; list_seq (insertion order, for cursors); orchestrator_id + fanout_key (the natural key); request_digest
+ * (hash of the creation body with defaults filled in, for idempotent retries); question; facts (as listed);
+ * subtasks (as given, scope null when absent); deadline; policy (defaults filled in) and policy_digest;
+ * decomposition (the creation-time check); status; manifest_id (current manifest); closed_at (when the owner
+ * stopped waiting for missing subtasks); created_at.
+ */
+export interface FanoutRow {
+  id: string
+  list_seq: number
+  orchestrator_id: string
+  fanout_key: string
+  request_digest: string
+  question: string
+  facts: string[]
+  subtasks: StoredSubtask[]
+  deadline: Date | null
+  policy: FanoutPolicy
+  policy_digest: string
+  decomposition: DecompositionReport
+  status: FanoutStatus
+  manifest_id: string | null
+  closed_at: Date | null
+  created_at: Date
+}
+
+const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_digest, question, facts, subtasks,
+  deadline, policy, policy_digest, decomposition, status, manifest_id, closed_at, created_at`
+
+export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
+
+/** Inserts unless the natural key exists; returns the row that holds the key either way. */
+export async function insertFanoutIfAbsent(
+  db: Queryable,
+  fanout: NewFanout,
+): Promise<{ row: FanoutRow; inserted: boolean }> {
+  const { rows } = await db.query<FanoutRow>(
+    `INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
+       policy, policy_digest, decomposition, status, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
+     ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
+     RETURNING ${FANOUT_COLUMNS}`,
+    [
+      fanout.id,
+      fanout.orchestrator_id,
+      fanout.fanout_key,
+      fanout.request_digest,
+      fanout.question,
+      fanout.facts,
+      JSON.stringify(fanout.subtasks),
+      fanout.deadline,
+      JSON.stringify(fanout.policy),
+      fanout.policy_digest,
+      JSON.stringify(fanout.decomposition),
+      fanout.created_at,
+    ],
+  )
+  if (rows[0]) return { row: rows[0], inserted: true }
+  const existing = await findFanoutByKey(db, fanout.orchestrator_id, fanout.fanout_key)
+  if (!existing) throw new Error('fan-out natural key conflict without a row')
+  return { row: existing, inserted: false }
+}
+
+export async function findFanoutByKey(db: Queryable, orchestratorId: string, fanoutKey: string) {
+  const { rows } = await db.query<FanoutRow>(
+    `SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE orchestrator_id = $1 AND fanout_key = $2`,
+    [orchestratorId, fanoutKey],
+  )
+  return rows[0]
+}
+
+/** With `lock`, the row is read FOR UPDATE: that lock serializes everything that changes the fan-out. */
+export async function findFanout(db: Queryable, id: string, options: { lock?: boolean } = {}) {
+  const { rows } = await db.query<FanoutRow>(
+    `SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  )
+  return rows[0]
+}
+
+export async function listFanouts(
+  db: Queryable,
+  filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined; afterSeq: number | null },
+  limit: number,
+) {
+  const { rows } = await db.query<FanoutRow>(
+    `SELECT ${FANOUT_COLUMNS} FROM fanouts
+     WHERE ($1::text IS NULL OR orchestrator_id = $1) AND ($2::text IS NULL OR status = $2)
+       AND ($3::bigint IS NULL OR list_seq > $3)
+     ORDER BY list_seq LIMIT $4`,
+    [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
+  )
+  return rows
+}
+
+/** The fan-out's state after a manifest: its status, its current manifest, and when it was closed (if it was). */
+export async function updateFanoutState(
+  db: Queryable,
+  id: string,
+  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
+): Promise<void> {
+  await db.query('UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1', [
+    id,
+    state.status,
+    state.manifestId,
+    state.closedAt,
+  ])
+}
+
+/**
+ * fanout_results: every revision of every subtask's result.
+ * fanout_id + subtask_id + revision (1, 2, …); status (the envelope's); body (the envelope exactly as submitted);
+ * result_digest (sha256(JCS(body))); late (received after the deadline); received_at; api_key_id (who submitted).
+ */
+export interface ResultRow {
+  fanout_id: string
+  subtask_id: string
+  revision: number
+  status: EnvelopeStatus
+  body: { [key: string]: JsonValue }
+  result_digest: string
+  late: boolean
+  received_at: Date
+  api_key_id: string | null
+}
+
+/** A result without its body: what lists and answers show. */
+export type ResultSummaryRow = Omit<ResultRow, 'body' | 'api_key_id'>
+
+const SUMMARY_COLUMNS = 'fanout_id, subtask_id, revision, status, result_digest, late, received_at'
+const RESULT_COLUMNS = `${SUMMARY_COLUMNS}, body, api_key_id`
+
+export async function insertResult(db: Queryable, row: ResultRow): Promise<void> {
+  await db.query(
+    `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+    [
+      row.fanout_id,
+      row.subtask_id,
+      row.revision,
+      row.status,
+      row.result_digest,
+      row.late,
+      row.received_at,
+      JSON.stringify(row.body),
+      row.api_key_id,
+    ],
+  )
+}
+
+/** The latest revision of one subtask's result (without its body), if any. */
+export async function latestResultOf(
+  db: Queryable,
+  fanoutId: string,
+  subtaskId: string,
+): Promise<ResultSummaryRow | undefined> {
+  const { rows } = await db.query<ResultSummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM fanout_results WHERE fanout_id = $1 AND subtask_id = $2
+     ORDER BY revision DESC LIMIT 1`,
+    [fanoutId, subtaskId],
+  )
+  return rows[0]
+}
+
+/** The latest result of each subtask of one fan-out, with its body (what reconciliation reads). */
+export async function latestResults(db: Queryable, fanoutId: string): Promise<ResultRow[]> {
+  const { rows } = await db.query<ResultRow>(
+    `SELECT DISTINCT ON (subtask_id) ${RESULT_COLUMNS} FROM fanout_results WHERE fanout_id = $1
+     ORDER BY subtask_id, revision DESC`,
+    [fanoutId],
+  )
+  return rows
+}
+
+/** The latest result of each subtask, without bodies, for each of the given fan-outs (what views show). */
+export async function latestResultSummaries(db: Queryable, fanoutIds: string[]): Promise<ResultSummaryRow[]> {
+  const { rows } = await db.query<ResultSummaryRow>(
+    `SELECT DISTINCT ON (fanout_id, subtask_id) ${SUMMARY_COLUMNS} FROM fanout_results
+     WHERE fanout_id = ANY($1::uuid[]) ORDER BY fanout_id, subtask_id, revision DESC`,
+    [fanoutIds],
+  )
+  return rows
+}

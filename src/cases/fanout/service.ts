@@ -1,0 +1,299 @@
+import { randomUUID } from 'node:crypto'
+import { appendAuditRecords } from '../../audit/audit-log.ts'
+import type { Queryable } from '../../db/pool.ts'
+import { withTransaction } from '../../db/pool.ts'
+import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
+import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
+import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { byField } from '../../domain/shared/order.ts'
+import { AppError, type ProblemFieldError } from '../../errors.ts'
+import { assertMaySpeakFor } from '../../http/plugins/app/auth.ts'
+import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
+import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
+import type { Actor, ServiceContext } from '../../services/context.ts'
+import type { Principal } from '../../services/keys.ts'
+import {
+  type FanoutRow,
+  findFanout,
+  insertFanoutIfAbsent,
+  insertResult,
+  latestResultOf,
+  latestResultSummaries,
+  listFanouts,
+  type ResultRow,
+  type ResultSummaryRow,
+  type StoredSubtask,
+} from './repository.ts'
+
+/** Problem paths point into the request body, as schema errors do (`body/facts/1`). */
+const inBody = (errors: ProblemFieldError[]) =>
+  errors.map((error) => ({ ...error, path: `body${error.path}` }))
+
+/**
+ * `POST /v1/fanouts`. The caller may speak for `orchestrator_id` (checked by the route). Under a `strict`
+ * decomposition, facts no subtask owns and facts two subtasks own are refused (422); otherwise they are reported.
+ * `(orchestrator_id, fanout_key)` is the natural key: the same body again answers the existing fan-out.
+ */
+export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: CreateFanoutBody, actor: Actor) {
+  const policy = withPolicyDefaults(body.policy)
+  if (policy.decomposition === 'strict') {
+    const errors = strictDecompositionErrors(body.facts, body.subtasks)
+    if (errors.length > 0) {
+      throw new AppError(
+        'UNPROCESSABLE',
+        'the decomposition is strict: every fact needs exactly one owning subtask',
+        {},
+        inBody(errors),
+      )
+    }
+  }
+  const subtasks: StoredSubtask[] = body.subtasks.map((subtask) => ({
+    subtask_id: subtask.subtask_id,
+    scope: subtask.scope ?? null,
+    facts: subtask.facts,
+  }))
+  const deadline = body.deadline ?? null
+  // "The same body again" is judged with defaults filled in: spelling out a default is the same body.
+  const requestDigest = hashJson({ ...body, deadline, subtasks, policy })
+  const decomposition = checkDecomposition(body.facts, body.subtasks)
+  const now = new Date()
+  return withTransaction(ctx.db, async (tx) => {
+    const { row, inserted } = await insertFanoutIfAbsent(tx, {
+      id: randomUUID(),
+      orchestrator_id: body.orchestrator_id,
+      fanout_key: body.fanout_key,
+      request_digest: requestDigest,
+      question: body.question,
+      facts: body.facts,
+      subtasks,
+      deadline: deadline === null ? null : new Date(deadline),
+      policy,
+      policy_digest: hashJson(policy),
+      decomposition,
+      created_at: now,
+    })
+    if (!inserted) {
+      if (row.request_digest !== requestDigest) {
+        throw new AppError(
+          'CONFLICT',
+          `fan-out (${body.orchestrator_id}, ${body.fanout_key}) already exists with a different body`,
+          { fanout_id: row.id },
+        )
+      }
+      return { created: false, fanout: (await loadFanoutViews(tx, [row]))[0]! }
+    }
+    // The audit append holds the log's lock until commit, so it goes last.
+    await appendAuditRecords(tx, [
+      {
+        kind: 'fanout.created',
+        actor,
+        at: now.toISOString(),
+        orchestrator_id: row.orchestrator_id,
+        data: {
+          fanout_id: row.id,
+          fanout_key: row.fanout_key,
+          facts: row.facts,
+          subtasks: subtasks.map((subtask) => subtask.subtask_id),
+          deadline: row.deadline ? row.deadline.toISOString() : null,
+          policy_digest: row.policy_digest,
+          decomposition: decomposition as unknown as JsonValue,
+          request_digest: requestDigest,
+        },
+      },
+    ])
+    return { created: true, fanout: toFanoutView(row, []) }
+  })
+}
+
+export type SubmitResultOutcome =
+  | { kind: 'created'; result: ResultView }
+  /** JCS-equal to the subtask's latest result: that result's answer, nothing new stored. */
+  | { kind: 'unchanged'; result: ResultView }
+  /** Arrived after the fan-out's final manifest: audited as `result.refused`, nothing else changes (→ 409). */
+  | { kind: 'refused'; manifestId: string }
+
+/** Field errors for references the schema cannot judge: the subtask, and the facts claims are about. */
+function referenceErrors(fanout: FanoutRow, body: FanoutResultBody): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = []
+  if (!fanout.subtasks.some((subtask) => subtask.subtask_id === body.subtask_id)) {
+    errors.push({ path: 'body/subtask_id', message: 'not a subtask of this fan-out' })
+  }
+  const facts = new Set(fanout.facts)
+  const claims = 'claims' in body ? (body.claims ?? []) : []
+  claims.forEach((claim, i) => {
+    if (!facts.has(claim.fact)) {
+      errors.push({ path: `body/claims/${i}/fact`, message: 'not one of the fan-out’s facts' })
+    }
+  })
+  return errors
+}
+
+/**
+ * `POST /v1/fanouts/{id}/results`: one worker's return. The latest result per subtask counts: the same body
+ * again is answered as stored; a different one is the next revision while the fan-out is open, and refused
+ * (recorded as `result.refused`) once it is decided, halted or resolved. The row lock orders a result against
+ * reconciliation: it either lands before a manifest or sees it.
+ */
+export async function submitResult(
+  ctx: Pick<ServiceContext, 'db'>,
+  fanoutId: string,
+  body: FanoutResultBody,
+  principal: Principal,
+): Promise<SubmitResultOutcome> {
+  const resultDigest = hashJson(body)
+  return withTransaction(ctx.db, async (tx) => {
+    const fanout = await lockFanout(tx, fanoutId)
+    assertMaySpeakFor(principal, fanout.orchestrator_id)
+    const errors = referenceErrors(fanout, body)
+    if (errors.length > 0) {
+      throw new AppError('UNPROCESSABLE', `${errors[0]!.path}: ${errors[0]!.message}`, {}, errors)
+    }
+    const latest = await latestResultOf(tx, fanoutId, body.subtask_id)
+    if (latest && latest.result_digest === resultDigest) {
+      return { kind: 'unchanged', result: toResultView(latest) }
+    }
+    const now = new Date()
+    if (fanout.status !== 'open') {
+      const manifestId = fanout.manifest_id!
+      await appendAuditRecords(tx, [
+        {
+          kind: 'result.refused',
+          actor: principal.keyId,
+          at: now.toISOString(),
+          manifest_id: manifestId,
+          orchestrator_id: fanout.orchestrator_id,
+          data: {
+            fanout_id: fanoutId,
+            subtask_id: body.subtask_id,
+            status: body.status,
+            result_digest: resultDigest,
+            fanout_status: fanout.status,
+          },
+        },
+      ])
+      return { kind: 'refused', manifestId }
+    }
+    const row: ResultRow = {
+      fanout_id: fanoutId,
+      subtask_id: body.subtask_id,
+      revision: (latest?.revision ?? 0) + 1,
+      status: body.status,
+      body: body as unknown as ResultRow['body'],
+      result_digest: resultDigest,
+      late: fanout.deadline !== null && now.getTime() > fanout.deadline.getTime(),
+      received_at: now,
+      api_key_id: principal.keyId,
+    }
+    await insertResult(tx, row)
+    await appendAuditRecords(tx, [
+      {
+        kind: 'result.recorded',
+        actor: principal.keyId,
+        at: now.toISOString(),
+        orchestrator_id: fanout.orchestrator_id,
+        data: {
+          fanout_id: fanoutId,
+          subtask_id: row.subtask_id,
+          revision: row.revision,
+          status: row.status,
+          late: row.late,
+          result_digest: resultDigest,
+        },
+      },
+    ])
+    return { kind: 'created', result: toResultView(row) }
+  })
+}
+
+/** Writes to a fan-out (results, reconcile) are its owner's or an admin's. */
+export async function assertFanoutWriter(
+  ctx: Pick<ServiceContext, 'db'>,
+  fanoutId: string,
+  principal: Principal,
+): Promise<void> {
+  const fanout = await findFanout(ctx.db, fanoutId)
+  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  assertMaySpeakFor(principal, fanout.orchestrator_id)
+}
+
+export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
+  const fanout = await findFanout(ctx.db, fanoutId)
+  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  return (await loadFanoutViews(ctx.db, [fanout]))[0]!
+}
+
+/** GET /v1/fanouts: oldest first, in pages of views built with two queries whatever the page size. */
+export async function pageFanouts(
+  ctx: Pick<ServiceContext, 'db'>,
+  filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined },
+  page: PageRequest,
+): Promise<Page<FanoutView>> {
+  const result = await readSeqPage(
+    page,
+    (afterSeq, limit) => listFanouts(ctx.db, { ...filter, afterSeq }, limit),
+    (row) => row.list_seq,
+    (row) => row,
+  )
+  return { items: await loadFanoutViews(ctx.db, result.items), next_cursor: result.next_cursor }
+}
+
+async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
+  const fanout = await findFanout(tx, fanoutId, { lock: true })
+  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  return fanout
+}
+
+async function loadFanoutViews(db: Queryable, rows: FanoutRow[]) {
+  if (rows.length === 0) return []
+  const results = await latestResultSummaries(
+    db,
+    rows.map((row) => row.id),
+  )
+  return rows.map((row) =>
+    toFanoutView(
+      row,
+      results.filter((result) => result.fanout_id === row.id),
+    ),
+  )
+}
+
+/** A result as answers and fan-out views show it (no body: that is the worker's, and the manifest's claims). */
+function toResultView(row: ResultSummaryRow) {
+  return {
+    fanout_id: row.fanout_id,
+    subtask_id: row.subtask_id,
+    revision: row.revision,
+    status: row.status,
+    late: row.late,
+    result_digest: row.result_digest,
+    received_at: row.received_at.toISOString(),
+  }
+}
+
+export type ResultView = ReturnType<typeof toResultView>
+
+function toFanoutView(row: FanoutRow, results: ResultSummaryRow[]) {
+  return {
+    fanout_id: row.id,
+    orchestrator_id: row.orchestrator_id,
+    fanout_key: row.fanout_key,
+    question: row.question,
+    facts: row.facts,
+    subtasks: row.subtasks,
+    deadline: row.deadline ? row.deadline.toISOString() : null,
+    policy: row.policy,
+    policy_digest: row.policy_digest,
+    decomposition: row.decomposition,
+    status: row.status,
+    results: results
+      .map((result) => {
+        const { fanout_id: _fanout, ...item } = toResultView(result)
+        return item
+      })
+      .sort(byField('subtask_id')),
+    manifest_id: row.manifest_id,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+export type FanoutView = ReturnType<typeof toFanoutView>
