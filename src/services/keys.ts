@@ -159,3 +159,10 @@ export async function ensureAdminKey(
     return { created: 'generated' as const, key: created.key }
   })
 }
+
+/** Orchestrator keys speak only under their own orchestrator ids; admin keys under any. */
+export function assertMaySpeakFor(principal: Principal, orchestratorId: string): void {
+  if (principal.role === 'admin') return
+  if (principal.role === 'orchestrator' && principal.orchestratorIds.includes(orchestratorId)) return
+  throw new AppError('FORBIDDEN', `this key may not speak for orchestrator ${orchestratorId}`)
+}

@@ -37,7 +37,7 @@ export type QueryParams<P extends keyof paths, M extends Method> =
 type Schemas = components['schemas']
 
 export type ManifestEnvelope = Schemas['ManifestEnvelope']
-export type Manifest = Schemas['Manifest']
+export type Manifest = ManifestEnvelope['manifest']
 export type Outcome = Schemas['Outcome']
 export type EvaluationPending = Schemas['EvaluationPending']
 export type Escalation = Schemas['Escalation']

@@ -60,7 +60,7 @@ describe('manifests.stream against a live Arbiter', async () => {
     const first = await decide(orchestrator, 'resume-1')
     const second = await decide(orchestrator, 'resume-2')
     const page = await dashboard.manifests.list({ limit: '500' })
-    const firstSeq = page.items.find((e) => e.manifest.manifest_id === first)!.manifest.audit_seq
+    const firstSeq = page.items.find((e) => e.manifest.manifest_id === first)!.audit_seq!
     const stream = collect(dashboard, { lastEventId: firstSeq })
     try {
       await stream.until(1)

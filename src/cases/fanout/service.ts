@@ -7,11 +7,11 @@ import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocab
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
 import { AppError, type ProblemFieldError } from '../../errors.ts'
-import { assertMaySpeakFor } from '../../http/plugins/app/auth.ts'
 import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
+import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
   findFanout,

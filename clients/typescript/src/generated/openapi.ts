@@ -347,6 +347,1385 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/probes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List probes */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size (default 50, at most 500) */
+                    limit?: string;
+                    /** @description opaque cursor from a previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Probe"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Register a ground-truth HTTP probe */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        request: {
+                            /** @enum {string} */
+                            method?: "GET" | "HEAD" | "POST";
+                            url: string;
+                            headers?: {
+                                [key: string]: string | {
+                                    env: string;
+                                };
+                            };
+                        };
+                        timeout_ms?: number;
+                        retries?: number;
+                        predicate: {
+                            status: number;
+                            pointer: string;
+                            map: {
+                                [key: string]: "success" | "partial" | "failure";
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Probe"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/probes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One probe, current version */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Probe"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Replace a probe definition (version + 1, new digest) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        request: {
+                            /** @enum {string} */
+                            method?: "GET" | "HEAD" | "POST";
+                            url: string;
+                            headers?: {
+                                [key: string]: string | {
+                                    env: string;
+                                };
+                            };
+                        };
+                        timeout_ms?: number;
+                        retries?: number;
+                        predicate: {
+                            status: number;
+                            pointer: string;
+                            map: {
+                                [key: string]: "success" | "partial" | "failure";
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Probe"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/probes/{id}/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute the probe now without touching any outcome (a probe error is a 200 with error set) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        params?: {
+                            [key: string]: components["schemas"]["schema0"];
+                        };
+                        outcome?: {
+                            subagent_id: string;
+                            run_id: string;
+                        };
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GroundTruthArbiterPredicate"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line. */
+        get: {
+            parameters: {
+                query?: {
+                    outcome_id?: string;
+                    fanout_id?: string;
+                    review_id?: string;
+                    subagent_id?: string;
+                    orchestrator_id?: string;
+                    kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                    from?: string;
+                    to?: string;
+                    /** @description page size (default 50, at most 500) */
+                    limit?: string;
+                    /** @description opaque cursor from a previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["AuditRecord"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq */
+        get: {
+            parameters: {
+                query?: {
+                    from_seq?: string;
+                    to_seq?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditVerifyReport"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A signed checkpoint covering every change committed before the request (signed now if the latest does not). With `Accept: text/plain`, the signed note alone. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SignedCheckpoint"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/proofs/inclusion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** RFC 9162 inclusion proof of record `seq`; without `tree_size`, against a signed checkpoint covering every change committed before the request */
+        get: {
+            parameters: {
+                query: {
+                    seq: string;
+                    tree_size?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InclusionProof"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/proofs/consistency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** RFC 9162 consistency proof between two tree sizes ([] when they are equal) */
+        get: {
+            parameters: {
+                query: {
+                    from_size: string;
+                    to_size: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConsistencyProof"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests/{id}/inclusion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof against a signed checkpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ManifestInclusion"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/escalations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** HALTed cases awaiting (or given) a human resolution, with what the HALT found */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "open" | "resolved";
+                    case?: "outcome" | "fanout";
+                    /** @description page size (default 50, at most 500) */
+                    limit?: string;
+                    /** @description opaque cursor from a previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Escalation"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public keys (RFC 8037 OKP) of every key that ever signed a manifest */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                kty: string;
+                                crv: string;
+                                x: string;
+                                kid: string;
+                                alg: string;
+                                use: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List manifest envelopes of every kind, in log order */
+        get: {
+            parameters: {
+                query?: {
+                    kind?: "outcome" | "reconciliation" | "review";
+                    subagent_id?: string;
+                    outcome_id?: string;
+                    fanout_id?: string;
+                    review_id?: string;
+                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                    directive?: "PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
+                    /** @description RFC 3339 time of issue */
+                    since?: string;
+                    /** @description page size (default 50, at most 500) */
+                    limit?: string;
+                    /** @description opaque cursor from a previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["ManifestEnvelope"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    "last-event-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/manifests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One signed manifest envelope */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ManifestEnvelope"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/outcomes": {
         parameters: {
             query?: never;
@@ -944,7 +2323,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ManifestEnvelope"];
+                        "application/json": components["schemas"]["OutcomeManifestEnvelope"];
                     };
                 };
                 /** @description Default Response */
@@ -1063,7 +2442,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ManifestEnvelope"];
+                        "application/json": components["schemas"]["OutcomeManifestEnvelope"];
                     };
                 };
                 /** @description Default Response */
@@ -1137,578 +2516,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/probes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List probes */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Probe"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Register a ground-truth HTTP probe */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        request: {
-                            /** @enum {string} */
-                            method?: "GET" | "HEAD" | "POST";
-                            url: string;
-                            headers?: {
-                                [key: string]: string | {
-                                    env: string;
-                                };
-                            };
-                        };
-                        timeout_ms?: number;
-                        retries?: number;
-                        predicate: {
-                            status: number;
-                            pointer: string;
-                            map: {
-                                [key: string]: "success" | "partial" | "failure";
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/probes/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One probe, current version */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        /** Replace a probe definition (version + 1, new digest) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        request: {
-                            /** @enum {string} */
-                            method?: "GET" | "HEAD" | "POST";
-                            url: string;
-                            headers?: {
-                                [key: string]: string | {
-                                    env: string;
-                                };
-                            };
-                        };
-                        timeout_ms?: number;
-                        retries?: number;
-                        predicate: {
-                            status: number;
-                            pointer: string;
-                            map: {
-                                [key: string]: "success" | "partial" | "failure";
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/probes/{id}/dry-run": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Execute the probe now without touching any outcome (a probe error is a 200 with error set) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        params?: {
-                            [key: string]: components["schemas"]["schema0"];
-                        };
-                        outcome?: {
-                            subagent_id: string;
-                            run_id: string;
-                        };
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["GroundTruthArbiterPredicate"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/audit/records": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line. */
-        get: {
-            parameters: {
-                query?: {
-                    outcome_id?: string;
-                    subagent_id?: string;
-                    orchestrator_id?: string;
-                    kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
-                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED";
-                    from?: string;
-                    to?: string;
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["AuditRecord"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/audit/outcomes/{id}": {
         parameters: {
             query?: never;
@@ -1740,7 +2547,7 @@ export interface paths {
                             /** @enum {string} */
                             status: "open" | "decided" | "halted" | "resolved";
                             records: components["schemas"]["AuditRecord"][];
-                            manifest: components["schemas"]["ManifestEnvelope"] | null;
+                            manifest: components["schemas"]["OutcomeManifestEnvelope"] | null;
                         };
                     };
                 };
@@ -1808,196 +2615,19 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/audit/verify": {
+    "/v1/reviews": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Recompute the hash chain over a seq range and report the first bad record */
+        /** List reviews, oldest first */
         get: {
             parameters: {
                 query?: {
-                    from_seq?: number;
-                    to_seq?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            ok: boolean;
-                            checked: number;
-                            head_seq: number | null;
-                            head_hash: string | null;
-                            first_bad_seq: number | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/audit/checkpoint": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A signed checkpoint of the chain head (JWS over JCS(checkpoint), manifest key) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            checkpoint: {
-                                seq: number;
-                                hash: string;
-                                at: string;
-                            };
-                            jws: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/escalations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** HALTed outcomes awaiting (or given) a human resolution, with their divergence receipts */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "open" | "resolved";
+                    orchestrator_id?: string;
+                    status?: "open" | "decided" | "handed_back";
                     /** @description page size (default 50, at most 500) */
                     limit?: string;
                     /** @description opaque cursor from a previous page */
@@ -2016,7 +2646,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            items: components["schemas"]["Escalation"][];
+                            items: components["schemas"]["Review"][];
                             next_cursor: string | null;
                         };
                     };
@@ -2069,29 +2699,19 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/.well-known/jwks.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Public keys (RFC 8037 OKP) of every key that ever signed a manifest */
-        get: {
+        /** Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken */
+        post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateReviewInput"];
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2099,66 +2719,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            keys: {
-                                kty: string;
-                                crv: string;
-                                x: string;
-                                kid: string;
-                                alg: string;
-                                use: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["Review"];
                     };
                 };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/manifests": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List manifest envelopes, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    subagent_id?: string;
-                    outcome_id?: string;
-                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED";
-                    directive?: "PROCEED" | "REEVALUATE" | "HALT";
-                    /** @description RFC 3339 time of issue */
-                    since?: string;
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            items: components["schemas"]["ManifestEnvelope"][];
-                            next_cursor: string | null;
-                        };
+                        "application/json": components["schemas"]["Review"];
                     };
                 };
                 /** @description Default Response */
@@ -2189,6 +2759,24 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2208,58 +2796,20 @@ export interface paths {
                 };
             };
         };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/manifests/stream": {
+    "/v1/reviews/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    "last-event-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/manifests/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One signed manifest envelope */
+        /** One review: its panel, current revision and subject, verdicts of that revision, latest manifest id */
         get: {
             parameters: {
                 query?: never;
@@ -2277,7 +2827,1527 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ManifestEnvelope"];
+                        "application/json": components["schemas"]["Review"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews/{id}/verdicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["JudgeVerdictInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewVerdictRecorded"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewVerdictRecorded"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        subject: components["schemas"]["SubmittedSubjectInput"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Review"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reviews/{id}/decide": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decide the current revision and return the signed review manifest (202 while verdicts are awaited) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewManifestEnvelope"];
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewPending"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/reviews/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One review's story: every audit record about it and its latest manifest */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            review_id: string;
+                            /** @enum {string} */
+                            status: "open" | "decided" | "handed_back";
+                            records: components["schemas"]["AuditRecord"][];
+                            manifest: components["schemas"]["ReviewManifestEnvelope"] | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List fan-outs, oldest first */
+        get: {
+            parameters: {
+                query?: {
+                    orchestrator_id?: string;
+                    status?: "open" | "decided" | "halted" | "resolved";
+                    /** @description page size (default 50, at most 500) */
+                    limit?: string;
+                    /** @description opaque cursor from a previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "items": [
+                         *         {
+                         *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                         *           "orchestrator_id": "scout",
+                         *           "fanout_key": "vantage-pricing-2026-11",
+                         *           "question": "How did Vantage change enterprise pricing over the last 18 months?",
+                         *           "facts": [
+                         *             "vantage.enterprise.floor"
+                         *           ],
+                         *           "subtasks": [
+                         *             {
+                         *               "subtask_id": "st_3",
+                         *               "scope": "archived pricing pages, vantage.com",
+                         *               "facts": [
+                         *                 "vantage.enterprise.floor"
+                         *               ]
+                         *             },
+                         *             {
+                         *               "subtask_id": "st_5",
+                         *               "scope": "CRM call notes, competitive-loss field",
+                         *               "facts": [
+                         *                 "vantage.enterprise.floor"
+                         *               ]
+                         *             }
+                         *           ],
+                         *           "deadline": "2026-11-30T18:00:00.000Z",
+                         *           "policy": {
+                         *             "resolve": [
+                         *               "source_priority",
+                         *               "corroboration"
+                         *             ],
+                         *             "source_priority": [
+                         *               "https://vantage.com/",
+                         *               "crm://"
+                         *             ],
+                         *             "min_independent_sources": 1,
+                         *             "on_qualifier_difference": "halt",
+                         *             "on_incomplete": "halt",
+                         *             "decomposition": "warn"
+                         *           },
+                         *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+                         *           "decomposition": {
+                         *             "uncovered_facts": [],
+                         *             "overlaps": [
+                         *               {
+                         *                 "fact": "vantage.enterprise.floor",
+                         *                 "subtasks": [
+                         *                   "st_3",
+                         *                   "st_5"
+                         *                 ]
+                         *               }
+                         *             ]
+                         *           },
+                         *           "status": "halted",
+                         *           "results": [
+                         *             {
+                         *               "subtask_id": "st_3",
+                         *               "revision": 1,
+                         *               "status": "DONE",
+                         *               "late": false,
+                         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
+                         *               "received_at": "2026-11-29T10:00:00.000Z"
+                         *             },
+                         *             {
+                         *               "subtask_id": "st_5",
+                         *               "revision": 1,
+                         *               "status": "DONE",
+                         *               "late": false,
+                         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+                         *               "received_at": "2026-11-29T11:00:00.000Z"
+                         *             }
+                         *           ],
+                         *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                         *           "created_at": "2026-11-29T09:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            items: components["schemas"]["Fanout"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "orchestrator_id": "scout",
+                     *       "fanout_key": "vantage-pricing-2026-11",
+                     *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
+                     *       "facts": [
+                     *         "vantage.enterprise.floor"
+                     *       ],
+                     *       "subtasks": [
+                     *         {
+                     *           "subtask_id": "st_3",
+                     *           "scope": "archived pricing pages, vantage.com",
+                     *           "facts": [
+                     *             "vantage.enterprise.floor"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "subtask_id": "st_5",
+                     *           "scope": "CRM call notes, competitive-loss field",
+                     *           "facts": [
+                     *             "vantage.enterprise.floor"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "deadline": "2026-11-30T18:00:00Z",
+                     *       "policy": {
+                     *         "resolve": [
+                     *           "source_priority",
+                     *           "corroboration"
+                     *         ],
+                     *         "source_priority": [
+                     *           "https://vantage.com/",
+                     *           "crm://"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        orchestrator_id: string;
+                        fanout_key: string;
+                        question: string;
+                        facts: string[];
+                        subtasks: {
+                            subtask_id: string;
+                            scope?: string | null;
+                            facts: string[];
+                        }[];
+                        deadline?: string | null;
+                        policy?: components["schemas"]["FanoutPolicyInput"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Fanout"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Fanout"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One fan-out: its subtasks, policy, decomposition check, latest result per subtask, manifest id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Fanout"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanouts/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["FanoutResultInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FanoutResultRecorded"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["FanoutResultRecorded"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanouts/{id}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reconcile the latest results by the policy and return the signed manifest (202 while subtasks are out; {"close": true} stops waiting) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        close?: boolean;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReconcilePending"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fanouts/{id}/resolution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "facts": [
+                     *         {
+                     *           "fact": "vantage.enterprise.floor",
+                     *           "answer": {
+                     *             "value": {
+                     *               "amount": 60000,
+                     *               "currency": "USD",
+                     *               "per": "year"
+                     *             },
+                     *             "effective_date": "2025-01-22",
+                     *             "qualifiers": {
+                     *               "applies_to": "new_logos"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
+                     *     }
+                     */
+                    "application/json": {
+                        facts: {
+                            fact: string;
+                            answer: {
+                                value: string | number | boolean | components["schemas"]["schema0"][] | {
+                                    [key: string]: components["schemas"]["schema1"];
+                                };
+                                effective_date?: string | null;
+                                qualifiers?: {
+                                    [key: string]: string | number | boolean;
+                                };
+                            } | null;
+                        }[];
+                        rationale: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/fanouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One fan-out's reconciled story: every audit record about it and its current manifest */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                         *       "status": "halted",
+                         *       "records": [
+                         *         {
+                         *           "seq": 1,
+                         *           "at": "2026-11-29T09:00:00.000Z",
+                         *           "kind": "fanout.created",
+                         *           "actor": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a097",
+                         *           "outcome_id": null,
+                         *           "manifest_id": null,
+                         *           "subagent_id": null,
+                         *           "orchestrator_id": "scout",
+                         *           "verdict": null,
+                         *           "data": {
+                         *             "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                         *             "fanout_key": "vantage-pricing-2026-11"
+                         *           },
+                         *           "prev_hash": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                         *           "hash": "sha256:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
+                         *         }
+                         *       ],
+                         *       "manifest": {
+                         *         "manifest": {
+                         *           "kind": "reconciliation",
+                         *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                         *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                         *           "orchestrator_id": "scout",
+                         *           "fanout_key": "vantage-pricing-2026-11",
+                         *           "issued_at": "2026-11-29T12:00:01.000Z",
+                         *           "verdict": "CONTESTED",
+                         *           "directive": "HALT",
+                         *           "policy": {
+                         *             "resolve": [
+                         *               "source_priority",
+                         *               "corroboration"
+                         *             ],
+                         *             "source_priority": [
+                         *               "https://vantage.com/",
+                         *               "crm://"
+                         *             ],
+                         *             "min_independent_sources": 1,
+                         *             "on_qualifier_difference": "halt",
+                         *             "on_incomplete": "halt",
+                         *             "decomposition": "warn"
+                         *           },
+                         *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+                         *           "coverage": {
+                         *             "subtasks": [
+                         *               {
+                         *                 "subtask_id": "st_3",
+                         *                 "status": "DONE",
+                         *                 "revision": 1,
+                         *                 "received_at": "2026-11-29T10:00:00.000Z",
+                         *                 "late": false,
+                         *                 "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+                         *               },
+                         *               {
+                         *                 "subtask_id": "st_5",
+                         *                 "status": "DONE",
+                         *                 "revision": 1,
+                         *                 "received_at": "2026-11-29T11:00:00.000Z",
+                         *                 "late": false,
+                         *                 "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+                         *               }
+                         *             ],
+                         *             "missing_subtasks": [],
+                         *             "late_subtasks": [],
+                         *             "needs_context": [],
+                         *             "blocked": [],
+                         *             "concerns": [],
+                         *             "uncovered_facts": [],
+                         *             "overlaps": [
+                         *               {
+                         *                 "fact": "vantage.enterprise.floor",
+                         *                 "subtasks": [
+                         *                   "st_3",
+                         *                   "st_5"
+                         *                 ]
+                         *               }
+                         *             ]
+                         *           },
+                         *           "facts": [
+                         *             {
+                         *               "fact": "vantage.enterprise.floor",
+                         *               "status": "contested",
+                         *               "answer": null,
+                         *               "variants": [],
+                         *               "rule": null,
+                         *               "reason": "qualifier_difference",
+                         *               "positions": [
+                         *                 {
+                         *                   "position_id": "p1",
+                         *                   "value": {
+                         *                     "amount": 60000,
+                         *                     "currency": "USD",
+                         *                     "per": "year"
+                         *                   },
+                         *                   "effective_date": "2025-01-22",
+                         *                   "qualifiers": {
+                         *                     "applies_to": "new_logos"
+                         *                   },
+                         *                   "claims": [
+                         *                     "st_5#0"
+                         *                   ],
+                         *                   "independent_sources": 1,
+                         *                   "lost_by": null
+                         *                 },
+                         *                 {
+                         *                   "position_id": "p2",
+                         *                   "value": {
+                         *                     "amount": 60000,
+                         *                     "currency": "USD",
+                         *                     "per": "year"
+                         *                   },
+                         *                   "effective_date": "2025-03-01",
+                         *                   "qualifiers": {},
+                         *                   "claims": [
+                         *                     "st_3#0"
+                         *                   ],
+                         *                   "independent_sources": 1,
+                         *                   "lost_by": null
+                         *                 }
+                         *               ],
+                         *               "claims": [
+                         *                 {
+                         *                   "claim_ref": "st_3#0",
+                         *                   "subtask_id": "st_3",
+                         *                   "revision": 1,
+                         *                   "position_id": "p2",
+                         *                   "confidence": 0.81,
+                         *                   "sources": [
+                         *                     {
+                         *                       "uri": "https://vantage.com/pricing",
+                         *                       "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+                         *                       "observed_at": "2025-03-04T09:12:00Z"
+                         *                     }
+                         *                   ],
+                         *                   "out_of_scope": false
+                         *                 },
+                         *                 {
+                         *                   "claim_ref": "st_5#0",
+                         *                   "subtask_id": "st_5",
+                         *                   "revision": 1,
+                         *                   "position_id": "p1",
+                         *                   "confidence": 0.66,
+                         *                   "sources": [
+                         *                     {
+                         *                       "uri": "crm://opp/118204",
+                         *                       "excerpt": "their AE confirmed 60k floor, new business only"
+                         *                     }
+                         *                   ],
+                         *                   "out_of_scope": false
+                         *                 }
+                         *               ],
+                         *               "conflicts": [
+                         *                 {
+                         *                   "a": "p1",
+                         *                   "b": "p2",
+                         *                   "differs": [
+                         *                     "effective_date",
+                         *                     "qualifiers"
+                         *                   ],
+                         *                   "qualifier_differences": [
+                         *                     {
+                         *                       "pointer": "/applies_to",
+                         *                       "a": "new_logos"
+                         *                     }
+                         *                   ]
+                         *                 }
+                         *               ],
+                         *               "echoes": []
+                         *             }
+                         *           ],
+                         *           "reasons": [
+                         *             {
+                         *               "code": "contested_fact",
+                         *               "subject": "vantage.enterprise.floor"
+                         *             }
+                         *           ],
+                         *           "supersedes": null,
+                         *           "resolution": null
+                         *         },
+                         *         "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
+                         *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+                         *         "audit_seq": 7
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: uuid */
+                            fanout_id: string;
+                            /** @enum {string} */
+                            status: "open" | "decided" | "halted" | "resolved";
+                            records: components["schemas"]["AuditRecord"][];
+                            manifest: components["schemas"]["ReconciliationManifestEnvelope"] | null;
+                        };
                     };
                 };
                 /** @description Default Response */
@@ -2362,11 +4432,833 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AuditRecordInput: {
+            seq: number;
+            at: string;
+            /** @enum {string} */
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+            actor: string;
+            outcome_id: string | null;
+            manifest_id: string | null;
+            subagent_id: string | null;
+            orchestrator_id: string | null;
+            verdict: string | null;
+            data: {
+                [key: string]: components["schemas"]["schema0"];
+            };
+            prev_hash: string;
+            hash: string;
+        };
+        ClaimSourceInput: {
+            uri: string;
+            excerpt?: string | null;
+            content_digest?: string | null;
+            observed_at?: string | null;
+        };
+        ClaimInput: {
+            fact: string;
+            value: string | number | boolean | components["schemas"]["schema1"][] | {
+                [key: string]: components["schemas"]["schema2"];
+            };
+            effective_date?: string | null;
+            qualifiers?: {
+                [key: string]: string | number | boolean;
+            };
+            confidence?: number | null;
+            sources: components["schemas"]["ClaimSourceInput"][];
+        };
+        /**
+         * @example {
+         *       "subtask_id": "st_3",
+         *       "status": "DONE",
+         *       "summary": "Archived pricing page shows a $60k enterprise floor from March 2025.",
+         *       "evidence": [
+         *         "web.archive.org capture 2025-03-04"
+         *       ],
+         *       "claims": [
+         *         {
+         *           "fact": "vantage.enterprise.floor",
+         *           "value": {
+         *             "amount": 60000,
+         *             "currency": "USD",
+         *             "per": "year"
+         *           },
+         *           "effective_date": "2025-03-01",
+         *           "confidence": 0.81,
+         *           "sources": [
+         *             {
+         *               "uri": "https://vantage.com/pricing",
+         *               "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *               "observed_at": "2025-03-04T09:12:00Z"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "worker": {
+         *         "model": "model-x",
+         *         "context_id": "ctx-3"
+         *       }
+         *     }
+         * @example {
+         *       "subtask_id": "st_5",
+         *       "status": "DONE",
+         *       "summary": "CRM notes show the new floor applies to new logos only.",
+         *       "evidence": [
+         *         "opp 118204 note"
+         *       ],
+         *       "claims": [
+         *         {
+         *           "fact": "vantage.enterprise.floor",
+         *           "value": {
+         *             "amount": 60000,
+         *             "currency": "USD",
+         *             "per": "year"
+         *           },
+         *           "effective_date": "2025-01-22",
+         *           "qualifiers": {
+         *             "applies_to": "new_logos"
+         *           },
+         *           "confidence": 0.66,
+         *           "sources": [
+         *             {
+         *               "uri": "crm://opp/118204",
+         *               "excerpt": "their AE confirmed 60k floor, new business only"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "worker": {
+         *         "model": "model-x",
+         *         "context_id": "ctx-5"
+         *       }
+         *     }
+         * @example {
+         *       "subtask_id": "st_5",
+         *       "status": "NEEDS_CONTEXT",
+         *       "summary": "Two CRM fields disagree on the floor.",
+         *       "blocking_question": "Which CRM field is authoritative: competitive_loss or deal_notes?"
+         *     }
+         */
+        FanoutResultInput: {
+            /** @constant */
+            status: "DONE";
+            summary: string;
+            evidence: components["schemas"]["schema3"][];
+            claims?: components["schemas"]["ClaimInput"][];
+            concerns?: unknown;
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "DONE_WITH_CONCERNS";
+            summary: string;
+            evidence: components["schemas"]["schema4"][];
+            concerns: string[];
+            claims?: components["schemas"]["ClaimInput"][];
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "NEEDS_CONTEXT";
+            summary: string;
+            blocking_question: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_reason?: unknown;
+            claims?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "BLOCKED";
+            summary: string;
+            blocking_reason: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_question?: unknown;
+            claims?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        };
+        FanoutPolicyInput: {
+            resolve?: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
+            source_priority?: string[];
+            min_independent_sources?: number;
+            /** @enum {string} */
+            on_qualifier_difference?: "halt" | "keep_all";
+            /** @enum {string} */
+            on_incomplete?: "halt" | "proceed";
+            /** @enum {string} */
+            decomposition?: "warn" | "strict";
+        };
+        FanoutPolicyWithDefaultsInput: {
+            resolve: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
+            source_priority: string[];
+            min_independent_sources: number;
+            /** @enum {string} */
+            on_qualifier_difference: "halt" | "keep_all";
+            /** @enum {string} */
+            on_incomplete: "halt" | "proceed";
+            /** @enum {string} */
+            decomposition: "warn" | "strict";
+        };
+        /**
+         * @example {
+         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *       "subtask_id": "st_5",
+         *       "revision": 1,
+         *       "status": "DONE",
+         *       "late": false,
+         *       "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+         *       "received_at": "2026-11-29T11:00:00.000Z"
+         *     }
+         */
+        FanoutResultRecordedInput: {
+            /** Format: uuid */
+            fanout_id: string;
+            subtask_id: string;
+            revision: number;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            late: boolean;
+            result_digest: string;
+            received_at: string;
+        };
+        /**
+         * @example {
+         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *       "orchestrator_id": "scout",
+         *       "fanout_key": "vantage-pricing-2026-11",
+         *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
+         *       "facts": [
+         *         "vantage.enterprise.floor"
+         *       ],
+         *       "subtasks": [
+         *         {
+         *           "subtask_id": "st_3",
+         *           "scope": "archived pricing pages, vantage.com",
+         *           "facts": [
+         *             "vantage.enterprise.floor"
+         *           ]
+         *         },
+         *         {
+         *           "subtask_id": "st_5",
+         *           "scope": "CRM call notes, competitive-loss field",
+         *           "facts": [
+         *             "vantage.enterprise.floor"
+         *           ]
+         *         }
+         *       ],
+         *       "deadline": "2026-11-30T18:00:00.000Z",
+         *       "policy": {
+         *         "resolve": [
+         *           "source_priority",
+         *           "corroboration"
+         *         ],
+         *         "source_priority": [
+         *           "https://vantage.com/",
+         *           "crm://"
+         *         ],
+         *         "min_independent_sources": 1,
+         *         "on_qualifier_difference": "halt",
+         *         "on_incomplete": "halt",
+         *         "decomposition": "warn"
+         *       },
+         *       "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *       "decomposition": {
+         *         "uncovered_facts": [],
+         *         "overlaps": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "subtasks": [
+         *               "st_3",
+         *               "st_5"
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "status": "halted",
+         *       "results": [
+         *         {
+         *           "subtask_id": "st_3",
+         *           "revision": 1,
+         *           "status": "DONE",
+         *           "late": false,
+         *           "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
+         *           "received_at": "2026-11-29T10:00:00.000Z"
+         *         },
+         *         {
+         *           "subtask_id": "st_5",
+         *           "revision": 1,
+         *           "status": "DONE",
+         *           "late": false,
+         *           "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+         *           "received_at": "2026-11-29T11:00:00.000Z"
+         *         }
+         *       ],
+         *       "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *       "created_at": "2026-11-29T09:00:00.000Z"
+         *     }
+         */
+        FanoutInput: {
+            /** Format: uuid */
+            fanout_id: string;
+            orchestrator_id: string;
+            fanout_key: string;
+            question: string;
+            facts: string[];
+            subtasks: {
+                subtask_id: string;
+                scope: string | null;
+                facts: string[];
+            }[];
+            deadline: string | null;
+            policy: components["schemas"]["FanoutPolicyWithDefaultsInput"];
+            policy_digest: string;
+            decomposition: {
+                uncovered_facts: string[];
+                overlaps: {
+                    fact: string;
+                    subtasks: string[];
+                }[];
+            };
+            /** @enum {string} */
+            status: "open" | "decided" | "halted" | "resolved";
+            results: {
+                subtask_id: string;
+                revision: number;
+                /** @enum {string} */
+                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+                late: boolean;
+                result_digest: string;
+                received_at: string;
+            }[];
+            manifest_id: string | null;
+            created_at: string;
+        };
+        /**
+         * @example {
+         *       "status": "pending",
+         *       "missing_subtasks": [
+         *         "st_5"
+         *       ]
+         *     }
+         */
+        ReconcilePendingInput: {
+            /** @constant */
+            status: "pending";
+            missing_subtasks: string[];
+        };
+        FactAnswerInput: {
+            value: components["schemas"]["schema5"];
+            effective_date: string | null;
+            qualifiers: {
+                [key: string]: string | number | boolean;
+            };
+        };
+        ReconciledFactInput: {
+            fact: string;
+            /** @enum {string} */
+            status: "unclaimed" | "agreed" | "resolved" | "contested" | "scoped";
+            answer: components["schemas"]["FactAnswerInput"] | null;
+            variants: {
+                qualifiers: {
+                    [key: string]: string | number | boolean;
+                };
+                /** @enum {string} */
+                status: "agreed" | "resolved" | "contested";
+                answer: components["schemas"]["FactAnswerInput"] | null;
+                rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
+                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            }[];
+            rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence" | "human") | null;
+            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            positions: {
+                position_id: string;
+                value: components["schemas"]["schema5"];
+                effective_date: string | null;
+                qualifiers: {
+                    [key: string]: string | number | boolean;
+                };
+                claims: string[];
+                independent_sources: number;
+                lost_by: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
+            }[];
+            claims: {
+                claim_ref: string;
+                subtask_id: string;
+                revision: number;
+                position_id: string;
+                confidence: number | null;
+                sources: components["schemas"]["ClaimSourceInput"][];
+                out_of_scope: boolean;
+            }[];
+            conflicts: {
+                a: string;
+                b: string;
+                differs: ("effective_date" | "qualifiers" | "value")[];
+                qualifier_differences: {
+                    pointer: string;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
+                }[];
+            }[];
+            echoes: {
+                source: string;
+                claims: string[];
+            }[];
+        };
+        FanoutCoverageInput: {
+            subtasks: {
+                subtask_id: string;
+                /** @enum {string} */
+                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "MISSING";
+                revision: number | null;
+                received_at: string | null;
+                late: boolean;
+                result_digest: string | null;
+            }[];
+            missing_subtasks: string[];
+            late_subtasks: string[];
+            needs_context: {
+                subtask_id: string;
+                blocking_question: string | null;
+            }[];
+            blocked: {
+                subtask_id: string;
+                blocking_reason: string | null;
+            }[];
+            concerns: {
+                subtask_id: string;
+                concerns: string[];
+            }[];
+            uncovered_facts: string[];
+            overlaps: {
+                fact: string;
+                subtasks: string[];
+            }[];
+        };
+        ReconciliationManifestInput: {
+            /** @constant */
+            kind: "reconciliation";
+            /** Format: uuid */
+            manifest_id: string;
+            /** Format: uuid */
+            fanout_id: string;
+            orchestrator_id: string;
+            fanout_key: string;
+            issued_at: string;
+            /** @enum {string} */
+            verdict: "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "HUMAN_RESOLVED";
+            /** @enum {string} */
+            directive: "PROCEED" | "REEVALUATE" | "HALT";
+            policy: components["schemas"]["FanoutPolicyWithDefaultsInput"];
+            policy_digest: string;
+            coverage: components["schemas"]["FanoutCoverageInput"];
+            facts: components["schemas"]["ReconciledFactInput"][];
+            reasons: {
+                /** @enum {string} */
+                code: "needs_context" | "blocked" | "missing_subtask" | "uncovered_fact" | "contested_fact";
+                subject: string;
+            }[];
+            supersedes: string | null;
+            resolution: {
+                by: string;
+                rationale: string;
+            } | null;
+        };
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "reconciliation",
+         *         "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *         "orchestrator_id": "scout",
+         *         "fanout_key": "vantage-pricing-2026-11",
+         *         "issued_at": "2026-11-29T12:00:01.000Z",
+         *         "verdict": "CONTESTED",
+         *         "directive": "HALT",
+         *         "policy": {
+         *           "resolve": [
+         *             "source_priority",
+         *             "corroboration"
+         *           ],
+         *           "source_priority": [
+         *             "https://vantage.com/",
+         *             "crm://"
+         *           ],
+         *           "min_independent_sources": 1,
+         *           "on_qualifier_difference": "halt",
+         *           "on_incomplete": "halt",
+         *           "decomposition": "warn"
+         *         },
+         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *         "coverage": {
+         *           "subtasks": [
+         *             {
+         *               "subtask_id": "st_3",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T10:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+         *             },
+         *             {
+         *               "subtask_id": "st_5",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T11:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+         *             }
+         *           ],
+         *           "missing_subtasks": [],
+         *           "late_subtasks": [],
+         *           "needs_context": [],
+         *           "blocked": [],
+         *           "concerns": [],
+         *           "uncovered_facts": [],
+         *           "overlaps": [
+         *             {
+         *               "fact": "vantage.enterprise.floor",
+         *               "subtasks": [
+         *                 "st_3",
+         *                 "st_5"
+         *               ]
+         *             }
+         *           ]
+         *         },
+         *         "facts": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "status": "contested",
+         *             "answer": null,
+         *             "variants": [],
+         *             "rule": null,
+         *             "reason": "qualifier_difference",
+         *             "positions": [
+         *               {
+         *                 "position_id": "p1",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-01-22",
+         *                 "qualifiers": {
+         *                   "applies_to": "new_logos"
+         *                 },
+         *                 "claims": [
+         *                   "st_5#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               },
+         *               {
+         *                 "position_id": "p2",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-03-01",
+         *                 "qualifiers": {},
+         *                 "claims": [
+         *                   "st_3#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               }
+         *             ],
+         *             "claims": [
+         *               {
+         *                 "claim_ref": "st_3#0",
+         *                 "subtask_id": "st_3",
+         *                 "revision": 1,
+         *                 "position_id": "p2",
+         *                 "confidence": 0.81,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "https://vantage.com/pricing",
+         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *                     "observed_at": "2025-03-04T09:12:00Z"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               },
+         *               {
+         *                 "claim_ref": "st_5#0",
+         *                 "subtask_id": "st_5",
+         *                 "revision": 1,
+         *                 "position_id": "p1",
+         *                 "confidence": 0.66,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "crm://opp/118204",
+         *                     "excerpt": "their AE confirmed 60k floor, new business only"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               }
+         *             ],
+         *             "conflicts": [
+         *               {
+         *                 "a": "p1",
+         *                 "b": "p2",
+         *                 "differs": [
+         *                   "effective_date",
+         *                   "qualifiers"
+         *                 ],
+         *                 "qualifier_differences": [
+         *                   {
+         *                     "pointer": "/applies_to",
+         *                     "a": "new_logos"
+         *                   }
+         *                 ]
+         *               }
+         *             ],
+         *             "echoes": []
+         *           }
+         *         ],
+         *         "reasons": [
+         *           {
+         *             "code": "contested_fact",
+         *             "subject": "vantage.enterprise.floor"
+         *           }
+         *         ],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+         *       "audit_seq": 7
+         *     }
+         * @example {
+         *       "manifest": {
+         *         "kind": "reconciliation",
+         *         "manifest_id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *         "orchestrator_id": "scout",
+         *         "fanout_key": "vantage-pricing-2026-11",
+         *         "issued_at": "2026-11-29T15:30:00.000Z",
+         *         "verdict": "HUMAN_RESOLVED",
+         *         "directive": "PROCEED",
+         *         "policy": {
+         *           "resolve": [
+         *             "source_priority",
+         *             "corroboration"
+         *           ],
+         *           "source_priority": [
+         *             "https://vantage.com/",
+         *             "crm://"
+         *           ],
+         *           "min_independent_sources": 1,
+         *           "on_qualifier_difference": "halt",
+         *           "on_incomplete": "halt",
+         *           "decomposition": "warn"
+         *         },
+         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *         "coverage": {
+         *           "subtasks": [
+         *             {
+         *               "subtask_id": "st_3",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T10:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+         *             },
+         *             {
+         *               "subtask_id": "st_5",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T11:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+         *             }
+         *           ],
+         *           "missing_subtasks": [],
+         *           "late_subtasks": [],
+         *           "needs_context": [],
+         *           "blocked": [],
+         *           "concerns": [],
+         *           "uncovered_facts": [],
+         *           "overlaps": [
+         *             {
+         *               "fact": "vantage.enterprise.floor",
+         *               "subtasks": [
+         *                 "st_3",
+         *                 "st_5"
+         *               ]
+         *             }
+         *           ]
+         *         },
+         *         "facts": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "status": "resolved",
+         *             "answer": {
+         *               "effective_date": "2025-01-22",
+         *               "qualifiers": {
+         *                 "applies_to": "new_logos"
+         *               },
+         *               "value": {
+         *                 "amount": 60000,
+         *                 "currency": "USD",
+         *                 "per": "year"
+         *               }
+         *             },
+         *             "variants": [],
+         *             "rule": "human",
+         *             "reason": null,
+         *             "positions": [
+         *               {
+         *                 "position_id": "p1",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-01-22",
+         *                 "qualifiers": {
+         *                   "applies_to": "new_logos"
+         *                 },
+         *                 "claims": [
+         *                   "st_5#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               },
+         *               {
+         *                 "position_id": "p2",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-03-01",
+         *                 "qualifiers": {},
+         *                 "claims": [
+         *                   "st_3#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               }
+         *             ],
+         *             "claims": [
+         *               {
+         *                 "claim_ref": "st_3#0",
+         *                 "subtask_id": "st_3",
+         *                 "revision": 1,
+         *                 "position_id": "p2",
+         *                 "confidence": 0.81,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "https://vantage.com/pricing",
+         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *                     "observed_at": "2025-03-04T09:12:00Z"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               },
+         *               {
+         *                 "claim_ref": "st_5#0",
+         *                 "subtask_id": "st_5",
+         *                 "revision": 1,
+         *                 "position_id": "p1",
+         *                 "confidence": 0.66,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "crm://opp/118204",
+         *                     "excerpt": "their AE confirmed 60k floor, new business only"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               }
+         *             ],
+         *             "conflicts": [
+         *               {
+         *                 "a": "p1",
+         *                 "b": "p2",
+         *                 "differs": [
+         *                   "effective_date",
+         *                   "qualifiers"
+         *                 ],
+         *                 "qualifier_differences": [
+         *                   {
+         *                     "pointer": "/applies_to",
+         *                     "a": "new_logos"
+         *                   }
+         *                 ]
+         *               }
+         *             ],
+         *             "echoes": []
+         *           }
+         *         ],
+         *         "reasons": [
+         *           {
+         *             "code": "contested_fact",
+         *             "subject": "vantage.enterprise.floor"
+         *           }
+         *         ],
+         *         "supersedes": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *         "resolution": {
+         *           "by": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a098",
+         *           "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
+         *         }
+         *       },
+         *       "manifest_digest": "sha256:ec90151b793ed23f50b3eeda5d7f3a5b753e01387eb76530194c5f02ba440ea6",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+         *       "audit_seq": 10
+         *     }
+         */
+        ReconciliationManifestEnvelopeInput: {
+            manifest: components["schemas"]["ReconciliationManifestInput"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
+        GroundTruthArbiterPredicateInput: {
+            probe_id: string;
+            probe_version: number;
+            probe_digest: string;
+            request: {
+                method: string;
+                url: string;
+            };
+            executed_at: string;
+            attempts: number;
+            http_status: number | null;
+            response_digest: string | null;
+            result: ("success" | "partial" | "failure") | null;
+            error: {
+                code: string;
+                detail: string;
+            } | null;
+        };
         EvidenceItemInput: {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema0"];
+            content: components["schemas"]["schema5"];
         };
         IntendedActionInput: {
             /** @enum {string} */
@@ -2398,8 +5290,8 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    a?: components["schemas"]["schema0"];
-                    b?: components["schemas"]["schema0"];
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -2410,25 +5302,9 @@ export interface components {
             }[];
             receipt_digest: string;
         };
-        GroundTruthArbiterPredicateInput: {
-            probe_id: string;
-            probe_version: number;
-            probe_digest: string;
-            request: {
-                method: string;
-                url: string;
-            };
-            executed_at: string;
-            attempts: number;
-            http_status: number | null;
-            response_digest: string | null;
-            result: ("success" | "partial" | "failure") | null;
-            error: {
-                code: string;
-                detail: string;
-            } | null;
-        };
-        ManifestInput: {
+        OutcomeManifestInput: {
+            /** @constant */
+            kind: "outcome";
             /** Format: uuid */
             manifest_id: string;
             /** Format: uuid */
@@ -2448,17 +5324,18 @@ export interface components {
             action_owner: string | null;
             missing_orchestrators: string[];
             supersedes: string | null;
-            audit_seq: number;
             resolution: {
                 by: string;
                 rationale: string;
             } | null;
         };
-        /** @description A signed manifest: verify `jws` against /.well-known/jwks.json */
-        ManifestEnvelopeInput: {
-            manifest: components["schemas"]["ManifestInput"];
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        OutcomeManifestEnvelopeInput: {
+            manifest: components["schemas"]["OutcomeManifestInput"];
             manifest_digest: string;
             jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
         };
         EvaluationPendingInput: {
             /** @constant */
@@ -2486,7 +5363,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: components["schemas"]["schema0"];
+                    [key: string]: components["schemas"]["schema5"];
                 };
             } | null;
             /** @enum {string} */
@@ -2495,37 +5372,822 @@ export interface components {
             reevaluation_rounds: number;
             created_at: string;
         };
-        EscalationInput: {
+        SubmittedSubjectInput: {
+            digest: string;
+            description?: string | null;
+            uri?: string | null;
+        };
+        PanelJudgeInput: {
+            judge_id: string;
+            model: string;
+            context_id: string;
+            stage?: (1 | 2) | null;
+            role?: ("judge" | "meta") | null;
+        };
+        /**
+         * @description A change and the panel that judges it. One example per mode: do_and_judge, two_stage, debate, council.
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-480",
+         *       "mode": "do_and_judge",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "typo fix in the refund mail"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "context_id": "ctx-9"
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-481",
+         *       "mode": "two_stage",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "refund retry fix",
+         *         "uri": "https://git.example/pr/481"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2",
+         *           "stage": 1
+         *         },
+         *         {
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "context_id": "ctx-3",
+         *           "stage": 2
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-482",
+         *       "mode": "debate",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "drop the legacy refunds column"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2",
+         *           "role": "judge"
+         *         },
+         *         {
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "context_id": "ctx-3",
+         *           "role": "judge"
+         *         },
+         *         {
+         *           "judge_id": "moderator",
+         *           "model": "model-j",
+         *           "context_id": "ctx-4",
+         *           "role": "meta"
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-483",
+         *       "mode": "council",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "cache layer for refund lookups"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "context_id": "ctx-5"
+         *         },
+         *         {
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "context_id": "ctx-6"
+         *         },
+         *         {
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "context_id": "ctx-7"
+         *         }
+         *       ]
+         *     }
+         */
+        CreateReviewInput: {
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            subject: components["schemas"]["SubmittedSubjectInput"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["PanelJudgeInput"][];
+        };
+        CouncilFindingInput: {
+            /** @enum {string} */
+            severity: "low" | "medium" | "high" | "critical";
+            title: string;
+            location?: string | null;
+            lens?: string | null;
+            detail?: string | null;
+        };
+        /**
+         * @example {
+         *       "judge_id": "spec",
+         *       "revision": 0,
+         *       "status": "DONE_WITH_CONCERNS",
+         *       "summary": "Retries are bounded as the spec asks.",
+         *       "evidence": [
+         *         "test refund_retry_once passes"
+         *       ],
+         *       "concerns": [
+         *         "no test for the retry path after a timeout"
+         *       ]
+         *     }
+         * @example {
+         *       "judge_id": "zed",
+         *       "revision": 0,
+         *       "status": "BLOCKED",
+         *       "summary": "The migration drops a column still read by the ledger job.",
+         *       "blocking_reason": "refunds.legacy_id is read by ledger-sync"
+         *     }
+         * @example {
+         *       "judge_id": "c1",
+         *       "revision": 0,
+         *       "status": "DONE",
+         *       "summary": "Two issues found.",
+         *       "evidence": [
+         *         "read cache.ts"
+         *       ],
+         *       "findings": [
+         *         {
+         *           "severity": "medium",
+         *           "title": "Race in cache",
+         *           "location": "cache.ts",
+         *           "lens": "concurrency"
+         *         }
+         *       ]
+         *     }
+         */
+        JudgeVerdictInput: {
+            /** @constant */
+            status: "DONE";
+            summary: string;
+            evidence: components["schemas"]["schema6"][];
+            concerns?: unknown;
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFindingInput"][];
+        } | {
+            /** @constant */
+            status: "DONE_WITH_CONCERNS";
+            summary: string;
+            evidence: components["schemas"]["schema7"][];
+            concerns: string[];
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFindingInput"][];
+        } | {
+            /** @constant */
+            status: "NEEDS_CONTEXT";
+            summary: string;
+            blocking_question: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFindingInput"][];
+        } | {
+            /** @constant */
+            status: "BLOCKED";
+            summary: string;
+            blocking_reason: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_question?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFindingInput"][];
+        };
+        ReviewSubjectInput: {
+            digest: string;
+            description: string | null;
+            uri: string | null;
+        };
+        ReviewJudgeInput: {
+            judge_id: string;
+            model: string;
+            context_id: string;
+            stage: (1 | 2) | null;
+            role: ("judge" | "meta") | null;
+        };
+        ReviewVerdictItemInput: {
+            judge_id: string;
+            model: string;
+            stage: (1 | 2) | null;
+            role: ("judge" | "meta") | null;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            summary: string;
+            concerns: string[];
+            blocking_question: string | null;
+            blocking_reason: string | null;
+            verdict_digest: string;
+        };
+        ReviewInput: {
             /** Format: uuid */
-            outcome_id: string;
-            subagent_id: string;
-            run_id: string;
+            review_id: string;
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            subject: components["schemas"]["ReviewSubjectInput"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["ReviewJudgeInput"][];
+            revision: number;
+            /** @enum {string} */
+            status: "open" | "decided" | "handed_back";
+            /** @description the latest verdict of each judge in the current revision */
+            verdicts: components["schemas"]["ReviewVerdictItemInput"][];
+            /** @description the latest manifest of the review */
+            manifest_id: string | null;
+            created_at: string;
+        };
+        ReviewVerdictRecordedInput: {
+            /** Format: uuid */
+            review_id: string;
+            judge_id: string;
+            revision: number;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            /** @description sha256(JCS(body as submitted)) */
+            verdict_digest: string;
+            received_at: string;
+        };
+        ReviewFindingInput: {
+            fingerprint: string;
+            /** @enum {string} */
+            severity: "low" | "medium" | "high" | "critical";
+            title: string;
+            location: string | null;
+            reported_by: string[];
+            models: string[];
+            confidence: number;
+        };
+        /**
+         * @description One example per mode: do_and_judge, two_stage, debate, council.
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-480",
+         *       "mode": "do_and_judge",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "typo fix in the refund mail",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "context_id": "ctx-9"
+         *         }
+         *       ],
+         *       "verdict": "BLOCKED",
+         *       "directive": "REVISE",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "BLOCKED",
+         *           "summary": "solo returned BLOCKED",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": "the refund is retried twice",
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": "the refund is retried twice",
+         *       "divergence": null,
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-481",
+         *       "mode": "two_stage",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "refund retry fix",
+         *         "uri": "https://git.example/pr/481"
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": 1,
+         *           "role": null,
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2"
+         *         },
+         *         {
+         *           "stage": 2,
+         *           "role": null,
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "context_id": "ctx-3"
+         *         }
+         *       ],
+         *       "verdict": "DONE_WITH_CONCERNS",
+         *       "directive": "APPLY",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "stage": 2,
+         *           "role": null,
+         *           "status": "DONE_WITH_CONCERNS",
+         *           "summary": "quality returned DONE_WITH_CONCERNS",
+         *           "concerns": [
+         *             "rename retryOnce"
+         *           ],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "stage": 1,
+         *           "role": null,
+         *           "status": "DONE_WITH_CONCERNS",
+         *           "summary": "spec returned DONE_WITH_CONCERNS",
+         *           "concerns": [
+         *             "no test for the retry path"
+         *           ],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [
+         *         {
+         *           "judge_id": "quality",
+         *           "concern": "rename retryOnce"
+         *         },
+         *         {
+         *           "judge_id": "spec",
+         *           "concern": "no test for the retry path"
+         *         }
+         *       ],
+         *       "blocking_question": null,
+         *       "blocking_reason": null,
+         *       "divergence": null,
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 2,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-482",
+         *       "mode": "debate",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "drop the legacy refunds column",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": "judge",
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": "judge",
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "context_id": "ctx-3"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": "meta",
+         *           "judge_id": "moderator",
+         *           "model": "model-j",
+         *           "context_id": "ctx-4"
+         *         }
+         *       ],
+         *       "verdict": "BLOCKED",
+         *       "directive": "HAND_BACK",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "stage": null,
+         *           "role": "judge",
+         *           "status": "DONE",
+         *           "summary": "amy returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "stage": null,
+         *           "role": "judge",
+         *           "status": "BLOCKED",
+         *           "summary": "zed returned BLOCKED",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": "migration drops a column in use",
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": "migration drops a column in use",
+         *       "divergence": {
+         *         "a": "amy",
+         *         "b": "zed",
+         *         "a_status": "DONE",
+         *         "b_status": "BLOCKED"
+         *       },
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-483",
+         *       "mode": "council",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "cache layer for refund lookups",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "context_id": "ctx-5"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "context_id": "ctx-6"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "context_id": "ctx-7"
+         *         }
+         *       ],
+         *       "verdict": "ADVISORY",
+         *       "directive": "ADVISORY",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c1 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c2 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c3 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": null,
+         *       "divergence": null,
+         *       "findings": [
+         *         {
+         *           "fingerprint": "sha256:c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4",
+         *           "severity": "critical",
+         *           "title": "race in cache",
+         *           "location": "cache.ts",
+         *           "reported_by": [
+         *             "c1",
+         *             "c2"
+         *           ],
+         *           "models": [
+         *             "model-a",
+         *             "model-b"
+         *           ],
+         *           "confidence": 0.6666666666666666
+         *         }
+         *       ]
+         *     }
+         */
+        ReviewManifestInput: {
+            /** @constant */
+            kind: "review";
+            /** Format: uuid */
+            manifest_id: string;
+            /** Format: uuid */
+            review_id: string;
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            revision: number;
+            subject: components["schemas"]["ReviewSubjectInput"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["ReviewJudgeInput"][];
+            issued_at: string;
+            /** @enum {string} */
+            verdict: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+            /** @enum {string} */
+            directive: "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
+            verdicts: components["schemas"]["ReviewVerdictItemInput"][];
+            concerns: {
+                judge_id: string;
+                concern: string;
+            }[];
+            blocking_question: string | null;
+            blocking_reason: string | null;
+            divergence: {
+                a: string;
+                b: string;
+                /** @enum {string} */
+                a_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+                /** @enum {string} */
+                b_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            } | null;
+            findings: components["schemas"]["ReviewFindingInput"][];
+            supersedes: string | null;
+        };
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        ReviewManifestEnvelopeInput: {
+            manifest: components["schemas"]["ReviewManifestInput"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
+        ReviewPendingInput: {
+            /** @constant */
+            status: "pending";
+            missing_judges: string[];
+        };
+        /**
+         * @example {
+         *       "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *       "tree_size": 20,
+         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *       "head_seq": 20,
+         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *       "at": "2026-11-30T17:09:58.991Z"
+         *     }
+         */
+        LogCheckpointInput: {
+            /** @description the log's name: the note's first line and the note key's name */
+            origin: string;
+            /** @description number of records in the tree */
+            tree_size: number;
+            /** @description RFC 9162 root over the first tree_size records, base64 */
+            root_hash: string;
+            /** @description seq of the last record in the tree (= tree_size) */
+            head_seq: number;
+            /** @description that record's chain hash */
+            head_hash: string;
+            /** @description when the checkpoint was signed */
+            at: string;
+        };
+        /**
+         * @example {
+         *       "checkpoint": {
+         *         "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *         "tree_size": 20,
+         *         "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *         "head_seq": 20,
+         *         "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *         "at": "2026-11-30T17:09:58.991Z"
+         *       },
+         *       "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
+         *     }
+         */
+        SignedCheckpointInput: {
+            checkpoint: components["schemas"]["LogCheckpointInput"];
+            /** @description C2SP signed note of the tlog-checkpoint body (origin, tree size, base64 root), signed with Ed25519; key name = origin */
+            note: string;
+            /** @description compact JWS over JCS(checkpoint), same key and header as manifests */
+            jws: string;
+        };
+        /**
+         * @example {
+         *       "seq": 17,
+         *       "leaf_index": 16,
+         *       "tree_size": 20,
+         *       "leaf_hash": "69Ss+uZfdVCsCPC2AGls7A4DtM+S5HQiaMNvFyRwPnM=",
+         *       "proof": [
+         *         "HVyEI4TTxqB5SNHqXLlHJHCCX7XJtJUlsj0rRVJR5yU=",
+         *         "JnAAS7f2j6Eu+0oNpJw9QQDaffwyHSwgTik2YCQC+Y0=",
+         *         "66QuDJd1hYg3SwzgbEttfODmF//tAjfFEAuFaphyDbA="
+         *       ],
+         *       "checkpoint": {
+         *         "checkpoint": {
+         *           "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *           "tree_size": 20,
+         *           "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *           "head_seq": 20,
+         *           "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *           "at": "2026-11-30T17:09:58.991Z"
+         *         },
+         *         "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
+         *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
+         *       }
+         *     }
+         */
+        InclusionProofInput: {
+            seq: number;
+            /** @description seq − 1 */
+            leaf_index: number;
+            tree_size: number;
+            /** @description SHA-256(0x00 ‖ JCS(record)), base64 */
+            leaf_hash: string;
+            /** @description RFC 9162 inclusion path, bottom to top */
+            proof: string[];
+            /** @description the signed checkpoint of tree_size, when one is stored (always without ?tree_size) */
+            checkpoint: components["schemas"]["SignedCheckpointInput"] | null;
+        };
+        /**
+         * @example {
+         *       "from_size": 7,
+         *       "to_size": 20,
+         *       "proof": [
+         *         "0ZPevPh0nMB89l+xXMrvkEFWzC5J1UdU7JPzs5dnQkE=",
+         *         "Pkzekm5dClca/CKgmaJBorwHpLLPeuIt+TIM3yAUjvk=",
+         *         "hJRIpoXulZq1qEYyGJbe8DOZvO75RjS7jmLHoiEiNHY=",
+         *         "g9EuBLIyb/uXpFqcZAAtDN65ggd37h4VXu54FmVSg4U=",
+         *         "e3QNI+CHjrA6K54beA4FdHm/+XxJk84Omas2XpM8hf8=",
+         *         "+hmO1bOc+5QlEtMeeRU5AkccdCZ32Ku9YOJ+3yGHSNA="
+         *       ]
+         *     }
+         */
+        ConsistencyProofInput: {
+            from_size: number;
+            to_size: number;
+            /** @description RFC 9162 consistency proof; [] when the sizes are equal */
+            proof: string[];
+        };
+        /**
+         * @example {
+         *       "ok": true,
+         *       "checked": 20,
+         *       "head_seq": 20,
+         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *       "tree_size": 20,
+         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *       "checkpoints_checked": 3,
+         *       "first_bad_seq": null
+         *     }
+         */
+        AuditVerifyReportInput: {
+            ok: boolean;
+            /** @description records checked */
+            checked: number;
+            /** @description last record checked */
+            head_seq: number | null;
+            head_hash: string | null;
+            /** @description size of the tree the check reached */
+            tree_size: number;
+            /** @description root of that tree, recomputed from the records */
+            root_hash: string;
+            checkpoints_checked: number;
+            /** @description first seq at which a record, tree node or checkpoint does not verify (a node or checkpoint counts at the seq that completed it); null when ok */
+            first_bad_seq: number | null;
+        };
+        EscalationInput: {
+            /** @enum {string} */
+            case: "outcome" | "fanout";
+            outcome_id: string | null;
+            fanout_id: string | null;
+            subagent_id: string | null;
+            run_id: string | null;
             /** @enum {string} */
             status: "open" | "resolved";
             /** Format: uuid */
             manifest_id: string;
             /** @enum {string} */
-            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED";
+            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
             interpretation_divergence_receipt: components["schemas"]["DivergenceReceiptInput"] | null;
             opened_at: string;
             resolved_at: string | null;
-        };
-        AuditRecordInput: {
-            seq: number;
-            at: string;
-            /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
-            actor: string;
-            outcome_id: string | null;
-            manifest_id: string | null;
-            subagent_id: string | null;
-            orchestrator_id: string | null;
-            verdict: string | null;
-            data: {
-                [key: string]: components["schemas"]["schema1"];
-            };
-            prev_hash: string;
-            hash: string;
         };
         ApiKeyInput: {
             /** Format: uuid */
@@ -2546,7 +6208,8 @@ export interface components {
             definition: {
                 name: string;
                 request: {
-                    method: string;
+                    /** @enum {string} */
+                    method: "GET" | "HEAD" | "POST";
                     url: string;
                     headers: {
                         [key: string]: string | {
@@ -2560,7 +6223,7 @@ export interface components {
                     status: number;
                     pointer: string;
                     map: {
-                        [key: string]: string;
+                        [key: string]: "success" | "partial" | "failure";
                     };
                 };
             };
@@ -2576,6 +6239,24 @@ export interface components {
             created_at: string;
             key: string;
         };
+        ManifestInclusionInput: {
+            /** Format: uuid */
+            manifest_id: string;
+            record: components["schemas"]["AuditRecordInput"];
+            leaf_index: number;
+            tree_size: number;
+            leaf_hash: string;
+            proof: string[];
+            checkpoint: components["schemas"]["SignedCheckpointInput"];
+        };
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        ManifestEnvelopeInput: {
+            manifest: components["schemas"]["OutcomeManifestInput"] | components["schemas"]["ReviewManifestInput"] | components["schemas"]["ReconciliationManifestInput"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
         /** @description RFC 9457 problem details */
         Problem: {
             type: string;
@@ -2590,11 +6271,833 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AuditRecord: {
+            seq: number;
+            at: string;
+            /** @enum {string} */
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+            actor: string;
+            outcome_id: string | null;
+            manifest_id: string | null;
+            subagent_id: string | null;
+            orchestrator_id: string | null;
+            verdict: string | null;
+            data: {
+                [key: string]: components["schemas"]["schema0"];
+            };
+            prev_hash: string;
+            hash: string;
+        };
+        ClaimSource: {
+            uri: string;
+            excerpt?: string | null;
+            content_digest?: string | null;
+            observed_at?: string | null;
+        };
+        Claim: {
+            fact: string;
+            value: string | number | boolean | components["schemas"]["schema1"][] | {
+                [key: string]: components["schemas"]["schema2"];
+            };
+            effective_date?: string | null;
+            qualifiers?: {
+                [key: string]: string | number | boolean;
+            };
+            confidence?: number | null;
+            sources: components["schemas"]["ClaimSource"][];
+        };
+        /**
+         * @example {
+         *       "subtask_id": "st_3",
+         *       "status": "DONE",
+         *       "summary": "Archived pricing page shows a $60k enterprise floor from March 2025.",
+         *       "evidence": [
+         *         "web.archive.org capture 2025-03-04"
+         *       ],
+         *       "claims": [
+         *         {
+         *           "fact": "vantage.enterprise.floor",
+         *           "value": {
+         *             "amount": 60000,
+         *             "currency": "USD",
+         *             "per": "year"
+         *           },
+         *           "effective_date": "2025-03-01",
+         *           "confidence": 0.81,
+         *           "sources": [
+         *             {
+         *               "uri": "https://vantage.com/pricing",
+         *               "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *               "observed_at": "2025-03-04T09:12:00Z"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "worker": {
+         *         "model": "model-x",
+         *         "context_id": "ctx-3"
+         *       }
+         *     }
+         * @example {
+         *       "subtask_id": "st_5",
+         *       "status": "DONE",
+         *       "summary": "CRM notes show the new floor applies to new logos only.",
+         *       "evidence": [
+         *         "opp 118204 note"
+         *       ],
+         *       "claims": [
+         *         {
+         *           "fact": "vantage.enterprise.floor",
+         *           "value": {
+         *             "amount": 60000,
+         *             "currency": "USD",
+         *             "per": "year"
+         *           },
+         *           "effective_date": "2025-01-22",
+         *           "qualifiers": {
+         *             "applies_to": "new_logos"
+         *           },
+         *           "confidence": 0.66,
+         *           "sources": [
+         *             {
+         *               "uri": "crm://opp/118204",
+         *               "excerpt": "their AE confirmed 60k floor, new business only"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "worker": {
+         *         "model": "model-x",
+         *         "context_id": "ctx-5"
+         *       }
+         *     }
+         * @example {
+         *       "subtask_id": "st_5",
+         *       "status": "NEEDS_CONTEXT",
+         *       "summary": "Two CRM fields disagree on the floor.",
+         *       "blocking_question": "Which CRM field is authoritative: competitive_loss or deal_notes?"
+         *     }
+         */
+        FanoutResult: {
+            /** @constant */
+            status: "DONE";
+            summary: string;
+            evidence: components["schemas"]["schema3"][];
+            claims?: components["schemas"]["Claim"][];
+            concerns?: unknown;
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "DONE_WITH_CONCERNS";
+            summary: string;
+            evidence: components["schemas"]["schema4"][];
+            concerns: string[];
+            claims?: components["schemas"]["Claim"][];
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "NEEDS_CONTEXT";
+            summary: string;
+            blocking_question: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_reason?: unknown;
+            claims?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        } | {
+            /** @constant */
+            status: "BLOCKED";
+            summary: string;
+            blocking_reason: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_question?: unknown;
+            claims?: unknown;
+            subtask_id: string;
+            worker?: {
+                model?: string | null;
+                context_id?: string | null;
+            };
+        };
+        FanoutPolicy: {
+            resolve?: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
+            source_priority?: string[];
+            min_independent_sources?: number;
+            /** @enum {string} */
+            on_qualifier_difference?: "halt" | "keep_all";
+            /** @enum {string} */
+            on_incomplete?: "halt" | "proceed";
+            /** @enum {string} */
+            decomposition?: "warn" | "strict";
+        };
+        FanoutPolicyWithDefaults: {
+            resolve: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
+            source_priority: string[];
+            min_independent_sources: number;
+            /** @enum {string} */
+            on_qualifier_difference: "halt" | "keep_all";
+            /** @enum {string} */
+            on_incomplete: "halt" | "proceed";
+            /** @enum {string} */
+            decomposition: "warn" | "strict";
+        };
+        /**
+         * @example {
+         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *       "subtask_id": "st_5",
+         *       "revision": 1,
+         *       "status": "DONE",
+         *       "late": false,
+         *       "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+         *       "received_at": "2026-11-29T11:00:00.000Z"
+         *     }
+         */
+        FanoutResultRecorded: {
+            /** Format: uuid */
+            fanout_id: string;
+            subtask_id: string;
+            revision: number;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            late: boolean;
+            result_digest: string;
+            received_at: string;
+        };
+        /**
+         * @example {
+         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *       "orchestrator_id": "scout",
+         *       "fanout_key": "vantage-pricing-2026-11",
+         *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
+         *       "facts": [
+         *         "vantage.enterprise.floor"
+         *       ],
+         *       "subtasks": [
+         *         {
+         *           "subtask_id": "st_3",
+         *           "scope": "archived pricing pages, vantage.com",
+         *           "facts": [
+         *             "vantage.enterprise.floor"
+         *           ]
+         *         },
+         *         {
+         *           "subtask_id": "st_5",
+         *           "scope": "CRM call notes, competitive-loss field",
+         *           "facts": [
+         *             "vantage.enterprise.floor"
+         *           ]
+         *         }
+         *       ],
+         *       "deadline": "2026-11-30T18:00:00.000Z",
+         *       "policy": {
+         *         "resolve": [
+         *           "source_priority",
+         *           "corroboration"
+         *         ],
+         *         "source_priority": [
+         *           "https://vantage.com/",
+         *           "crm://"
+         *         ],
+         *         "min_independent_sources": 1,
+         *         "on_qualifier_difference": "halt",
+         *         "on_incomplete": "halt",
+         *         "decomposition": "warn"
+         *       },
+         *       "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *       "decomposition": {
+         *         "uncovered_facts": [],
+         *         "overlaps": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "subtasks": [
+         *               "st_3",
+         *               "st_5"
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "status": "halted",
+         *       "results": [
+         *         {
+         *           "subtask_id": "st_3",
+         *           "revision": 1,
+         *           "status": "DONE",
+         *           "late": false,
+         *           "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
+         *           "received_at": "2026-11-29T10:00:00.000Z"
+         *         },
+         *         {
+         *           "subtask_id": "st_5",
+         *           "revision": 1,
+         *           "status": "DONE",
+         *           "late": false,
+         *           "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+         *           "received_at": "2026-11-29T11:00:00.000Z"
+         *         }
+         *       ],
+         *       "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *       "created_at": "2026-11-29T09:00:00.000Z"
+         *     }
+         */
+        Fanout: {
+            /** Format: uuid */
+            fanout_id: string;
+            orchestrator_id: string;
+            fanout_key: string;
+            question: string;
+            facts: string[];
+            subtasks: {
+                subtask_id: string;
+                scope: string | null;
+                facts: string[];
+            }[];
+            deadline: string | null;
+            policy: components["schemas"]["FanoutPolicyWithDefaults"];
+            policy_digest: string;
+            decomposition: {
+                uncovered_facts: string[];
+                overlaps: {
+                    fact: string;
+                    subtasks: string[];
+                }[];
+            };
+            /** @enum {string} */
+            status: "open" | "decided" | "halted" | "resolved";
+            results: {
+                subtask_id: string;
+                revision: number;
+                /** @enum {string} */
+                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+                late: boolean;
+                result_digest: string;
+                received_at: string;
+            }[];
+            manifest_id: string | null;
+            created_at: string;
+        };
+        /**
+         * @example {
+         *       "status": "pending",
+         *       "missing_subtasks": [
+         *         "st_5"
+         *       ]
+         *     }
+         */
+        ReconcilePending: {
+            /** @constant */
+            status: "pending";
+            missing_subtasks: string[];
+        };
+        FactAnswer: {
+            value: components["schemas"]["schema5"];
+            effective_date: string | null;
+            qualifiers: {
+                [key: string]: string | number | boolean;
+            };
+        };
+        ReconciledFact: {
+            fact: string;
+            /** @enum {string} */
+            status: "unclaimed" | "agreed" | "resolved" | "contested" | "scoped";
+            answer: components["schemas"]["FactAnswer"] | null;
+            variants: {
+                qualifiers: {
+                    [key: string]: string | number | boolean;
+                };
+                /** @enum {string} */
+                status: "agreed" | "resolved" | "contested";
+                answer: components["schemas"]["FactAnswer"] | null;
+                rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
+                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            }[];
+            rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence" | "human") | null;
+            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            positions: {
+                position_id: string;
+                value: components["schemas"]["schema5"];
+                effective_date: string | null;
+                qualifiers: {
+                    [key: string]: string | number | boolean;
+                };
+                claims: string[];
+                independent_sources: number;
+                lost_by: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
+            }[];
+            claims: {
+                claim_ref: string;
+                subtask_id: string;
+                revision: number;
+                position_id: string;
+                confidence: number | null;
+                sources: components["schemas"]["ClaimSource"][];
+                out_of_scope: boolean;
+            }[];
+            conflicts: {
+                a: string;
+                b: string;
+                differs: ("effective_date" | "qualifiers" | "value")[];
+                qualifier_differences: {
+                    pointer: string;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
+                }[];
+            }[];
+            echoes: {
+                source: string;
+                claims: string[];
+            }[];
+        };
+        FanoutCoverage: {
+            subtasks: {
+                subtask_id: string;
+                /** @enum {string} */
+                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "MISSING";
+                revision: number | null;
+                received_at: string | null;
+                late: boolean;
+                result_digest: string | null;
+            }[];
+            missing_subtasks: string[];
+            late_subtasks: string[];
+            needs_context: {
+                subtask_id: string;
+                blocking_question: string | null;
+            }[];
+            blocked: {
+                subtask_id: string;
+                blocking_reason: string | null;
+            }[];
+            concerns: {
+                subtask_id: string;
+                concerns: string[];
+            }[];
+            uncovered_facts: string[];
+            overlaps: {
+                fact: string;
+                subtasks: string[];
+            }[];
+        };
+        ReconciliationManifest: {
+            /** @constant */
+            kind: "reconciliation";
+            /** Format: uuid */
+            manifest_id: string;
+            /** Format: uuid */
+            fanout_id: string;
+            orchestrator_id: string;
+            fanout_key: string;
+            issued_at: string;
+            /** @enum {string} */
+            verdict: "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "HUMAN_RESOLVED";
+            /** @enum {string} */
+            directive: "PROCEED" | "REEVALUATE" | "HALT";
+            policy: components["schemas"]["FanoutPolicyWithDefaults"];
+            policy_digest: string;
+            coverage: components["schemas"]["FanoutCoverage"];
+            facts: components["schemas"]["ReconciledFact"][];
+            reasons: {
+                /** @enum {string} */
+                code: "needs_context" | "blocked" | "missing_subtask" | "uncovered_fact" | "contested_fact";
+                subject: string;
+            }[];
+            supersedes: string | null;
+            resolution: {
+                by: string;
+                rationale: string;
+            } | null;
+        };
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "reconciliation",
+         *         "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *         "orchestrator_id": "scout",
+         *         "fanout_key": "vantage-pricing-2026-11",
+         *         "issued_at": "2026-11-29T12:00:01.000Z",
+         *         "verdict": "CONTESTED",
+         *         "directive": "HALT",
+         *         "policy": {
+         *           "resolve": [
+         *             "source_priority",
+         *             "corroboration"
+         *           ],
+         *           "source_priority": [
+         *             "https://vantage.com/",
+         *             "crm://"
+         *           ],
+         *           "min_independent_sources": 1,
+         *           "on_qualifier_difference": "halt",
+         *           "on_incomplete": "halt",
+         *           "decomposition": "warn"
+         *         },
+         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *         "coverage": {
+         *           "subtasks": [
+         *             {
+         *               "subtask_id": "st_3",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T10:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+         *             },
+         *             {
+         *               "subtask_id": "st_5",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T11:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+         *             }
+         *           ],
+         *           "missing_subtasks": [],
+         *           "late_subtasks": [],
+         *           "needs_context": [],
+         *           "blocked": [],
+         *           "concerns": [],
+         *           "uncovered_facts": [],
+         *           "overlaps": [
+         *             {
+         *               "fact": "vantage.enterprise.floor",
+         *               "subtasks": [
+         *                 "st_3",
+         *                 "st_5"
+         *               ]
+         *             }
+         *           ]
+         *         },
+         *         "facts": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "status": "contested",
+         *             "answer": null,
+         *             "variants": [],
+         *             "rule": null,
+         *             "reason": "qualifier_difference",
+         *             "positions": [
+         *               {
+         *                 "position_id": "p1",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-01-22",
+         *                 "qualifiers": {
+         *                   "applies_to": "new_logos"
+         *                 },
+         *                 "claims": [
+         *                   "st_5#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               },
+         *               {
+         *                 "position_id": "p2",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-03-01",
+         *                 "qualifiers": {},
+         *                 "claims": [
+         *                   "st_3#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               }
+         *             ],
+         *             "claims": [
+         *               {
+         *                 "claim_ref": "st_3#0",
+         *                 "subtask_id": "st_3",
+         *                 "revision": 1,
+         *                 "position_id": "p2",
+         *                 "confidence": 0.81,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "https://vantage.com/pricing",
+         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *                     "observed_at": "2025-03-04T09:12:00Z"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               },
+         *               {
+         *                 "claim_ref": "st_5#0",
+         *                 "subtask_id": "st_5",
+         *                 "revision": 1,
+         *                 "position_id": "p1",
+         *                 "confidence": 0.66,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "crm://opp/118204",
+         *                     "excerpt": "their AE confirmed 60k floor, new business only"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               }
+         *             ],
+         *             "conflicts": [
+         *               {
+         *                 "a": "p1",
+         *                 "b": "p2",
+         *                 "differs": [
+         *                   "effective_date",
+         *                   "qualifiers"
+         *                 ],
+         *                 "qualifier_differences": [
+         *                   {
+         *                     "pointer": "/applies_to",
+         *                     "a": "new_logos"
+         *                   }
+         *                 ]
+         *               }
+         *             ],
+         *             "echoes": []
+         *           }
+         *         ],
+         *         "reasons": [
+         *           {
+         *             "code": "contested_fact",
+         *             "subject": "vantage.enterprise.floor"
+         *           }
+         *         ],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+         *       "audit_seq": 7
+         *     }
+         * @example {
+         *       "manifest": {
+         *         "kind": "reconciliation",
+         *         "manifest_id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
+         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+         *         "orchestrator_id": "scout",
+         *         "fanout_key": "vantage-pricing-2026-11",
+         *         "issued_at": "2026-11-29T15:30:00.000Z",
+         *         "verdict": "HUMAN_RESOLVED",
+         *         "directive": "PROCEED",
+         *         "policy": {
+         *           "resolve": [
+         *             "source_priority",
+         *             "corroboration"
+         *           ],
+         *           "source_priority": [
+         *             "https://vantage.com/",
+         *             "crm://"
+         *           ],
+         *           "min_independent_sources": 1,
+         *           "on_qualifier_difference": "halt",
+         *           "on_incomplete": "halt",
+         *           "decomposition": "warn"
+         *         },
+         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+         *         "coverage": {
+         *           "subtasks": [
+         *             {
+         *               "subtask_id": "st_3",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T10:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+         *             },
+         *             {
+         *               "subtask_id": "st_5",
+         *               "status": "DONE",
+         *               "revision": 1,
+         *               "received_at": "2026-11-29T11:00:00.000Z",
+         *               "late": false,
+         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+         *             }
+         *           ],
+         *           "missing_subtasks": [],
+         *           "late_subtasks": [],
+         *           "needs_context": [],
+         *           "blocked": [],
+         *           "concerns": [],
+         *           "uncovered_facts": [],
+         *           "overlaps": [
+         *             {
+         *               "fact": "vantage.enterprise.floor",
+         *               "subtasks": [
+         *                 "st_3",
+         *                 "st_5"
+         *               ]
+         *             }
+         *           ]
+         *         },
+         *         "facts": [
+         *           {
+         *             "fact": "vantage.enterprise.floor",
+         *             "status": "resolved",
+         *             "answer": {
+         *               "effective_date": "2025-01-22",
+         *               "qualifiers": {
+         *                 "applies_to": "new_logos"
+         *               },
+         *               "value": {
+         *                 "amount": 60000,
+         *                 "currency": "USD",
+         *                 "per": "year"
+         *               }
+         *             },
+         *             "variants": [],
+         *             "rule": "human",
+         *             "reason": null,
+         *             "positions": [
+         *               {
+         *                 "position_id": "p1",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-01-22",
+         *                 "qualifiers": {
+         *                   "applies_to": "new_logos"
+         *                 },
+         *                 "claims": [
+         *                   "st_5#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               },
+         *               {
+         *                 "position_id": "p2",
+         *                 "value": {
+         *                   "amount": 60000,
+         *                   "currency": "USD",
+         *                   "per": "year"
+         *                 },
+         *                 "effective_date": "2025-03-01",
+         *                 "qualifiers": {},
+         *                 "claims": [
+         *                   "st_3#0"
+         *                 ],
+         *                 "independent_sources": 1,
+         *                 "lost_by": null
+         *               }
+         *             ],
+         *             "claims": [
+         *               {
+         *                 "claim_ref": "st_3#0",
+         *                 "subtask_id": "st_3",
+         *                 "revision": 1,
+         *                 "position_id": "p2",
+         *                 "confidence": 0.81,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "https://vantage.com/pricing",
+         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+         *                     "observed_at": "2025-03-04T09:12:00Z"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               },
+         *               {
+         *                 "claim_ref": "st_5#0",
+         *                 "subtask_id": "st_5",
+         *                 "revision": 1,
+         *                 "position_id": "p1",
+         *                 "confidence": 0.66,
+         *                 "sources": [
+         *                   {
+         *                     "uri": "crm://opp/118204",
+         *                     "excerpt": "their AE confirmed 60k floor, new business only"
+         *                   }
+         *                 ],
+         *                 "out_of_scope": false
+         *               }
+         *             ],
+         *             "conflicts": [
+         *               {
+         *                 "a": "p1",
+         *                 "b": "p2",
+         *                 "differs": [
+         *                   "effective_date",
+         *                   "qualifiers"
+         *                 ],
+         *                 "qualifier_differences": [
+         *                   {
+         *                     "pointer": "/applies_to",
+         *                     "a": "new_logos"
+         *                   }
+         *                 ]
+         *               }
+         *             ],
+         *             "echoes": []
+         *           }
+         *         ],
+         *         "reasons": [
+         *           {
+         *             "code": "contested_fact",
+         *             "subject": "vantage.enterprise.floor"
+         *           }
+         *         ],
+         *         "supersedes": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+         *         "resolution": {
+         *           "by": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a098",
+         *           "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
+         *         }
+         *       },
+         *       "manifest_digest": "sha256:ec90151b793ed23f50b3eeda5d7f3a5b753e01387eb76530194c5f02ba440ea6",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+         *       "audit_seq": 10
+         *     }
+         */
+        ReconciliationManifestEnvelope: {
+            manifest: components["schemas"]["ReconciliationManifest"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
+        GroundTruthArbiterPredicate: {
+            probe_id: string;
+            probe_version: number;
+            probe_digest: string;
+            request: {
+                method: string;
+                url: string;
+            };
+            executed_at: string;
+            attempts: number;
+            http_status: number | null;
+            response_digest: string | null;
+            result: ("success" | "partial" | "failure") | null;
+            error: {
+                code: string;
+                detail: string;
+            } | null;
+        };
         EvidenceItem: {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema0"];
+            content: components["schemas"]["schema5"];
         };
         IntendedAction: {
             /** @enum {string} */
@@ -2626,8 +7129,8 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    a?: components["schemas"]["schema0"];
-                    b?: components["schemas"]["schema0"];
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -2638,25 +7141,9 @@ export interface components {
             }[];
             receipt_digest: string;
         };
-        GroundTruthArbiterPredicate: {
-            probe_id: string;
-            probe_version: number;
-            probe_digest: string;
-            request: {
-                method: string;
-                url: string;
-            };
-            executed_at: string;
-            attempts: number;
-            http_status: number | null;
-            response_digest: string | null;
-            result: ("success" | "partial" | "failure") | null;
-            error: {
-                code: string;
-                detail: string;
-            } | null;
-        };
-        Manifest: {
+        OutcomeManifest: {
+            /** @constant */
+            kind: "outcome";
             /** Format: uuid */
             manifest_id: string;
             /** Format: uuid */
@@ -2676,17 +7163,18 @@ export interface components {
             action_owner: string | null;
             missing_orchestrators: string[];
             supersedes: string | null;
-            audit_seq: number;
             resolution: {
                 by: string;
                 rationale: string;
             } | null;
         };
-        /** @description A signed manifest: verify `jws` against /.well-known/jwks.json */
-        ManifestEnvelope: {
-            manifest: components["schemas"]["Manifest"];
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        OutcomeManifestEnvelope: {
+            manifest: components["schemas"]["OutcomeManifest"];
             manifest_digest: string;
             jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
         };
         EvaluationPending: {
             /** @constant */
@@ -2714,7 +7202,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: components["schemas"]["schema0"];
+                    [key: string]: components["schemas"]["schema5"];
                 };
             } | null;
             /** @enum {string} */
@@ -2723,37 +7211,822 @@ export interface components {
             reevaluation_rounds: number;
             created_at: string;
         };
-        Escalation: {
+        SubmittedSubject: {
+            digest: string;
+            description?: string | null;
+            uri?: string | null;
+        };
+        PanelJudge: {
+            judge_id: string;
+            model: string;
+            context_id: string;
+            stage?: (1 | 2) | null;
+            role?: ("judge" | "meta") | null;
+        };
+        /**
+         * @description A change and the panel that judges it. One example per mode: do_and_judge, two_stage, debate, council.
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-480",
+         *       "mode": "do_and_judge",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "typo fix in the refund mail"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "context_id": "ctx-9"
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-481",
+         *       "mode": "two_stage",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "refund retry fix",
+         *         "uri": "https://git.example/pr/481"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2",
+         *           "stage": 1
+         *         },
+         *         {
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "context_id": "ctx-3",
+         *           "stage": 2
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-482",
+         *       "mode": "debate",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "drop the legacy refunds column"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2",
+         *           "role": "judge"
+         *         },
+         *         {
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "context_id": "ctx-3",
+         *           "role": "judge"
+         *         },
+         *         {
+         *           "judge_id": "moderator",
+         *           "model": "model-j",
+         *           "context_id": "ctx-4",
+         *           "role": "meta"
+         *         }
+         *       ]
+         *     }
+         * @example {
+         *       "orchestrator_id": "orch-a",
+         *       "review_key": "PR-483",
+         *       "mode": "council",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "cache layer for refund lookups"
+         *       },
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "judges": [
+         *         {
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "context_id": "ctx-5"
+         *         },
+         *         {
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "context_id": "ctx-6"
+         *         },
+         *         {
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "context_id": "ctx-7"
+         *         }
+         *       ]
+         *     }
+         */
+        CreateReview: {
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            subject: components["schemas"]["SubmittedSubject"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["PanelJudge"][];
+        };
+        CouncilFinding: {
+            /** @enum {string} */
+            severity: "low" | "medium" | "high" | "critical";
+            title: string;
+            location?: string | null;
+            lens?: string | null;
+            detail?: string | null;
+        };
+        /**
+         * @example {
+         *       "judge_id": "spec",
+         *       "revision": 0,
+         *       "status": "DONE_WITH_CONCERNS",
+         *       "summary": "Retries are bounded as the spec asks.",
+         *       "evidence": [
+         *         "test refund_retry_once passes"
+         *       ],
+         *       "concerns": [
+         *         "no test for the retry path after a timeout"
+         *       ]
+         *     }
+         * @example {
+         *       "judge_id": "zed",
+         *       "revision": 0,
+         *       "status": "BLOCKED",
+         *       "summary": "The migration drops a column still read by the ledger job.",
+         *       "blocking_reason": "refunds.legacy_id is read by ledger-sync"
+         *     }
+         * @example {
+         *       "judge_id": "c1",
+         *       "revision": 0,
+         *       "status": "DONE",
+         *       "summary": "Two issues found.",
+         *       "evidence": [
+         *         "read cache.ts"
+         *       ],
+         *       "findings": [
+         *         {
+         *           "severity": "medium",
+         *           "title": "Race in cache",
+         *           "location": "cache.ts",
+         *           "lens": "concurrency"
+         *         }
+         *       ]
+         *     }
+         */
+        JudgeVerdict: {
+            /** @constant */
+            status: "DONE";
+            summary: string;
+            evidence: components["schemas"]["schema6"][];
+            concerns?: unknown;
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFinding"][];
+        } | {
+            /** @constant */
+            status: "DONE_WITH_CONCERNS";
+            summary: string;
+            evidence: components["schemas"]["schema7"][];
+            concerns: string[];
+            blocking_question?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFinding"][];
+        } | {
+            /** @constant */
+            status: "NEEDS_CONTEXT";
+            summary: string;
+            blocking_question: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_reason?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFinding"][];
+        } | {
+            /** @constant */
+            status: "BLOCKED";
+            summary: string;
+            blocking_reason: string;
+            evidence?: unknown;
+            concerns?: unknown;
+            blocking_question?: unknown;
+            judge_id: string;
+            revision: number;
+            findings?: components["schemas"]["CouncilFinding"][];
+        };
+        ReviewSubject: {
+            digest: string;
+            description: string | null;
+            uri: string | null;
+        };
+        ReviewJudge: {
+            judge_id: string;
+            model: string;
+            context_id: string;
+            stage: (1 | 2) | null;
+            role: ("judge" | "meta") | null;
+        };
+        ReviewVerdictItem: {
+            judge_id: string;
+            model: string;
+            stage: (1 | 2) | null;
+            role: ("judge" | "meta") | null;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            summary: string;
+            concerns: string[];
+            blocking_question: string | null;
+            blocking_reason: string | null;
+            verdict_digest: string;
+        };
+        Review: {
             /** Format: uuid */
-            outcome_id: string;
-            subagent_id: string;
-            run_id: string;
+            review_id: string;
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            subject: components["schemas"]["ReviewSubject"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["ReviewJudge"][];
+            revision: number;
+            /** @enum {string} */
+            status: "open" | "decided" | "handed_back";
+            /** @description the latest verdict of each judge in the current revision */
+            verdicts: components["schemas"]["ReviewVerdictItem"][];
+            /** @description the latest manifest of the review */
+            manifest_id: string | null;
+            created_at: string;
+        };
+        ReviewVerdictRecorded: {
+            /** Format: uuid */
+            review_id: string;
+            judge_id: string;
+            revision: number;
+            /** @enum {string} */
+            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            /** @description sha256(JCS(body as submitted)) */
+            verdict_digest: string;
+            received_at: string;
+        };
+        ReviewFinding: {
+            fingerprint: string;
+            /** @enum {string} */
+            severity: "low" | "medium" | "high" | "critical";
+            title: string;
+            location: string | null;
+            reported_by: string[];
+            models: string[];
+            confidence: number;
+        };
+        /**
+         * @description One example per mode: do_and_judge, two_stage, debate, council.
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-480",
+         *       "mode": "do_and_judge",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "typo fix in the refund mail",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "context_id": "ctx-9"
+         *         }
+         *       ],
+         *       "verdict": "BLOCKED",
+         *       "directive": "REVISE",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "solo",
+         *           "model": "model-m",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "BLOCKED",
+         *           "summary": "solo returned BLOCKED",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": "the refund is retried twice",
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": "the refund is retried twice",
+         *       "divergence": null,
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-481",
+         *       "mode": "two_stage",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "refund retry fix",
+         *         "uri": "https://git.example/pr/481"
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": 1,
+         *           "role": null,
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2"
+         *         },
+         *         {
+         *           "stage": 2,
+         *           "role": null,
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "context_id": "ctx-3"
+         *         }
+         *       ],
+         *       "verdict": "DONE_WITH_CONCERNS",
+         *       "directive": "APPLY",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "quality",
+         *           "model": "model-l",
+         *           "stage": 2,
+         *           "role": null,
+         *           "status": "DONE_WITH_CONCERNS",
+         *           "summary": "quality returned DONE_WITH_CONCERNS",
+         *           "concerns": [
+         *             "rename retryOnce"
+         *           ],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "spec",
+         *           "model": "model-l",
+         *           "stage": 1,
+         *           "role": null,
+         *           "status": "DONE_WITH_CONCERNS",
+         *           "summary": "spec returned DONE_WITH_CONCERNS",
+         *           "concerns": [
+         *             "no test for the retry path"
+         *           ],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [
+         *         {
+         *           "judge_id": "quality",
+         *           "concern": "rename retryOnce"
+         *         },
+         *         {
+         *           "judge_id": "spec",
+         *           "concern": "no test for the retry path"
+         *         }
+         *       ],
+         *       "blocking_question": null,
+         *       "blocking_reason": null,
+         *       "divergence": null,
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 2,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-482",
+         *       "mode": "debate",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "drop the legacy refunds column",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": "judge",
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "context_id": "ctx-2"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": "judge",
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "context_id": "ctx-3"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": "meta",
+         *           "judge_id": "moderator",
+         *           "model": "model-j",
+         *           "context_id": "ctx-4"
+         *         }
+         *       ],
+         *       "verdict": "BLOCKED",
+         *       "directive": "HAND_BACK",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "amy",
+         *           "model": "model-l",
+         *           "stage": null,
+         *           "role": "judge",
+         *           "status": "DONE",
+         *           "summary": "amy returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "zed",
+         *           "model": "model-k",
+         *           "stage": null,
+         *           "role": "judge",
+         *           "status": "BLOCKED",
+         *           "summary": "zed returned BLOCKED",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": "migration drops a column in use",
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": "migration drops a column in use",
+         *       "divergence": {
+         *         "a": "amy",
+         *         "b": "zed",
+         *         "a_status": "DONE",
+         *         "b_status": "BLOCKED"
+         *       },
+         *       "findings": []
+         *     }
+         * @example {
+         *       "kind": "review",
+         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
+         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
+         *       "orchestrator_id": "orch-a",
+         *       "revision": 0,
+         *       "implementer": {
+         *         "model": "model-m",
+         *         "context_id": "ctx-1"
+         *       },
+         *       "issued_at": "2026-11-29T18:00:00.000Z",
+         *       "supersedes": null,
+         *       "review_key": "PR-483",
+         *       "mode": "council",
+         *       "subject": {
+         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
+         *         "description": "cache layer for refund lookups",
+         *         "uri": null
+         *       },
+         *       "judges": [
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "context_id": "ctx-5"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "context_id": "ctx-6"
+         *         },
+         *         {
+         *           "stage": null,
+         *           "role": null,
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "context_id": "ctx-7"
+         *         }
+         *       ],
+         *       "verdict": "ADVISORY",
+         *       "directive": "ADVISORY",
+         *       "verdicts": [
+         *         {
+         *           "judge_id": "c1",
+         *           "model": "model-a",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c1 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "c2",
+         *           "model": "model-b",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c2 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         },
+         *         {
+         *           "judge_id": "c3",
+         *           "model": "model-c",
+         *           "stage": null,
+         *           "role": null,
+         *           "status": "DONE",
+         *           "summary": "c3 returned DONE",
+         *           "concerns": [],
+         *           "blocking_question": null,
+         *           "blocking_reason": null,
+         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+         *         }
+         *       ],
+         *       "concerns": [],
+         *       "blocking_question": null,
+         *       "blocking_reason": null,
+         *       "divergence": null,
+         *       "findings": [
+         *         {
+         *           "fingerprint": "sha256:c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4",
+         *           "severity": "critical",
+         *           "title": "race in cache",
+         *           "location": "cache.ts",
+         *           "reported_by": [
+         *             "c1",
+         *             "c2"
+         *           ],
+         *           "models": [
+         *             "model-a",
+         *             "model-b"
+         *           ],
+         *           "confidence": 0.6666666666666666
+         *         }
+         *       ]
+         *     }
+         */
+        ReviewManifest: {
+            /** @constant */
+            kind: "review";
+            /** Format: uuid */
+            manifest_id: string;
+            /** Format: uuid */
+            review_id: string;
+            orchestrator_id: string;
+            review_key: string;
+            /** @enum {string} */
+            mode: "do_and_judge" | "two_stage" | "debate" | "council";
+            revision: number;
+            subject: components["schemas"]["ReviewSubject"];
+            implementer: {
+                model: string;
+                context_id: string;
+            };
+            judges: components["schemas"]["ReviewJudge"][];
+            issued_at: string;
+            /** @enum {string} */
+            verdict: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+            /** @enum {string} */
+            directive: "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
+            verdicts: components["schemas"]["ReviewVerdictItem"][];
+            concerns: {
+                judge_id: string;
+                concern: string;
+            }[];
+            blocking_question: string | null;
+            blocking_reason: string | null;
+            divergence: {
+                a: string;
+                b: string;
+                /** @enum {string} */
+                a_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+                /** @enum {string} */
+                b_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
+            } | null;
+            findings: components["schemas"]["ReviewFinding"][];
+            supersedes: string | null;
+        };
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        ReviewManifestEnvelope: {
+            manifest: components["schemas"]["ReviewManifest"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
+        ReviewPending: {
+            /** @constant */
+            status: "pending";
+            missing_judges: string[];
+        };
+        /**
+         * @example {
+         *       "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *       "tree_size": 20,
+         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *       "head_seq": 20,
+         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *       "at": "2026-11-30T17:09:58.991Z"
+         *     }
+         */
+        LogCheckpoint: {
+            /** @description the log's name: the note's first line and the note key's name */
+            origin: string;
+            /** @description number of records in the tree */
+            tree_size: number;
+            /** @description RFC 9162 root over the first tree_size records, base64 */
+            root_hash: string;
+            /** @description seq of the last record in the tree (= tree_size) */
+            head_seq: number;
+            /** @description that record's chain hash */
+            head_hash: string;
+            /** @description when the checkpoint was signed */
+            at: string;
+        };
+        /**
+         * @example {
+         *       "checkpoint": {
+         *         "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *         "tree_size": 20,
+         *         "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *         "head_seq": 20,
+         *         "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *         "at": "2026-11-30T17:09:58.991Z"
+         *       },
+         *       "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
+         *     }
+         */
+        SignedCheckpoint: {
+            checkpoint: components["schemas"]["LogCheckpoint"];
+            /** @description C2SP signed note of the tlog-checkpoint body (origin, tree size, base64 root), signed with Ed25519; key name = origin */
+            note: string;
+            /** @description compact JWS over JCS(checkpoint), same key and header as manifests */
+            jws: string;
+        };
+        /**
+         * @example {
+         *       "seq": 17,
+         *       "leaf_index": 16,
+         *       "tree_size": 20,
+         *       "leaf_hash": "69Ss+uZfdVCsCPC2AGls7A4DtM+S5HQiaMNvFyRwPnM=",
+         *       "proof": [
+         *         "HVyEI4TTxqB5SNHqXLlHJHCCX7XJtJUlsj0rRVJR5yU=",
+         *         "JnAAS7f2j6Eu+0oNpJw9QQDaffwyHSwgTik2YCQC+Y0=",
+         *         "66QuDJd1hYg3SwzgbEttfODmF//tAjfFEAuFaphyDbA="
+         *       ],
+         *       "checkpoint": {
+         *         "checkpoint": {
+         *           "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
+         *           "tree_size": 20,
+         *           "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *           "head_seq": 20,
+         *           "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *           "at": "2026-11-30T17:09:58.991Z"
+         *         },
+         *         "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
+         *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
+         *       }
+         *     }
+         */
+        InclusionProof: {
+            seq: number;
+            /** @description seq − 1 */
+            leaf_index: number;
+            tree_size: number;
+            /** @description SHA-256(0x00 ‖ JCS(record)), base64 */
+            leaf_hash: string;
+            /** @description RFC 9162 inclusion path, bottom to top */
+            proof: string[];
+            /** @description the signed checkpoint of tree_size, when one is stored (always without ?tree_size) */
+            checkpoint: components["schemas"]["SignedCheckpoint"] | null;
+        };
+        /**
+         * @example {
+         *       "from_size": 7,
+         *       "to_size": 20,
+         *       "proof": [
+         *         "0ZPevPh0nMB89l+xXMrvkEFWzC5J1UdU7JPzs5dnQkE=",
+         *         "Pkzekm5dClca/CKgmaJBorwHpLLPeuIt+TIM3yAUjvk=",
+         *         "hJRIpoXulZq1qEYyGJbe8DOZvO75RjS7jmLHoiEiNHY=",
+         *         "g9EuBLIyb/uXpFqcZAAtDN65ggd37h4VXu54FmVSg4U=",
+         *         "e3QNI+CHjrA6K54beA4FdHm/+XxJk84Omas2XpM8hf8=",
+         *         "+hmO1bOc+5QlEtMeeRU5AkccdCZ32Ku9YOJ+3yGHSNA="
+         *       ]
+         *     }
+         */
+        ConsistencyProof: {
+            from_size: number;
+            to_size: number;
+            /** @description RFC 9162 consistency proof; [] when the sizes are equal */
+            proof: string[];
+        };
+        /**
+         * @example {
+         *       "ok": true,
+         *       "checked": 20,
+         *       "head_seq": 20,
+         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
+         *       "tree_size": 20,
+         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
+         *       "checkpoints_checked": 3,
+         *       "first_bad_seq": null
+         *     }
+         */
+        AuditVerifyReport: {
+            ok: boolean;
+            /** @description records checked */
+            checked: number;
+            /** @description last record checked */
+            head_seq: number | null;
+            head_hash: string | null;
+            /** @description size of the tree the check reached */
+            tree_size: number;
+            /** @description root of that tree, recomputed from the records */
+            root_hash: string;
+            checkpoints_checked: number;
+            /** @description first seq at which a record, tree node or checkpoint does not verify (a node or checkpoint counts at the seq that completed it); null when ok */
+            first_bad_seq: number | null;
+        };
+        Escalation: {
+            /** @enum {string} */
+            case: "outcome" | "fanout";
+            outcome_id: string | null;
+            fanout_id: string | null;
+            subagent_id: string | null;
+            run_id: string | null;
             /** @enum {string} */
             status: "open" | "resolved";
             /** Format: uuid */
             manifest_id: string;
             /** @enum {string} */
-            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED";
+            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
             interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
             opened_at: string;
             resolved_at: string | null;
-        };
-        AuditRecord: {
-            seq: number;
-            at: string;
-            /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
-            actor: string;
-            outcome_id: string | null;
-            manifest_id: string | null;
-            subagent_id: string | null;
-            orchestrator_id: string | null;
-            verdict: string | null;
-            data: {
-                [key: string]: components["schemas"]["schema1"];
-            };
-            prev_hash: string;
-            hash: string;
         };
         ApiKey: {
             /** Format: uuid */
@@ -2774,7 +8047,8 @@ export interface components {
             definition: {
                 name: string;
                 request: {
-                    method: string;
+                    /** @enum {string} */
+                    method: "GET" | "HEAD" | "POST";
                     url: string;
                     headers: {
                         [key: string]: string | {
@@ -2788,7 +8062,7 @@ export interface components {
                     status: number;
                     pointer: string;
                     map: {
-                        [key: string]: string;
+                        [key: string]: "success" | "partial" | "failure";
                     };
                 };
             };
@@ -2804,8 +8078,32 @@ export interface components {
             created_at: string;
             key: string;
         };
+        ManifestInclusion: {
+            /** Format: uuid */
+            manifest_id: string;
+            record: components["schemas"]["AuditRecord"];
+            leaf_index: number;
+            tree_size: number;
+            leaf_hash: string;
+            proof: string[];
+            checkpoint: components["schemas"]["SignedCheckpoint"];
+        };
+        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        ManifestEnvelope: {
+            manifest: components["schemas"]["OutcomeManifest"] | components["schemas"]["ReviewManifest"] | components["schemas"]["ReconciliationManifest"];
+            manifest_digest: string;
+            jws: string;
+            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            audit_seq: number | null;
+        };
         schema0: JsonValue;
         schema1: JsonValue;
+        schema2: JsonValue;
+        schema3: JsonValue;
+        schema4: JsonValue;
+        schema5: JsonValue;
+        schema6: JsonValue;
+        schema7: JsonValue;
     };
     responses: never;
     parameters: never;

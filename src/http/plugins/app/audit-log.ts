@@ -1,19 +1,14 @@
-import { availableParallelism } from 'node:os'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { createPool } from '../../../db/pool.ts'
 import { VerifiableLog } from '../../../log/verifiable-log.ts'
+import { verifyWorkers } from '../../../log/verify-workers.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The audit log: its sequencer, the read-your-writes barrier, checkpoints and proofs (docs/log-format.md). */
     auditLog: VerifiableLog
   }
-}
-
-/** Worker threads for `audit verify` on large logs: one per core, at most four. */
-export function verifyWorkers(): number {
-  return Math.max(1, Math.min(4, availableParallelism()))
 }
 
 /**

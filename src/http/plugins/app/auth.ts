@@ -4,6 +4,8 @@ import type { Role } from '../../../domain/vocabulary.ts'
 import { AppError } from '../../../errors.ts'
 import { authenticate, type Principal } from '../../../services/keys.ts'
 
+export { assertMaySpeakFor } from '../../../services/keys.ts'
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** `'public'` for routes anyone may call; otherwise the roles allowed (default: admin only). */
@@ -59,11 +61,4 @@ export default fp(authPlugin, { name: 'arbiter-auth', dependencies: ['arbiter-se
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('UNAUTHORIZED', 'authentication required')
   return request.principal
-}
-
-/** Orchestrator keys speak only under their own orchestrator ids; admin keys under any. */
-export function assertMaySpeakFor(principal: Principal, orchestratorId: string): void {
-  if (principal.role === 'admin') return
-  if (principal.role === 'orchestrator' && principal.orchestratorIds.includes(orchestratorId)) return
-  throw new AppError('FORBIDDEN', `this key may not speak for orchestrator ${orchestratorId}`)
 }
