@@ -230,13 +230,19 @@ describe('verifyEnvelope', () => {
   })
 
   it('accepts audit_seq, the log position outside the signature, as an integer or null', async () => {
-    const envelope = await envelopeFor(sampleManifest(), key)
+    const { audit_seq: _signedSeq, ...current } = sampleManifest()
+    const envelope = await envelopeFor(current, key)
     for (const auditSeq of [42, null]) {
       assert.deepEqual(await verifyEnvelope({ ...envelope, audit_seq: auditSeq }, jwks), {
         ok: true,
         kid: key.kid,
       })
     }
+  })
+
+  it('refuses an envelope audit_seq that contradicts the one an older manifest signed inside', async () => {
+    const envelope = await envelopeFor(sampleManifest(), key)
+    assertInvalid(await verifyEnvelope({ ...envelope, audit_seq: 42 }, jwks), /contradicts/)
   })
 
   it('rejects malformed envelopes with a reason naming the part', async () => {

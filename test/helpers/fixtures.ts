@@ -118,3 +118,11 @@ export async function haltedOutcome(t: TestApp, a: string, b: string) {
   assert.equal(envelope.manifest.directive, 'HALT')
   return { outcome, manifest: envelope.manifest, envelope }
 }
+
+/**
+ * An envelope without its log position: the answer that issues a manifest comes before the sequencer places it
+ * (`audit_seq: null`), later reads carry the seq; the signed bytes are the same.
+ */
+export function signedPart<T extends { audit_seq?: unknown }>(envelope: T): T {
+  return { ...envelope, audit_seq: null }
+}

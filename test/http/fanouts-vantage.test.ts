@@ -242,6 +242,8 @@ describe('the Vantage example over HTTP', () => {
       method: 'GET',
       url: `/v1/manifests/${envelope.manifest.manifest_id}`,
     })
-    assert.equal(single.body, JSON.stringify(envelope))
+    // The same signed bytes, now with the log position the sequencer gave it.
+    assert.equal(single.body, JSON.stringify({ ...envelope, audit_seq: single.json().audit_seq }))
+    assert.ok(Number.isInteger(single.json().audit_seq))
   })
 })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { fanoutResultBody } from '../../src/http/schemas/fanouts.ts'
+import { signedPart } from '../helpers/fixtures.ts'
 import {
   createReview,
   DIGEST_0,
@@ -158,7 +159,11 @@ describe('verdicts within a revision', () => {
     const first = await decide(app, a, review.review_id)
     assert.equal(first.manifest.directive, 'PAUSE')
     assert.equal(first.manifest.blocking_question, 'solo asks: which currency?')
-    assert.deepEqual(await decide(app, a, review.review_id), first, 'unchanged verdicts: the same PAUSE')
+    assert.deepEqual(
+      signedPart(await decide(app, a, review.review_id)),
+      signedPart(first),
+      'unchanged verdicts: the same PAUSE',
+    )
 
     const same = await postVerdict(app, a, review.review_id, verdict('solo', 'NEEDS_CONTEXT'))
     assert.equal(same.statusCode, 200, 'the same body again is answered with the stored verdict')

@@ -134,6 +134,13 @@ describe('migrating a log written before the tree existed', () => {
     const signingKey = await newSigningKey()
     const old = await oldDatabase(signingKey)
     t.after(() => old.db.stop())
+    // What the runtime does at start: apply every later migration (the case engine's, the log's, …).
+    const upgrade = createPool({ connectionString: old.db.connectionString, max: 1 })
+    try {
+      await migrate(upgrade, await readMigrations())
+    } finally {
+      await upgrade.end()
+    }
     // A small backfill batch, so the tree is built over the old records in several transactions.
     const app = await buildTestApp(t, {
       database: old.db,
