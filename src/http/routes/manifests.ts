@@ -141,8 +141,9 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
           throw new AppError('VALIDATION', 'Last-Event-ID must be a manifest audit_seq')
         lastEventId = Number(header)
       }
-      // "Sequenced after the stream opened" means after every change committed before it.
-      await app.services.auditLog.catchUp()
+      // "Sequenced after the stream opened" means after every change committed before it. Best effort: a stream
+      // holds no admission slot, so it must not be refused while the log catches up either.
+      await app.services.auditLog.catchUp().catch(() => {})
       reply.hijack()
       reply.raw.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
