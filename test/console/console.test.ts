@@ -588,6 +588,7 @@ describe('ops console in Chromium', () => {
     await page.locator(`li[data-manifest-id="${manifest.manifest_id}"] a`).click()
     await page.getByRole('heading', { level: 1, name: /^Review PR-481-/ }).waitFor()
     const verdicts = page.locator('.verdict-card')
+    await verdicts.nth(1).waitFor()
     assert.equal(await verdicts.count(), 2)
     assert.match(
       await shownText(verdicts.first()),
