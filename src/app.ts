@@ -27,6 +27,7 @@ import { logRoutes } from './http/routes/log.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { probeRoutes } from './http/routes/probes.ts'
 import type { SequencerTiming } from './log/sequencer.ts'
+import type { KeyCacheMode } from './services/key-cache.ts'
 
 /** What the app needs; `runtime.ts` and tests build it, the app itself never reads the environment. */
 export interface AppConfig
@@ -50,6 +51,11 @@ export interface AppConfig
   logOrigin?: string | undefined
   /** Sequencer timing (lease, polling, batch size); defaults suit production, tests shorten them. */
   sequencer?: Partial<SequencerTiming>
+  /**
+   * How API keys are cached (services/key-cache.ts): 'listen' across replicas on PostgreSQL, 'local' for the
+   * embedded database (one process), 'off' (default) reads every key.
+   */
+  keyCache?: KeyCacheMode
 }
 
 export interface OverloadLimits {

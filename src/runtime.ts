@@ -59,6 +59,8 @@ export async function startRuntime(
         probeEnv: probeEnvironment(env),
         checkpointIntervalMs: config.checkpointIntervalMs,
         logOrigin: config.logOrigin,
+        // The embedded database serves one process: revocations clear its key cache directly.
+        keyCache: database.embedded ? 'local' : 'listen',
       },
       signingKey,
       logger,

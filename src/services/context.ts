@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.ts'
 import type { VerifiableLog } from '../log/verifiable-log.ts'
 import type { Metrics } from '../metrics.ts'
 import type { SsrfPolicy } from '../probes/ssrf-guard.ts'
+import type { KeyCache } from './key-cache.ts'
 
 /**
  * Everything a use case needs from the running service, in one object: routes pass `app.services`, the CLI and
@@ -15,6 +16,8 @@ export interface ServiceContext {
   /** The audit log's sequencer, read-your-writes barrier, checkpoints and proofs. */
   auditLog: VerifiableLog
   metrics: Metrics
+  /** Active keys by secret hash, kept true across replicas (absent: every request reads its key). */
+  keyCache?: KeyCache | undefined
   log: FastifyBaseLogger
   probes: {
     policy: SsrfPolicy

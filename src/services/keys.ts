@@ -5,17 +5,20 @@ import { withTransaction } from '../db/pool.ts'
 import {
   type ApiKeyRow,
   countActiveAdminKeys,
+  countKeyListeners,
   findActiveKeyByHash,
   findKeyByHash,
   insertApiKey,
   listApiKeys,
   lockAdminBootstrap,
+  notifyKeyChange,
   revokeApiKey,
 } from '../db/repositories/api-keys.ts'
 import type { Role } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
 import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
 import type { Actor, ServiceContext } from './context.ts'
+import { FRESH_MS, keyRevokedInProcess } from './key-cache.ts'
 
 /** Who is calling: resolved from the bearer key on every request (so a revocation bites on the next one). */
 export interface Principal {
@@ -54,12 +57,24 @@ function toApiKeyView(row: ApiKeyRow): ApiKeyView {
   }
 }
 
+/**
+ * The active key behind a secret: from the key cache when it may serve (see KeyCache: a revocation still bites on
+ * the next request on every replica), otherwise read from the database and remembered.
+ */
 export async function authenticate(
-  ctx: Pick<ServiceContext, 'db'>,
+  ctx: Pick<ServiceContext, 'db' | 'keyCache'>,
   secret: string,
 ): Promise<Principal | undefined> {
-  const row = await findActiveKeyByHash(ctx.db, hashApiKey(secret))
-  return row ? { keyId: row.id, role: row.role, orchestratorIds: row.orchestrator_ids } : undefined
+  const keyHash = hashApiKey(secret)
+  const cache = ctx.keyCache
+  const cached = cache?.lookup(keyHash)
+  if (cached) return cached
+  const generation = cache?.generation ?? 0
+  const row = await findActiveKeyByHash(ctx.db, keyHash)
+  if (!row) return undefined
+  const principal = { keyId: row.id, role: row.role, orchestratorIds: row.orchestrator_ids }
+  cache?.remember(keyHash, principal, generation)
+  return principal
 }
 
 export interface CreateKeyInput {
@@ -124,14 +139,43 @@ export async function pageKeys(
   return readCreatedPage(page, (after, limit) => listApiKeys(ctx.db, after, limit), toApiKeyView)
 }
 
-export async function revokeKey(ctx: Pick<ServiceContext, 'db'>, id: string, actor: Actor): Promise<void> {
-  await withTransaction(ctx.db, async (client) => {
-    const { row, changed } = await revokeApiKey(client, id, new Date())
-    if (!row) throw new AppError('NOT_FOUND', `no key ${id}`)
-    if (changed) {
-      await appendAuditRecords(client, [{ kind: 'key.revoked', actor, data: { key_id: id, role: row.role } }])
-    }
-  })
+/**
+ * Revokes a key. The revocation is NOTIFYed to every replica's key cache in the same transaction, and this returns
+ * only once each listening cache has acked it (or no cache that missed it can still serve): the next request on
+ * any replica reads the key again and is refused.
+ */
+export async function revokeKey(
+  ctx: Pick<ServiceContext, 'db' | 'keyCache'>,
+  id: string,
+  actor: Actor,
+): Promise<void> {
+  const nonce = randomUUID()
+  ctx.keyCache?.expectAcks(nonce)
+  let changed = false
+  try {
+    await withTransaction(ctx.db, async (client) => {
+      const revoked = await revokeApiKey(client, id, new Date())
+      if (!revoked.row) throw new AppError('NOT_FOUND', `no key ${id}`)
+      changed = revoked.changed
+      if (changed) {
+        await notifyKeyChange(client, `revoke:${nonce}`)
+        await appendAuditRecords(client, [
+          { kind: 'key.revoked', actor, data: { key_id: id, role: revoked.row.role } },
+        ])
+      }
+    })
+  } finally {
+    ctx.keyCache?.invalidate()
+    keyRevokedInProcess()
+  }
+  if (!changed) {
+    await ctx.keyCache?.awaitAcks(nonce, 0)
+    return
+  }
+  const listeners = await countKeyListeners(ctx.db)
+  if (ctx.keyCache) await ctx.keyCache.awaitAcks(nonce, listeners)
+  // A revoker with no cache of its own (the CLI) hears no acks: it waits until no cache that missed it serves.
+  else if (listeners > 0) await new Promise((resolve) => setTimeout(resolve, FRESH_MS))
 }
 
 /**

@@ -1,3 +1,4 @@
+import pg from 'pg'
 import type { Role } from '../../domain/vocabulary.ts'
 import type { Queryable } from '../pool.ts'
 
@@ -82,4 +83,64 @@ export async function countActiveAdminKeys(db: Queryable): Promise<number> {
     `SELECT count(*)::int AS n FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL`,
   )
   return rows[0]!.n
+}
+
+/** The channel replicas hear key changes on (revocations, and the key caches' own heartbeats and acks). */
+export const KEY_CHANNEL = 'arbiter_api_keys'
+/** application_name of the connections listening on KEY_CHANNEL: a revoker counts them to await their acks. */
+export const KEY_LISTENER_NAME = 'arbiter-key-cache'
+
+/** Tells every listening replica, when the transaction commits, that a key changed. */
+export async function notifyKeyChange(db: Queryable, payload: string): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [KEY_CHANNEL, payload])
+}
+
+/** Key caches listening on this database right now (their LISTEN connections). */
+export async function countKeyListeners(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+    [KEY_LISTENER_NAME],
+  )
+  return rows[0]?.n ?? 0
+}
+
+/** A dedicated connection listening on KEY_CHANNEL; `notify` sends on it (heartbeats, acks). */
+export interface KeyListener {
+  notify(payload: string): Promise<void>
+  close(): Promise<void>
+}
+
+export async function listenForKeyChanges(
+  connectionString: string,
+  handlers: { onMessage: (payload: string) => void; onLost: (err: Error) => void },
+): Promise<KeyListener> {
+  const client = new pg.Client({ connectionString, application_name: KEY_LISTENER_NAME, keepAlive: true })
+  let lost = false
+  const lose = (err: Error) => {
+    if (lost) return
+    lost = true
+    handlers.onLost(err)
+  }
+  client.on('error', lose)
+  client.on('end', () => lose(new Error('key listener connection ended')))
+  client.on('notification', (message) => {
+    if (message.channel === KEY_CHANNEL) handlers.onMessage(message.payload ?? '')
+  })
+  try {
+    await client.connect()
+    await client.query(`LISTEN ${KEY_CHANNEL}`)
+  } catch (err) {
+    lost = true
+    await client.end().catch(() => {})
+    throw err
+  }
+  return {
+    notify: async (payload) => {
+      await notifyKeyChange(client, payload)
+    },
+    close: async () => {
+      lost = true
+      await client.end().catch(() => {})
+    },
+  }
 }

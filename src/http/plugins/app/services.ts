@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ServiceContext } from '../../../services/context.ts'
+import { KeyCache } from '../../../services/key-cache.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -10,11 +11,20 @@ declare module 'fastify' {
 }
 
 async function servicesPlugin(app: FastifyInstance) {
+  const keyCache = new KeyCache(app.config.keyCache ?? 'off', {
+    connectionString: app.config.connectionString,
+    warn: (message) => app.log.warn(message),
+  })
+  keyCache.start()
+  app.addHook('onClose', async () => {
+    await keyCache.close()
+  })
   app.decorate('services', {
     db: app.db,
     signingKey: app.signingKey,
     auditLog: app.auditLog,
     metrics: app.metrics,
+    keyCache,
     log: app.log,
     probes: {
       policy: { allowedHosts: app.config.probeAllowedHosts, allowPrivate: app.config.probeAllowPrivate },
