@@ -32,7 +32,9 @@ export const cfg = {
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
-  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'audit'])),
+  phases: new Set(
+    listEnv('BENCH_PHASES', ['decide', 'review', 'reconcile', 'read', 'scale', 'audit', 'embedded']),
+  ),
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -46,6 +48,12 @@ export const cfg = {
     process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
 }
 
+export const PHASES = ['decide', 'review', 'reconcile', 'read', 'scale', 'audit', 'embedded']
+for (const phase of cfg.phases) {
+  if (!PHASES.includes(phase))
+    throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)
+}
+
 export const SCALE_ORCHESTRATORS = [2, 8, 32, 128]
 export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 export const TARGETS = {
@@ -55,4 +63,11 @@ export const TARGETS = {
   auditQueryP95Ms: 25,
   verifyRecordsPerS: 100_000,
   rssBytes: 256 * 1024 * 1024,
+  reviewThroughputRatio: 0.5,
+  reconcileThroughputRatio: 0.4,
+  reconcileScaleExponent: 1.5,
+  sequencingLagP99Ms: 100,
+  proofP95Ms: 10,
+  embeddedThroughputRatio: 0.6,
+  embeddedRssBytes: 300 * 1024 * 1024,
 }

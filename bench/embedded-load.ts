@@ -30,7 +30,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 import { type BenchDatabase, createDatabase } from './database.ts'
 import { HttpTarget, type LatencySummary, summarize } from './load.ts'
@@ -38,15 +38,16 @@ import { CpuWindow, freePort, type ManagedProcess, startProcess, waitReady } fro
 import { createKey, makeEvidence, SUCCESS_CRITERION } from './workloads.ts'
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
-const durationS = Number(process.env.BENCH_DURATION_S ?? 10)
-const warmupS = Number(process.env.BENCH_WARMUP_S ?? 3)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
+// Run as a script, these come from the environment; `compareEmbedded` (the bench's embedded phase) sets them.
+let durationS = Number(process.env.BENCH_DURATION_S ?? 10)
+let warmupS = Number(process.env.BENCH_WARMUP_S ?? 3)
+let connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const modes = (process.env.BENCH_MODES ?? 'embedded,postgres').split(',') as Mode[]
-const adminUrl = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+let adminUrl = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-type Mode = 'embedded' | 'postgres'
+export type Mode = 'embedded' | 'postgres'
 
-interface ModeResult {
+export interface ModeResult {
   mode: Mode
   requestsPerSecond: number
   latency: LatencySummary
@@ -71,14 +72,38 @@ interface ModeResult {
   postgresCpuMsPerRequest: number
 }
 
+function build(): void {
+  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' })
+  if (result.status !== 0) throw new Error('npm run build failed')
+}
+
 async function main(): Promise<void> {
-  if (process.env.BENCH_SKIP_BUILD !== '1') {
-    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' })
-    if (build.status !== 0) throw new Error('npm run build failed')
-  }
+  if (process.env.BENCH_SKIP_BUILD !== '1') build()
   const results: ModeResult[] = []
   for (const mode of modes) results.push(await measure(mode))
   print(results)
+}
+
+/**
+ * Both modes, one after the other, for `npm run bench` (BENCH_PHASES=embedded): builds dist/ unless told not to,
+ * prints the comparison and returns it.
+ */
+export async function compareEmbedded(options: {
+  durationS: number
+  warmupS: number
+  connections: number
+  adminUrl: string
+  skipBuild: boolean
+}): Promise<ModeResult[]> {
+  durationS = options.durationS
+  warmupS = options.warmupS
+  connections = options.connections
+  adminUrl = options.adminUrl
+  if (!options.skipBuild) build()
+  const results: ModeResult[] = []
+  for (const mode of ['embedded', 'postgres'] as const) results.push(await measure(mode))
+  print(results)
+  return results
 }
 
 async function measure(mode: Mode): Promise<ModeResult> {
@@ -453,7 +478,9 @@ function log(message: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)}  ${message}\n`)
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? err}\n`)
-  process.exit(1)
-})
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? err}\n`)
+    process.exit(1)
+  })
+}

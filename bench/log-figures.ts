@@ -2,7 +2,9 @@ import { generateKeyPairSync } from 'node:crypto'
 import { buildApp } from '../src/app.ts'
 import { appendAuditRecords } from '../src/audit/audit-log.ts'
 import { signingKeyFromPem } from '../src/crypto/signing-key.ts'
-import { withTransaction } from '../src/db/pool.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { createPool, withTransaction } from '../src/db/pool.ts'
+import { registerSigningKey } from '../src/db/repositories/signing-keys.ts'
 import { verifyLog } from '../src/log/verify-log.ts'
 import { verifyWorkers } from '../src/log/verify-workers.ts'
 import { createApiKey } from '../src/services/keys.ts'
@@ -30,6 +32,15 @@ const ms = (n: number) => `${n.toFixed(2)} ms`
 
 async function newApp(url: string) {
   const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+  const signingKey = await signingKeyFromPem(pem)
+  // What the runtime does before building the app: migrate, record the signing key.
+  const setup = createPool({ connectionString: url, max: 1 })
+  try {
+    await migrate(setup)
+    await registerSigningKey(setup, signingKey)
+  } finally {
+    await setup.end()
+  }
   const app = await buildApp({
     config: {
       connectionString: url,
@@ -40,7 +51,7 @@ async function newApp(url: string) {
       probeAllowPrivate: false,
       probeEnv: {},
     },
-    signingKey: await signingKeyFromPem(pem),
+    signingKey,
   })
   const { key } = await createApiKey({ db: app.db }, { role: 'dashboard', label: 'bench' }, 'system')
   return { app, key }

@@ -5,9 +5,12 @@ import { cfg, repoRoot, TARGETS } from './config.ts'
 import type { LatencySummary } from './load.ts'
 import type { AuditPhase } from './phases/audit.ts'
 import type { DecidePhase } from './phases/decide.ts'
+import type { EmbeddedPhase } from './phases/embedded.ts'
 import type { ReadPhase } from './phases/read.ts'
+import type { ReconcilePhase } from './phases/reconcile.ts'
+import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
-import { type CpuFigures, log, type Run } from './run-context.ts'
+import { type CpuFigures, type LoopFigures, log, type Run } from './run-context.ts'
 
 /** The report of a run: the tables on stdout and the figures of bench/results/latest.json. */
 
@@ -43,12 +46,15 @@ export function printTable(title: string, headers: string[], rows: string[][]): 
 
 export function buildFigures(results: {
   decide?: DecidePhase | undefined
+  review?: ReviewPhase<LoopFigures> | undefined
+  reconcile?: ReconcilePhase | undefined
   read?: ReadPhase | undefined
   audit?: AuditPhase | undefined
+  embedded?: EmbeddedPhase | undefined
   memory: MemoryReport
 }): Figure[] {
   const figures: Figure[] = []
-  const { decide, read, audit, memory } = results
+  const { decide, review, reconcile, read, audit, embedded, memory } = results
   if (decide) {
     const failed = decide.arbiter.failedRequests + decide.baseline.failedRequests
     const failNote = failed > 0 ? ` (${failed} failed requests)` : ''
@@ -77,6 +83,52 @@ export function buildFigures(results: {
       result: verdict(decide.p99Ratio <= TARGETS.decideP99Ratio),
     })
     figures.push(...cpuRows('decide', decide.arbiter.cpu, decide.baseline.cpu))
+    const lag = decide.sequencingLag
+    figures.push({
+      figure: `sequencing lag p50 / p99 under decide, ms (${lag.lagMs.count} records, ±${lag.pollMs} ms poll)`,
+      arbiter: `${ms(lag.lagMs.p50)} / ${ms(lag.lagMs.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: `p99 < ${TARGETS.sequencingLagP99Ms} ms`,
+      result: verdict(lag.lagMs.count > 0 && lag.lagMs.p99 < TARGETS.sequencingLagP99Ms),
+    })
+  }
+  for (const [name, phase, target] of [
+    ['review', review, TARGETS.reviewThroughputRatio],
+    ['reconcile', reconcile, TARGETS.reconcileThroughputRatio],
+  ] as const) {
+    if (!phase) continue
+    const failed = phase.arbiter.failedRequests + phase.baseline.failedRequests
+    figures.push({
+      figure: `${name} throughput, req/s${failed > 0 ? ` (${failed} failed requests)` : ''}`,
+      arbiter: rate(phase.arbiter.requestsPerSecond),
+      baseline: rate(phase.baseline.requestsPerSecond),
+      ratio: times(phase.throughputRatio),
+      target: `≥ ${target.toFixed(2)}×`,
+      result: verdict(failed === 0 && phase.throughputRatio >= target),
+    })
+    figures.push({
+      figure: `${name} latency p50 / p99, ms (every request)`,
+      arbiter: `${ms(phase.arbiter.latency.p50)} / ${ms(phase.arbiter.latency.p99)}`,
+      baseline: `${ms(phase.baseline.latency.p50)} / ${ms(phase.baseline.latency.p99)}`,
+      ratio: times(phase.p99Ratio),
+      target: '',
+      result: 'info',
+    })
+  }
+  if (reconcile) {
+    const first = reconcile.scale[0]
+    const last = reconcile.scale.at(-1)
+    figures.push({
+      figure: `reconcile growth, p50 ${first?.claims ?? '?'} → ${last?.claims ?? '?'} claims (exponent)`,
+      arbiter: first && last ? `${ms(first.http.p50)} → ${ms(last.http.p50)} ms` : '—',
+      baseline: '',
+      ratio: reconcile.scaleExponent === null ? '—' : reconcile.scaleExponent.toFixed(2),
+      target: `< ${TARGETS.reconcileScaleExponent}`,
+      result: verdict(
+        reconcile.scaleExponent !== null && reconcile.scaleExponent < TARGETS.reconcileScaleExponent,
+      ),
+    })
   }
   if (read) {
     const failed = read.arbiter.non2xx + read.arbiter.errors + read.baseline.non2xx + read.baseline.errors
@@ -148,6 +200,23 @@ export function buildFigures(results: {
           result: 'info',
         })
       }
+      if (level.proofs) {
+        const p = level.proofs
+        figures.push({
+          figure: `proofs p50 / p95 @ ${label}, ms (inclusion, at size, consistency)`,
+          arbiter: [p.inclusion, p.inclusionAtSize, p.consistency]
+            .map((l) => `${ms(l.p50)}/${ms(l.p95)}`)
+            .join('  '),
+          baseline: '',
+          ratio: '',
+          target: atMax ? `p95 < ${TARGETS.proofP95Ms} ms` : '',
+          result: atMax
+            ? verdict(
+                Math.max(p.inclusion.p95, p.inclusionAtSize.p95, p.consistency.p95) < TARGETS.proofP95Ms,
+              )
+            : 'info',
+        })
+      }
       if (audit.verify === 'ok') {
         const v = level.verify
         figures.push({
@@ -160,6 +229,47 @@ export function buildFigures(results: {
         })
       }
     }
+  }
+  if (audit?.checkpointSigning) {
+    figures.push({
+      figure: `checkpoint signing rate (${audit.checkpointSigning.checkpoints} signed and stored in a row)`,
+      arbiter: `${rate(audit.checkpointSigning.perSecond)}/s`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
+  }
+  if (embedded) {
+    const e = embedded.embedded
+    const p = embedded.postgres
+    const failed = e.non2xx + e.errors + p.non2xx + p.errors
+    figures.push({
+      figure: `embedded decide flow, req/s (vs PostgreSQL mode)${failed > 0 ? ` (${failed} failed)` : ''}`,
+      arbiter: rate(e.requestsPerSecond),
+      baseline: rate(p.requestsPerSecond),
+      ratio: times(embedded.throughputRatio),
+      target: `≥ ${TARGETS.embeddedThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && embedded.throughputRatio >= TARGETS.embeddedThroughputRatio),
+    })
+    figures.push({
+      figure: 'embedded decide latency p50 / p99, ms',
+      arbiter: `${ms(e.latency.p50)} / ${ms(e.latency.p99)}`,
+      baseline: `${ms(p.latency.p50)} / ${ms(p.latency.p99)}`,
+      ratio: times(e.latency.p99 / p.latency.p99),
+      target: '',
+      result: 'info',
+    })
+    const peak = Math.max(e.startPeakBytes, e.loadPeakBytes)
+    const postgresPeak = Math.max(p.startPeakBytes, p.loadPeakBytes)
+    figures.push({
+      figure: `embedded peak RSS, start and load (first start creating it: ${e.createPeakBytes === null ? '—' : mb(e.createPeakBytes)})`,
+      arbiter: mb(peak),
+      baseline: mb(postgresPeak),
+      ratio: times(peak / postgresPeak),
+      target: `< ${mb(TARGETS.embeddedRssBytes)}`,
+      result: verdict(peak < TARGETS.embeddedRssBytes),
+    })
   }
   for (const instance of memory.instances) {
     figures.push({
@@ -343,9 +453,12 @@ export interface RunResults {
   postgres: string | null
   figures: Figure[]
   decide: DecidePhase | undefined
+  review: ReviewPhase<LoopFigures> | undefined
+  reconcile: ReconcilePhase | undefined
   read: ReadPhase | undefined
   scale: ScalePhase | undefined
   audit: AuditPhase | undefined
+  embedded: EmbeddedPhase | undefined
   memory: MemoryReport
 }
 
@@ -384,12 +497,19 @@ export async function writeResults(run: RunResults): Promise<void> {
       decide_p99: run.decide?.p99Ratio ?? null,
       read_throughput: run.read?.throughputRatio ?? null,
       read_p99: run.read?.p99Ratio ?? null,
+      review_throughput: run.review?.throughputRatio ?? null,
+      reconcile_throughput: run.reconcile?.throughputRatio ?? null,
+      reconcile_scale_exponent: run.reconcile?.scaleExponent ?? null,
+      embedded_throughput: run.embedded?.throughputRatio ?? null,
     },
     figures: run.figures,
     decide: run.decide ?? null,
+    review: run.review ?? null,
+    reconcile: run.reconcile ?? null,
     read: run.read ?? null,
     scale: run.scale ?? null,
     audit: run.audit ?? null,
+    embedded: run.embedded ?? null,
     memory: run.memory,
   }
   const out = join(repoRoot, 'bench', 'results', 'latest.json')

@@ -59,7 +59,7 @@ export interface Run {
   baseTarget: HttpTarget
   arbiter: RunningArbiter
   arbTarget: HttpTarget
-  keys: { orchA: string; orchB: string; admin: string }
+  keys: { orchA: string; orchB: string; scout: string; admin: string }
   evidence1k: EvidenceItem[]
   manifestIds: string[]
   memories: { name: string; sampler: MemorySampler }[]

@@ -3,10 +3,13 @@ import { mkdir } from 'node:fs/promises'
 import os from 'node:os'
 import { cfg, repoRoot } from './config.ts'
 import { createDatabase, withClient } from './database.ts'
-import { HttpTarget } from './load.ts'
+import { HttpTarget, runLoops } from './load.ts'
 import { phaseAudit } from './phases/audit.ts'
 import { phaseDecide } from './phases/decide.ts'
+import { phaseEmbedded } from './phases/embedded.ts'
 import { phaseRead } from './phases/read.ts'
+import { phaseReconcile } from './phases/reconcile.ts'
+import { phaseReview } from './phases/review.ts'
 import { phaseScale } from './phases/scale.ts'
 import { MemorySampler } from './processes.ts'
 import {
@@ -18,7 +21,7 @@ import {
   printTable,
   writeResults,
 } from './report.ts'
-import { cleanUpOnSignals, cleanupAll, log, onCleanup, type Run } from './run-context.ts'
+import { cleanUpOnSignals, cleanupAll, log, measuredLoops, onCleanup, type Run } from './run-context.ts'
 import { startArbiter, startBaseline } from './servers.ts'
 import { createKey, makeEvidence } from './workloads.ts'
 
@@ -29,14 +32,20 @@ import { createKey, makeEvidence } from './workloads.ts'
  * measured in the same run, right before, with the same generator, concurrency and duration: the machine is
  * shared and noisy, so absolute numbers from different runs are not comparable. Phases:
  *
- * 1. decide  — the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3
- * 2. read    — GET /v1/manifests/{id} vs GET /select
- * 3. scale   — decide latency as interpretations per outcome and evidence size grow
- * 4. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
- * 5. memory  — peak RSS of each Arbiter process
+ * 1. decide    — the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3, with the
+ *                sequencing lag of the log under that load
+ * 2. review    — a two-stage review (create, 2 verdicts, decide) vs POST /insert3
+ * 3. reconcile — fan-outs (create, 20 results, reconcile) vs POST /insert3, and reconcile's growth with claims
+ * 4. read      — GET /v1/manifests/{id} vs GET /select
+ * 5. scale     — decide latency as interpretations per outcome and evidence size grow
+ * 6. audit     — filtered audit queries, verification, inclusion/consistency proofs at 10k, 100k and 1M records
+ *                (synthetic history), and the checkpoint signing rate
+ * 7. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
+ * 8. memory    — peak RSS of each Arbiter process
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
- * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,audit),
+ * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
+ * BENCH_PHASES (decide,review,reconcile,read,scale,audit,embedded),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
@@ -117,6 +126,11 @@ async function main(): Promise<number> {
       orchestrator_ids: ['orch-b'],
       label: 'bench orch-b',
     }),
+    scout: await createKey(arbTarget, arbiter.adminKey, {
+      role: 'orchestrator',
+      orchestrator_ids: ['bench-scout'],
+      label: 'bench fan-outs',
+    }),
     admin: arbiter.adminKey,
   }
   const run: Run = {
@@ -132,18 +146,56 @@ async function main(): Promise<number> {
     memories: [{ name: 'arbiter', sampler: arbiter.memory }],
   }
 
+  const loops = cfg.connections
+  const insert3Body = JSON.stringify(run.evidence1k)
+  const measure = (
+    server: 'baseline' | 'arbiter',
+    options: Parameters<typeof runLoops>[0],
+    iteration: Parameters<typeof runLoops>[1],
+  ) =>
+    measuredLoops(run.mainDb.name, (server === 'baseline' ? baseline : arbiter).proc.pid, options, iteration)
+  const window = { loops, durationMs: cfg.durationS * 1000 }
+
   const decide = cfg.phases.has('decide') ? await phaseDecide(run) : undefined
+  const review = cfg.phases.has('review')
+    ? await phaseReview({
+        baseTarget,
+        arbTarget,
+        orchestratorKey: keys.orchA,
+        insert3Body,
+        loops,
+        log,
+        warmUp: async (iteration) => {
+          await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, iteration)
+        },
+        measure: (server, iteration) => measure(server, window, iteration),
+      })
+    : undefined
+  const reconcile = cfg.phases.has('reconcile')
+    ? await phaseReconcile({
+        arbTarget,
+        baseTarget,
+        key: keys.scout,
+        insert3Body,
+        loops,
+        warmupS: cfg.warmupS,
+        durationS: cfg.durationS,
+        measure,
+        log,
+      })
+    : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
+  const embedded = cfg.phases.has('embedded') ? await phaseEmbedded() : undefined
   baselineMemory.stop()
   const memory = memoryReport(run)
 
   if (decide) printDecideDetail(decide)
   if (scale) printScale(scale)
   printMemory(memory)
-  const figures = buildFigures({ decide, read, audit, memory })
+  const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, memory })
   printTable(
     'Arbiter vs the bare stack (same run, side by side; ratio = Arbiter / baseline)',
     ['figure', 'arbiter', 'baseline', 'ratio', 'target', 'result'],
@@ -169,9 +221,12 @@ async function main(): Promise<number> {
     ).catch(() => null),
     figures,
     decide,
+    review,
+    reconcile,
     read,
     scale,
     audit,
+    embedded,
     memory,
   })
   process.stdout.write(

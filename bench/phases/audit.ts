@@ -1,4 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { auditRange, readAuditHead } from '../../src/audit/repository.ts'
+import { signingKeyFromPem } from '../../src/crypto/signing-key.ts'
+import { createPool } from '../../src/db/pool.ts'
 import { hashAuditRecord } from '../../src/domain/shared/audit-chain.ts'
+import { signCheckpoint } from '../../src/log/checkpoints.ts'
 import {
   checkChainSeams,
   fillAuditLog,
@@ -7,7 +12,7 @@ import {
 } from '../audit-fill.ts'
 import { cfg } from '../config.ts'
 import { createDatabase, withClient } from '../database.ts'
-import { type CannonResult, cannon, HttpTarget } from '../load.ts'
+import { type CannonResult, cannon, HttpTarget, type LatencySummary, summarize } from '../load.ts'
 import {
   baselineRows,
   type CpuFigures,
@@ -42,6 +47,8 @@ export interface AuditLevel {
     firstBadSeq: number | null
   } | null
   verifyNote: string | null
+  /** GET /v1/audit/proofs/…, sequential requests with random arguments (PROOF_REQUESTS each). */
+  proofs: { inclusion: LatencySummary; inclusionAtSize: LatencySummary; consistency: LatencySummary } | null
 }
 
 export interface AuditPhase {
@@ -52,7 +59,15 @@ export interface AuditPhase {
   /** This process hashing the same kind of records with hashAuditRecord (no database, no HTTP). */
   hashReferencePerS: number
   levels: AuditLevel[]
+  /**
+   * Checkpoints signed and stored one after another at the largest level (this process, the service's own
+   * signCheckpoint: root from the stored nodes, note and JWS signatures, insert), per second.
+   */
+  checkpointSigning: { checkpoints: number; perSecond: number } | null
 }
+
+const PROOF_REQUESTS = 200
+const SIGNED_CHECKPOINTS = 100
 
 async function probeEndpoint(target: HttpTarget, key: string, path: string): Promise<EndpointState> {
   const res = await target.pool.request({ method: 'GET', path, headers: { authorization: `Bearer ${key}` } })
@@ -115,6 +130,7 @@ export async function phaseAudit(run: Run): Promise<AuditPhase> {
       connections: cfg.auditConnections,
       hashReferencePerS: hashReferenceRate(),
       levels: [],
+      checkpointSigning: null,
     }
     if (records !== 'ok' && verify !== 'ok') {
       phase.status = records === 'missing' && verify === 'missing' ? 'skipped: endpoint missing' : 'skipped'
@@ -144,6 +160,7 @@ export async function phaseAudit(run: Run): Promise<AuditPhase> {
         p95Ratio: null,
         verify: null,
         verifyNote: null,
+        proofs: null,
       }
       if (records === 'ok') {
         entry.answerCheck = await checkAuditAnswer(target, opsKey, syntheticOrchestratorId(421))
@@ -197,12 +214,65 @@ export async function phaseAudit(run: Run): Promise<AuditPhase> {
           entry.verifyNote = `failed: ${(err as Error).message.slice(0, 200)}`
         }
       }
+      arbiter.memory.phase = `audit proofs ${level}`
+      log(`audit: inclusion and consistency proofs at ${fill.total} records, ${PROOF_REQUESTS} requests each`)
+      entry.proofs = await proofLatencies(target, opsKey, fill.total)
       phase.levels.push(entry)
     }
+    log(`audit: signing ${SIGNED_CHECKPOINTS} checkpoints`)
+    phase.checkpointSigning = await checkpointSigningRate(auditDb.url)
     return phase
   } finally {
     await target.close()
     await arbiter.stop()
+  }
+}
+
+/** Sequential proof requests with random arguments over a log of `size` records: p50/p95 of each kind. */
+async function proofLatencies(target: HttpTarget, key: string, size: number): Promise<AuditLevel['proofs']> {
+  const rand = (max: number) => 1 + Math.floor(Math.random() * max)
+  const timed = async (path: string) => {
+    const started = performance.now()
+    await target.call(null, 'GET', path, { key, label: 'proof', expect: [200] })
+    return performance.now() - started
+  }
+  const inclusion: number[] = []
+  const inclusionAtSize: number[] = []
+  const consistency: number[] = []
+  for (let i = 0; i < PROOF_REQUESTS; i++) {
+    inclusion.push(await timed(`/v1/audit/proofs/inclusion?seq=${rand(size)}`))
+    const treeSize = rand(size)
+    inclusionAtSize.push(
+      await timed(`/v1/audit/proofs/inclusion?seq=${rand(treeSize)}&tree_size=${treeSize}`),
+    )
+    const to = rand(size)
+    consistency.push(await timed(`/v1/audit/proofs/consistency?from_size=${rand(to)}&to_size=${to}`))
+  }
+  return {
+    inclusion: summarize(inclusion),
+    inclusionAtSize: summarize(inclusionAtSize),
+    consistency: summarize(consistency),
+  }
+}
+
+/**
+ * Signs checkpoints at the last SIGNED_CHECKPOINTS sizes of the log (one after another, as the service's
+ * background checkpointer does), with a key of this process: the rate of root + note + JWS + insert.
+ */
+async function checkpointSigningRate(url: string): Promise<AuditPhase['checkpointSigning']> {
+  const pool = createPool({ connectionString: url, max: 1 })
+  try {
+    const head = await readAuditHead(pool)
+    const from = Math.max(1, head.tree_size - SIGNED_CHECKPOINTS)
+    const records = await auditRange(pool, from, head.tree_size - 1, SIGNED_CHECKPOINTS)
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+    const signer = { origin: 'bench.local/log', key: await signingKeyFromPem(pem) }
+    const started = performance.now()
+    for (const record of records) await signCheckpoint(pool, signer, record.seq, record.hash)
+    const seconds = (performance.now() - started) / 1000
+    return { checkpoints: records.length, perSecond: records.length / seconds }
+  } finally {
+    await pool.end()
   }
 }
 

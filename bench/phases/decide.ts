@@ -1,6 +1,7 @@
 import { cfg } from '../config.ts'
 import { type Recorder, runLoops } from '../load.ts'
 import { type LoopFigures, log, measuredLoops, type Run } from '../run-context.ts'
+import { type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
 import { decidePath } from '../workloads.ts'
 
 /** Phase 1, decide: the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3. */
@@ -11,6 +12,8 @@ export interface DecidePhase {
   throughputRatio: number
   p50Ratio: number
   p99Ratio: number
+  /** Commit of a change → its record in the log, over the Arbiter's measured window (sequencing-lag.ts). */
+  sequencingLag: SequencingLag
 }
 
 export async function phaseDecide(run: Run): Promise<DecidePhase> {
@@ -41,13 +44,17 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   log(`decide: Arbiter 4-call path, ${loops} loops, ${cfg.warmupS}s warm-up + ${cfg.durationS}s`)
   run.arbiter.memory.phase = 'decide'
   await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, decide)
+  const lag = new SequencingLagSampler(run.mainDb.url)
+  await lag.start()
   const arbiter = await measuredLoops(
     run.mainDb.name,
     run.arbiter.proc.pid,
     { loops, durationMs: cfg.durationS * 1000 },
     decide,
   )
+  const sequencingLag = await lag.stop()
   return {
+    sequencingLag,
     loops,
     baseline,
     arbiter,

@@ -1,7 +1,7 @@
-import { reconcile, type SubmittedClaim, type SubtaskResult } from '../src/domain/fanout/reconcile.ts'
-import { withPolicyDefaults } from '../src/domain/fanout/vocabulary.ts'
-import { type HttpTarget, type LatencySummary, type Recorder, runLoops, summarize } from './load.ts'
-import type { LoopFigures } from './run-context.ts'
+import { reconcile, type SubmittedClaim, type SubtaskResult } from '../../src/domain/fanout/reconcile.ts'
+import { withPolicyDefaults } from '../../src/domain/fanout/vocabulary.ts'
+import { type HttpTarget, type LatencySummary, type Recorder, runLoops, summarize } from '../load.ts'
+import type { LoopFigures } from '../run-context.ts'
 
 /**
  * The reconcile phase: what fan-outs cost.
