@@ -19,30 +19,18 @@ const client = new pg.Client({
 client.on('error', () => {})
 const connected = client.connect()
 
-// Each task's reads are queued as soon as it arrives, one after another on the connection, while this thread checks
-// the chunk before: reading and hashing overlap. Results are answered in arrival order.
-let reading: Promise<unknown> = connected
-let answering: Promise<void> = Promise.resolve()
-port.on('message', (task: ChunkTask | 'close') => {
+port.on('message', async (task: ChunkTask | 'close') => {
   if (task === 'close') {
-    answering = answering.then(async () => {
-      await client.end().catch(() => {})
-      port.close()
-    })
+    await client.end().catch(() => {})
+    port.close()
     return
   }
-  const read = reading.then(async () => {
+  try {
+    await connected
     const records = await auditRecordsForCheck(client, task.from, task.to)
     const nodes = await readNodesCompletedIn(client, task.from - 1, task.to)
-    return { records, nodes }
-  })
-  reading = read.catch(() => {})
-  answering = answering.then(async () => {
-    try {
-      const { records, nodes } = await read
-      port.postMessage({ result: checkChunk(task, records, nodes) })
-    } catch (err) {
-      port.postMessage({ error: err instanceof Error ? err.message : String(err) })
-    }
-  })
+    port.postMessage({ result: checkChunk(task, records, nodes) })
+  } catch (err) {
+    port.postMessage({ error: err instanceof Error ? err.message : String(err) })
+  }
 })
