@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { after, before, describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -35,7 +35,8 @@ const TOOL_NAMES = [
 ]
 
 // One live Arbiter for the file, closed after its last test.
-const live: TestApp = await buildTestApp({ after })
+// node:test's suite-level `after`: the app only ever registers a context-free cleanup.
+const live: TestApp = await buildTestApp({ after } as unknown as Pick<TestContext, 'after'>)
 await live.app.listen({ port: 0, host: '127.0.0.1' })
 const baseUrl = `http://127.0.0.1:${(live.app.server.address() as AddressInfo).port}`
 const clients: Client[] = []
