@@ -12,8 +12,11 @@ const USAGE = `usage: npm run arbiter -- <command>
   signing-key rotate                      new data-dir signing key; old kids stay in the JWKS
   audit verify [--from-seq N] [--to-seq N]
   audit export [--out file.ndjson]        every audit record as NDJSON (stdout by default)
+  mcp                                     serve MCP over stdio for agents (ARBITER_URL, ARBITER_API_KEY;
+                                          see mcp --help)
 
-Database and data dir come from the environment (DATABASE_URL, ARBITER_DATA_DIR) as for the service.
+Database and data dir come from the environment (DATABASE_URL, ARBITER_DATA_DIR) as for the service
+(mcp excepted: it calls a running Arbiter over HTTP).
 With the embedded database, stop the service first: one process at a time may open its data dir.`
 
 const out = (text: string) => process.stdout.write(text)
@@ -22,6 +25,11 @@ const err = (text: string) => process.stderr.write(text)
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv
   if (command === 'verify') return runVerifyCommand(args, { stdout: out, stderr: err })
+  if (command === 'mcp') {
+    // A client of a running Arbiter: no database, no configuration; stdout belongs to the protocol.
+    const { runMcpCommand } = await import('./mcp/command.ts')
+    return runMcpCommand(args, process.env, { stdin: process.stdin, stdout: process.stdout, err })
+  }
   if (command === undefined || command === 'help' || command === '--help') {
     out(`${USAGE}\n`)
     return command === undefined ? 2 : 0
