@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -83,4 +84,32 @@ export async function runCli(
   })
   const [code] = await once(child, 'exit')
   return { code: code as number | null, stdout, stderr }
+}
+
+/**
+ * How many child processes a test runs at once: one per core, at least 2, at most 4. Starting a dozen Node
+ * processes together on a 2-core machine (shared with the other test files `npm test` runs) made each one wait
+ * for CPU, and a per-process time limit then failed the test for the machine's load, not for Arbiter.
+ */
+export const PROCESS_CONCURRENCY = Math.max(2, Math.min(4, availableParallelism()))
+
+/**
+ * `fn` over every item, at most `limit` at a time, results in the items' order. For tests that start processes:
+ * they queue here instead of all competing for the CPU at once.
+ */
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  fn: (item: T, index: number) => Promise<R>,
+  limit = PROCESS_CONCURRENCY,
+): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await fn(items[index]!, index)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
 }
