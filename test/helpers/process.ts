@@ -22,6 +22,8 @@ export interface ServiceProcess {
   baseUrl: string
   stdout: () => string
   stderr: () => string
+  /** Waits until stdout matches `pattern` (or the process exits) and returns the match. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>
   /** SIGTERM and wait; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -56,6 +58,17 @@ export async function startService(env: Record<string, string>, timeoutMs = 60_0
     baseUrl,
     stdout: () => out,
     stderr: () => err,
+    async waitForStdout(pattern, waitMs = 30_000) {
+      const until = Date.now() + waitMs
+      for (;;) {
+        const match = pattern.exec(out)
+        if (match) return match
+        if (child.exitCode !== null || Date.now() > until) {
+          throw new Error(`stdout never matched ${pattern} (exit ${child.exitCode}): ${err}${out}`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode
       child.kill(signal)
@@ -66,11 +79,20 @@ export async function startService(env: Record<string, string>, timeoutMs = 60_0
 }
 
 /** Runs the built CLI to completion. */
-export async function runCli(
+export function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [builtEntry('cli'), ...args], {
+  return runBuilt('cli', args, env)
+}
+
+/** Runs a built entry point to completion (the service only stops by itself when it fails to start). */
+export async function runBuilt(
+  name: 'server' | 'cli',
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [builtEntry(name), ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
