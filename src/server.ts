@@ -1,3 +1,4 @@
+import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
 import { startRuntime } from './runtime.ts'
@@ -77,7 +78,8 @@ const invokedDirectly =
   process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
 if (invokedDirectly) {
   serve().catch((err: unknown) => {
-    process.stderr.write(`arbiter: failed to start: ${(err as Error).message}\n`)
+    // Described, not quoted: a database's own error text says nothing useful to whoever starts the service.
+    process.stderr.write(`arbiter: failed to start: ${describeCliFailure(err).message}\n`)
     process.exit(1)
   })
 }

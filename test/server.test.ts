@@ -129,6 +129,42 @@ describe('the service process', () => {
     )
   })
 
+  it('describes a database it cannot start on, without quoting the database', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-no-db-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const squatter = createServer()
+    squatter.listen(0, '127.0.0.1')
+    await once(squatter, 'listening')
+    const { port } = squatter.address() as AddressInfo
+    squatter.close()
+    await once(squatter, 'close')
+    const cases = [
+      {
+        url: `postgres://postgres@127.0.0.1:${port}/test`,
+        message: 'arbiter: failed to start: cannot reach the database (ECONNREFUSED): check DATABASE_URL\n',
+      },
+    ]
+    if (process.env.TEST_DATABASE_URL) {
+      const url = new URL(process.env.TEST_DATABASE_URL)
+      url.pathname = '/arbiter_no_such_database'
+      cases.push({
+        url: url.toString(),
+        message:
+          'arbiter: failed to start: the database named in DATABASE_URL does not exist (SQLSTATE 3D000)\n',
+      })
+    }
+    for (const c of cases) {
+      const failed = await runBuilt('server', [], {
+        DATABASE_URL: c.url,
+        ARBITER_DATA_DIR: dataDir,
+        PORT: '0',
+      })
+      assert.equal(failed.code, 1)
+      assert.equal(failed.stderr, c.message)
+      assert.doesNotMatch(failed.stdout, /arb_/)
+    }
+  })
+
   it('refuses a bad configuration with one line naming the variable', async () => {
     const result = await runCli(['keys', 'list'], { PORT: 'eighty' })
     assert.equal(result.code, 1)

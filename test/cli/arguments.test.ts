@@ -115,6 +115,9 @@ const USAGE_ERRORS: Array<{ args: string[]; message: RegExp }> = [
   { args: ['signing-key'], message: /^arbiter: signing-key needs a subcommand: rotate/ },
   { args: ['signing-key', 'rotate', '--yes'], message: /^arbiter: signing-key rotate: unknown flag --yes/ },
   { args: ['frobnicate'], message: /^arbiter: unknown command "frobnicate"/ },
+  { args: ['verify', 'manifest.json', '--jwks'], message: /^error: .*'--jwks <value>' argument missing/ },
+  { args: ['verify', 'manifest.json', '--jwks', 'j.json', '--keys', 'k'], message: /^error: .*'--keys'/ },
+  { args: ['verify', '--jwks', 'j.json'], message: /^error: expected exactly one file to verify/ },
 ]
 
 describe('the arbiter CLI with bad arguments', () => {
