@@ -1,3 +1,4 @@
+import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
 
@@ -19,6 +20,9 @@ Database and data dir come from the environment (DATABASE_URL, ARBITER_DATA_DIR)
 (mcp excepted: it calls a running Arbiter over HTTP).
 With the embedded database, stop the service first: one process at a time may open its data dir.`
 
+/** The commands `runCommand` knows (besides `verify`, which needs no configuration). */
+const COMMANDS = new Set(['serve', 'migrate', 'keys', 'audit', 'signing-key'])
+
 const out = (text: string) => process.stdout.write(text)
 const err = (text: string) => process.stderr.write(text)
 
@@ -33,6 +37,10 @@ export async function main(argv: string[]): Promise<number> {
   if (command === undefined || command === 'help' || command === '--help') {
     out(`${USAGE}\n`)
     return command === undefined ? 2 : 0
+  }
+  if (!COMMANDS.has(command)) {
+    err(`arbiter: unknown command ${JSON.stringify(command)}\n${USAGE}\n`)
+    return 2
   }
   // Loaded only now: `verify` above needs neither the configuration, the database driver nor the services.
   const { ConfigError, loadConfig } = await import('./config.ts')
@@ -58,7 +66,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (e: unknown) => {
-    err(`arbiter: ${(e as Error).message}\n`)
-    process.exit(1)
+    const { message, exitCode } = describeCliFailure(e)
+    err(`arbiter: ${message}\n`)
+    process.exit(exitCode)
   },
 )
