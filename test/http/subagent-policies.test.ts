@@ -39,7 +39,7 @@ async function registerProbe(app: TestApp, name = 'ledger'): Promise<string> {
   return response.json().probe_id
 }
 
-function putPolicy(app: TestApp, subagentId: string, body: unknown, key = app.adminKey) {
+function putPolicy(app: TestApp, subagentId: string, body: object, key = app.adminKey) {
   return app.request(key, { method: 'PUT', url: `/v1/subagents/${subagentId}/policy`, payload: body })
 }
 
@@ -58,7 +58,7 @@ async function records(app: TestApp, key: string, query: string) {
     kind: string
     actor: string
     subagent_id: string
-    data: any
+    data: Record<string, unknown>
     at: string
   }[]
 }
@@ -109,7 +109,7 @@ describe('PUT, GET and DELETE /v1/subagents/:subagent_id/policy', () => {
     const replaced = await putPolicy(app, 'refund-agent', { expected_orchestrators: ['orch-a'] })
     assert.equal(replaced.statusCode, 200, replaced.body)
     assert.deepEqual(
-      { ...replaced.json(), updated_at: null },
+      { ...(replaced.json() as object), updated_at: null },
       {
         subagent_id: 'refund-agent',
         expected_orchestrators: ['orch-a'],
@@ -159,7 +159,7 @@ describe('PUT, GET and DELETE /v1/subagents/:subagent_id/policy', () => {
   it('validates the body like the outcome fields it mirrors: 400 for its shape, 422 for an unknown probe', async (t) => {
     const { app, ops } = await setup(t)
     const probeId = await registerProbe(app)
-    const invalid: { body: unknown; path: string }[] = [
+    const invalid: { body: object; path: string }[] = [
       { body: {}, path: 'body/expected_orchestrators' },
       { body: { expected_orchestrators: ['orch-a'], surprise: 1 }, path: 'body/surprise' },
       { body: { expected_orchestrators: [''] }, path: 'body/expected_orchestrators/0' },
