@@ -12,11 +12,16 @@ export interface AdmissionOptions {
  * Admission control, counted synchronously: pg's waitingCount only grows once a request reaches the pool, so a
  * burst arriving in one event-loop turn would all pass a check on it alone. Requests beyond the pool plus its
  * queue are shed with 503 + Retry-After instead of queueing without bound.
+ *
+ * Only a request that has fully arrived competes for a slot: admission is taken in `preHandler`, after the body
+ * is read and validated. A client dribbling a body (or many of them) holds no slot, so it cannot make others wait
+ * or be shed; the request timeout cuts it off (src/app.ts). Unknown routes and callers without a valid key were
+ * answered in `onRequest`, before any body was read.
  */
 async function admissionPlugin(app: FastifyInstance, options: AdmissionOptions) {
   const capacity = app.config.dbPoolMax + options.maxDbWaiting
   let admitted = 0
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('preHandler', async (request, reply) => {
     if (isUncountedRoute(request)) return
     if (app.db.waitingCount > options.maxDbWaiting || admitted >= capacity) {
       throw new AppError('OVERLOADED', 'the service is shedding load (database queue full); retry later')
