@@ -26,10 +26,13 @@ async function admissionPlugin(app: FastifyInstance, options: AdmissionOptions) 
     if (app.db.waitingCount > options.maxDbWaiting || admitted >= capacity) {
       throw new AppError('OVERLOADED', 'the service is shedding load (database queue full); retry later')
     }
+    // A client that hung up while its request was read (or queued behind its own pipelined requests) has no
+    // close left to come: it takes no slot, so none can leak.
+    const socket = request.raw.socket
+    if (socket?.destroyed) return
     admitted += 1
     // Released once, when the response closes or the socket does: a pipelined request queued behind others
     // never gets its own 'close' if the client hangs up first.
-    const socket = request.raw.socket
     let released = false
     const release = () => {
       if (released) return
