@@ -3,6 +3,16 @@ import fp from 'fastify-plugin'
 import { AppError } from '../../../errors.ts'
 import { isUncountedRoute } from '../../route-classes.ts'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Runs a short database step that comes before a request is admitted (the API key's lookup) under the same
+     * count, so that step cannot queue on the pool without bound either; 503 when the service is full.
+     */
+    withAdmission<T>(work: () => Promise<T>): Promise<T>
+  }
+}
+
 export interface AdmissionOptions {
   /** Shed when more requests than this already wait for a database connection. */
   maxDbWaiting: number
@@ -21,11 +31,23 @@ export interface AdmissionOptions {
 async function admissionPlugin(app: FastifyInstance, options: AdmissionOptions) {
   const capacity = app.config.dbPoolMax + options.maxDbWaiting
   let admitted = 0
-  app.addHook('preHandler', async (request, reply) => {
-    if (isUncountedRoute(request)) return
+  const admit = () => {
     if (app.db.waitingCount > options.maxDbWaiting || admitted >= capacity) {
       throw new AppError('OVERLOADED', 'the service is shedding load (database queue full); retry later')
     }
+  }
+  app.decorate('withAdmission', async <T>(work: () => Promise<T>): Promise<T> => {
+    admit()
+    admitted += 1
+    try {
+      return await work()
+    } finally {
+      admitted -= 1
+    }
+  })
+  app.addHook('preHandler', async (request, reply) => {
+    if (isUncountedRoute(request)) return
+    admit()
     // A client that hung up while its request was read (or queued behind its own pipelined requests) has no
     // close left to come: it takes no slot, so none can leak.
     const socket = request.raw.socket
