@@ -6,6 +6,7 @@ FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/transparency/package.json ./packages/transparency/
+COPY clients/typescript/package.json ./clients/typescript/
 # --ignore-scripts: `prepare` would compile, and the compiler is a development dependency.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
@@ -13,10 +14,14 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/transparency/package.json ./packages/transparency/
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY packages/transparency/tsconfig.json ./packages/transparency/
 COPY packages/transparency/src ./packages/transparency/src
+# The typed client: `arbiter mcp` (the MCP server) calls Arbiter through it.
+COPY clients/typescript/tsconfig.json ./clients/typescript/
+COPY clients/typescript/src ./clients/typescript/src
 COPY src ./src
 COPY console ./console
 RUN npm run build
@@ -32,6 +37,8 @@ COPY package.json package-lock.json ./
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/transparency/package.json ./packages/transparency/
 COPY --from=build /app/packages/transparency/dist ./packages/transparency/dist
+COPY --from=build /app/clients/typescript/package.json ./clients/typescript/
+COPY --from=build /app/clients/typescript/dist ./clients/typescript/dist
 # The ops console's page and styles; its compiled scripts are in dist/console, uPlot in node_modules.
 COPY console/index.html console/styles.css console/icon.svg ./console/
 COPY migrations ./migrations

@@ -62,12 +62,15 @@ export interface OverloadLimits {
   maxHeapUsedBytes: number
   /** Shed when more requests than this already wait for a database connection. */
   maxDbWaiting: number
+  /** A request that waits longer than this for a database connection fails with 503 (ms). */
+  maxDbWaitMs: number
 }
 
 const DEFAULT_OVERLOAD: OverloadLimits = {
   maxEventLoopDelayMs: 1000,
   maxHeapUsedBytes: 768 * 1024 * 1024,
   maxDbWaiting: 256,
+  maxDbWaitMs: 5000,
 }
 
 export interface AppOptions {
@@ -138,7 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(jsonBodyPlugin)
   await app.register(requestGuardsPlugin)
   await app.register(requestLogPlugin)
-  await app.register(dbPlugin)
+  await app.register(dbPlugin, { connectionTimeoutMs: overload.maxDbWaitMs })
   await app.register(metricsPlugin)
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
   await app.register(auditLogPlugin)

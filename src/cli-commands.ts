@@ -1,7 +1,15 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { streamAuditRecords } from './audit/service.ts'
+import {
+  type FlagSpecs,
+  integerFlag,
+  keyIdArgument,
+  parseCommandArgs,
+  textFlag,
+  UsageError,
+} from './cli-args.ts'
+import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import type { Pool } from './db/pool.ts'
@@ -59,7 +67,7 @@ async function withAuditLog<T>(
           (pool as { options?: { connectionString?: string } }).options?.connectionString ?? '',
         workers: verifyWorkers(),
       },
-      onError: (e) => err(`audit sequencer: ${(e as Error).message}\n`),
+      onError: (e) => err(`audit sequencer: ${describeCliFailure(e).message}\n`),
     })
     log.start()
     try {
@@ -70,39 +78,28 @@ async function withAuditLog<T>(
   })
 }
 
-async function keysCommand(
-  config: Config,
-  args: string[],
-  { out, err, usage }: CommandOutput,
-): Promise<number> {
+const KEY_FLAGS: FlagSpecs = { role: {}, 'orchestrator-id': { multiple: true }, label: {} }
+
+async function keysCommand(config: Config, args: string[], { out, err }: CommandOutput): Promise<number> {
   const [sub, ...rest] = args
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      role: { type: 'string' },
-      'orchestrator-id': { type: 'string', multiple: true },
-      label: { type: 'string' },
-    },
-  })
   if (sub === 'create') {
-    const role = values.role as (typeof ROLES)[number] | undefined
-    if (!role || !ROLES.includes(role)) {
-      err(`keys create needs --role ${ROLES.join('|')}\n`)
-      return 2
+    const { flags } = parseCommandArgs('keys create', rest, KEY_FLAGS)
+    const role = flags.role?.[0] as (typeof ROLES)[number] | undefined
+    if (!role || !ROLES.includes(role)) throw new UsageError(`keys create needs --role ${ROLES.join('|')}`)
+    const orchestratorIds = flags['orchestrator-id']?.map((id) => textFlag('orchestrator-id', id, 200))
+    if (orchestratorIds && orchestratorIds.length > 100) {
+      throw new UsageError('--orchestrator-id is given more than 100 times')
     }
+    const label = flags.label ? textFlag('label', flags.label[0]!, 200) : `${role} key (cli)`
     const created = await withPool(config, (pool) =>
-      createApiKey(
-        { db: pool },
-        { role, orchestrator_ids: values['orchestrator-id'], label: values.label ?? `${role} key (cli)` },
-        'system',
-      ),
+      createApiKey({ db: pool }, { role, orchestrator_ids: orchestratorIds, label }, 'system'),
     )
     out(`${JSON.stringify(created, null, 2)}\n`)
     err('The key above is shown once; store it now.\n')
     return 0
   }
   if (sub === 'list') {
+    parseCommandArgs('keys list', rest, {})
     const keys = await withPool(config, async (pool) => {
       const all = []
       let cursor: string | undefined
@@ -116,28 +113,22 @@ async function keysCommand(
     out(`${JSON.stringify(keys, null, 2)}\n`)
     return 0
   }
-  if (sub === 'revoke' && positionals[0]) {
-    await withPool(config, (pool) => revokeKey({ db: pool }, positionals[0]!, 'system'))
-    out(`revoked ${positionals[0]}\n`)
+  if (sub === 'revoke') {
+    const id = keyIdArgument(parseCommandArgs('keys revoke', rest, {}, 1).positionals[0])
+    await withPool(config, (pool) => revokeKey({ db: pool }, id, 'system'))
+    out(`revoked ${id}\n`)
     return 0
   }
-  err(`${usage}\n`)
-  return 2
+  throw unknownSubcommand('keys', sub, ['create', 'list', 'revoke'])
 }
 
-async function auditCommand(
-  config: Config,
-  args: string[],
-  { out, err, usage }: CommandOutput,
-): Promise<number> {
+async function auditCommand(config: Config, args: string[], { out, err }: CommandOutput): Promise<number> {
   const [sub, ...rest] = args
-  const { values } = parseArgs({
-    args: rest,
-    options: { 'from-seq': { type: 'string' }, 'to-seq': { type: 'string' }, out: { type: 'string' } },
-  })
   if (sub === 'verify') {
-    const from = values['from-seq'] ? Number(values['from-seq']) : 1
-    const to = values['to-seq'] ? Number(values['to-seq']) : undefined
+    const { flags } = parseCommandArgs('audit verify', rest, { 'from-seq': {}, 'to-seq': {} })
+    const from = flags['from-seq'] ? integerFlag('from-seq', flags['from-seq'][0]!, 1) : 1
+    const to = flags['to-seq'] ? integerFlag('to-seq', flags['to-seq'][0]!, 1) : undefined
+    if (to !== undefined && to < from) throw new UsageError(`--to-seq (${to}) is below --from-seq (${from})`)
     const bar = process.stderr.isTTY ? progressBar(process.stderr, 'verifying') : undefined
     const report = await withAuditLog(config, err, async (log) => {
       try {
@@ -151,7 +142,8 @@ async function auditCommand(
     return report.ok ? 0 : 1
   }
   if (sub === 'export') {
-    const sink = values.out ? createWriteStream(values.out) : process.stdout
+    const outFile = parseCommandArgs('audit export', rest, { out: {} }).flags.out?.[0]
+    const sink = outFile ? await openOutputFile(outFile) : process.stdout
     const count = await withAuditLog(config, err, async (log, pool) => {
       await log.catchUp()
       let n = 0
@@ -161,15 +153,33 @@ async function auditCommand(
       }
       return n
     })
-    if (values.out) {
+    if (outFile) {
       ;(sink as ReturnType<typeof createWriteStream>).end()
       await once(sink, 'finish')
     }
     err(`exported ${count} audit records\n`)
     return 0
   }
-  err(`${usage}\n`)
-  return 2
+  throw unknownSubcommand('audit', sub, ['verify', 'export'])
+}
+
+function unknownSubcommand(command: string, sub: string | undefined, known: string[]): UsageError {
+  return new UsageError(
+    sub === undefined
+      ? `${command} needs a subcommand: ${known.join(', ')}`
+      : `${command}: unknown subcommand ${JSON.stringify(sub)} (${known.join(', ')})`,
+  )
+}
+
+/** Opens `file` for writing before any work starts, so that a bad path is reported as such, up front. */
+async function openOutputFile(file: string) {
+  const sink = createWriteStream(file)
+  try {
+    await once(sink, 'open')
+  } catch (e) {
+    throw new UsageError(`--out: cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  return sink
 }
 
 /** Runs a command other than `verify`; returns its exit code, -1 while it keeps running (serve), or null. */
@@ -182,9 +192,11 @@ export async function runCommand(
   const { out, err } = output
   switch (command) {
     case 'serve':
+      parseCommandArgs('serve', args, {})
       await (await import('./server.ts')).serve()
       return -1 // keeps running
     case 'migrate': {
+      parseCommandArgs('migrate', args, {})
       const { pool, close } = await openPool(config)
       try {
         const applied = await prepareDatabase(pool, null)
@@ -203,7 +215,8 @@ export async function runCommand(
     case 'audit':
       return auditCommand(config, args, output)
     case 'signing-key': {
-      if (args[0] !== 'rotate') break
+      if (args[0] !== 'rotate') throw unknownSubcommand('signing-key', args[0], ['rotate'])
+      parseCommandArgs('signing-key rotate', args.slice(1), {})
       if (config.signingKey) {
         err('ARBITER_SIGNING_KEY is set: rotate by starting the service with a new key instead\n')
         return 2

@@ -1,3 +1,4 @@
+import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
 
@@ -12,9 +13,15 @@ const USAGE = `usage: npm run arbiter -- <command>
   signing-key rotate                      new data-dir signing key; old kids stay in the JWKS
   audit verify [--from-seq N] [--to-seq N]
   audit export [--out file.ndjson]        every audit record as NDJSON (stdout by default)
+  mcp                                     serve MCP over stdio for agents (ARBITER_URL, ARBITER_API_KEY;
+                                          see mcp --help)
 
-Database and data dir come from the environment (DATABASE_URL, ARBITER_DATA_DIR) as for the service.
+Database and data dir come from the environment (DATABASE_URL, ARBITER_DATA_DIR) as for the service
+(mcp excepted: it calls a running Arbiter over HTTP).
 With the embedded database, stop the service first: one process at a time may open its data dir.`
+
+/** The commands `runCommand` knows (besides `verify`, which needs no configuration). */
+const COMMANDS = new Set(['serve', 'migrate', 'keys', 'audit', 'signing-key'])
 
 const out = (text: string) => process.stdout.write(text)
 const err = (text: string) => process.stderr.write(text)
@@ -22,9 +29,18 @@ const err = (text: string) => process.stderr.write(text)
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv
   if (command === 'verify') return runVerifyCommand(args, { stdout: out, stderr: err })
+  if (command === 'mcp') {
+    // A client of a running Arbiter: no database, no configuration; stdout belongs to the protocol.
+    const { runMcpCommand } = await import('./mcp/command.ts')
+    return runMcpCommand(args, process.env, { stdin: process.stdin, stdout: process.stdout, err })
+  }
   if (command === undefined || command === 'help' || command === '--help') {
     out(`${USAGE}\n`)
     return command === undefined ? 2 : 0
+  }
+  if (!COMMANDS.has(command)) {
+    err(`arbiter: unknown command ${JSON.stringify(command)}\n${USAGE}\n`)
+    return 2
   }
   // Loaded only now: `verify` above needs neither the configuration, the database driver nor the services.
   const { ConfigError, loadConfig } = await import('./config.ts')
@@ -50,7 +66,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (e: unknown) => {
-    err(`arbiter: ${(e as Error).message}\n`)
-    process.exit(1)
+    const { message, exitCode } = describeCliFailure(e)
+    err(`arbiter: ${message}\n`)
+    process.exit(exitCode)
   },
 )

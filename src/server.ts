@@ -1,3 +1,4 @@
+import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
 import { startRuntime } from './runtime.ts'
@@ -23,13 +24,9 @@ export async function serve(): Promise<void> {
   )
   const { app } = runtime
 
-  const admin = await ensureAdminKey(app.services, config.bootstrapAdminKey)
-  if (admin.created === 'generated') {
-    // Printed once, on stdout, never logged: this is the only time the secret exists outside its hash.
-    process.stdout.write(
-      `\nNo admin key existed, so one was created. Store it now; it will not be shown again:\n\n  ${admin.key}\n\n`,
-    )
-  }
+  // A bootstrap key from the environment is already known to its owner: storing it before listening loses
+  // nothing if the start fails, and a client that waits for /readyz can use it at once.
+  if (config.bootstrapAdminKey !== undefined) await ensureAdminKey(app.services, config.bootstrapAdminKey)
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -50,14 +47,44 @@ export async function serve(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
 
-  await app.listen({ port: config.port, host: config.host })
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (err) {
+    await runtime.close().catch(() => undefined)
+    throw new Error(listenFailure(err, config.host, config.port))
+  }
+
+  // Generated only once the service is listening: a start that fails (the port taken, say) must not print, or
+  // store, a key that would never be shown again.
+  if (config.bootstrapAdminKey !== undefined) return
+  const admin = await ensureAdminKey(app.services, undefined)
+  if (admin.created === 'generated') {
+    // Printed once, on stdout, never logged: this is the only time the secret exists outside its hash.
+    process.stdout.write(
+      `\nNo admin key existed, so one was created. Store it now; it will not be shown again:\n\n  ${admin.key}\n\n`,
+    )
+  }
+}
+
+/** Why the service could not listen, in words that say what to change. */
+function listenFailure(err: unknown, host: string, port: number): string {
+  const code = (err as NodeJS.ErrnoException).code
+  const where = `${host}:${port}`
+  if (code === 'EADDRINUSE')
+    return `cannot listen on ${where}: the port is already in use (set PORT to a free one)`
+  if (code === 'EACCES')
+    return `cannot listen on ${where}: permission denied (use a port above 1023, or set PORT)`
+  if (code === 'EADDRNOTAVAIL')
+    return `cannot listen on ${where}: no such address on this machine (check HOST)`
+  return `cannot listen on ${where}: ${(err as Error).message}`
 }
 
 const invokedDirectly =
   process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
 if (invokedDirectly) {
   serve().catch((err: unknown) => {
-    process.stderr.write(`arbiter: failed to start: ${(err as Error).message}\n`)
+    // Described, not quoted: a database's own error text says nothing useful to whoever starts the service.
+    process.stderr.write(`arbiter: failed to start: ${describeCliFailure(err).message}\n`)
     process.exit(1)
   })
 }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { createTestDatabase } from './helpers/database.ts'
-import { runCli, startService } from './helpers/process.ts'
+import { runBuilt, runCli, startService } from './helpers/process.ts'
 
 async function call(base: string, key: string | null, path: string, init: RequestInit = {}) {
   return fetch(`${base}${path}`, {
@@ -24,7 +26,8 @@ describe('the service process', () => {
     t.after(() => rm(dataDir, { recursive: true, force: true }))
     const first = await startService({ ARBITER_DATA_DIR: dataDir })
     t.after(() => first.stop('SIGKILL'))
-    const key = /\b(arb_[A-Za-z0-9_-]{43})\b/.exec(first.stdout())?.[1]
+    // Printed once the service listens, so it may follow the "listening" line by a moment.
+    const [, key] = await first.waitForStdout(/\b(arb_[A-Za-z0-9_-]{43})\b/)
     assert.ok(key, 'the generated admin key is printed on stdout')
     assert.equal((await call(first.baseUrl, null, '/readyz')).status, 200)
     const created = await call(first.baseUrl, key, '/v1/outcomes', {
@@ -86,6 +89,80 @@ describe('the service process', () => {
     assert.deepEqual(kinds, ['key.created', 'key.created'])
     const migrate = await runCli(['migrate'], env)
     assert.match(migrate.stdout, /nothing to apply/)
+  })
+
+  it('prints and stores no admin key when it cannot listen; the next start prints one, once', async (t) => {
+    const db = await createTestDatabase({ migrate: false })
+    t.after(() => db.stop())
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-port-taken-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const env = { DATABASE_URL: db.connectionString, ARBITER_DATA_DIR: dataDir }
+    const squatter = createServer()
+    squatter.listen(0, '127.0.0.1')
+    await once(squatter, 'listening')
+    const { port } = squatter.address() as AddressInfo
+
+    const failed = await runBuilt('server', [], { ...env, HOST: '127.0.0.1', PORT: String(port) })
+    squatter.close()
+    assert.equal(failed.code, 1, failed.stderr)
+    assert.match(
+      failed.stderr,
+      new RegExp(
+        `arbiter: failed to start: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use \\(set PORT`,
+      ),
+    )
+    assert.doesNotMatch(failed.stdout + failed.stderr, /arb_|admin key/, 'no key is printed')
+    const afterFailure = await runCli(['keys', 'list'], env)
+    assert.equal(afterFailure.code, 0, afterFailure.stderr)
+    assert.deepEqual(JSON.parse(afterFailure.stdout), [], 'no key is stored')
+
+    const service = await startService(env)
+    t.after(() => service.stop('SIGKILL'))
+    const [, key] = await service.waitForStdout(/\b(arb_[A-Za-z0-9_-]{43})\b/)
+    assert.equal((await call(service.baseUrl, key!, '/v1/admin/keys')).status, 200, 'the printed key works')
+    assert.equal(await service.stop(), 0)
+    assert.equal(service.stdout().split(key!).length - 1, 1, 'printed exactly once')
+    const keys = JSON.parse((await runCli(['keys', 'list'], env)).stdout) as Array<{ role: string }>
+    assert.deepEqual(
+      keys.map((k) => k.role),
+      ['admin'],
+    )
+  })
+
+  it('describes a database it cannot start on, without quoting the database', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-no-db-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const squatter = createServer()
+    squatter.listen(0, '127.0.0.1')
+    await once(squatter, 'listening')
+    const { port } = squatter.address() as AddressInfo
+    squatter.close()
+    await once(squatter, 'close')
+    const cases = [
+      {
+        url: `postgres://postgres@127.0.0.1:${port}/test`,
+        message: 'arbiter: failed to start: cannot reach the database (ECONNREFUSED): check DATABASE_URL\n',
+      },
+    ]
+    if (process.env.TEST_DATABASE_URL) {
+      const url = new URL(process.env.TEST_DATABASE_URL)
+      url.pathname = '/arbiter_no_such_database'
+      cases.push({
+        url: url.toString(),
+        message:
+          'arbiter: failed to start: the database named in DATABASE_URL does not exist (SQLSTATE 3D000)\n',
+      })
+    }
+    for (const c of cases) {
+      const failed = await runBuilt('server', [], {
+        DATABASE_URL: c.url,
+        ARBITER_DATA_DIR: dataDir,
+        PORT: '0',
+      })
+      assert.equal(failed.code, 1)
+      assert.equal(failed.stderr, c.message)
+      assert.doesNotMatch(failed.stdout, /arb_/)
+    }
   })
 
   it('refuses a bad configuration with one line naming the variable', async () => {

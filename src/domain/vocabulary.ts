@@ -47,8 +47,14 @@ export const ENGINE_AUDIT_KINDS = [
   'resolution.recorded',
 ] as const
 
-/** Audit records of administration: probes and keys. */
-export const ADMIN_AUDIT_KINDS = ['probe.registered', 'key.created', 'key.revoked'] as const
+/** Audit records of administration: probes, keys and sub-agent policies. */
+export const ADMIN_AUDIT_KINDS = [
+  'probe.registered',
+  'key.created',
+  'key.revoked',
+  'policy.set',
+  'policy.removed',
+] as const
 
 export const AUDIT_KINDS = [
   ...OUTCOME_AUDIT_KINDS,

@@ -128,6 +128,11 @@ export interface GroundTruthRun {
 
 /** How a human settles a HALTed case with a final HUMAN_RESOLVED manifest that supersedes the HALT. */
 export interface ResolutionHandler<Case, Input, Content extends ManifestContent> {
+  /**
+   * Refuses (422 AppError) an answer that names what the case does not hold, before the case's state is looked at:
+   * a request that is wrong in itself is told so before being told it came at the wrong time.
+   */
+  checkAnswer?(tx: Queryable, c: Case, input: Input): Promise<void>
   /** The HALT manifest the resolution supersedes; throws a 409 AppError when the case awaits no resolution. */
   haltManifestId(c: Case): string
   /**

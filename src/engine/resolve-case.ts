@@ -26,6 +26,7 @@ export async function resolveCase<Case, Input, Content extends ManifestContent, 
   const issued = await withTransaction(ctx.db, async (tx) => {
     const c = await kind.lock(tx, caseId)
     if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
+    await handler.checkAnswer?.(tx, c, answer)
     const haltId = handler.haltManifestId(c)
     const haltRow = await findManifest(tx, haltId)
     if (!haltRow) throw new Error(`${kind.noun} ${caseId} names a missing manifest ${haltId}`)

@@ -1,10 +1,10 @@
 import {
+  type AuditEntry,
   type AuditRecord,
   canonicalAuditRecordWithHash,
   hashAuditRecord,
   type UnhashedAuditRecord,
 } from '../domain/shared/audit-chain.ts'
-import type { JsonValue } from '../domain/shared/canonical-json.ts'
 import { appendLeaves, type CompactRange, leafHash, type StoredNode } from './transparency.ts'
 
 /** Where the log ends: the last record's seq and hash, and how many records are leaves of the tree. */
@@ -12,19 +12,6 @@ export interface LogHead {
   seq: number
   hash: string
   treeSize: number
-}
-
-/** An audit entry as written by a change, before the sequencer gives it a place in the log. */
-export interface PendingEntry {
-  at: string
-  kind: string
-  actor: string
-  outcome_id: string | null
-  manifest_id: string | null
-  subagent_id: string | null
-  orchestrator_id: string | null
-  verdict: string | null
-  data: { [key: string]: JsonValue }
 }
 
 export interface SequencedBatch {
@@ -50,7 +37,7 @@ export function auditLeafHash(record: AuditRecord): Uint8Array {
 export function sequenceEntries(
   head: LogHead,
   range: CompactRange,
-  entries: readonly PendingEntry[],
+  entries: readonly AuditEntry[],
 ): SequencedBatch {
   if (head.treeSize !== head.seq || range.size !== head.treeSize) {
     throw new RangeError(
@@ -63,7 +50,7 @@ export function sequenceEntries(
     const unhashed: UnhashedAuditRecord = {
       seq: previous.seq + 1,
       at: entry.at,
-      kind: entry.kind as AuditRecord['kind'],
+      kind: entry.kind,
       actor: entry.actor,
       outcome_id: entry.outcome_id,
       manifest_id: entry.manifest_id,

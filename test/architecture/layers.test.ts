@@ -39,8 +39,14 @@ const isHttpLayer = (path: string) =>
   path.startsWith('http/') ||
   /^cases\/[^/]+\/(routes|schemas|examples)\.ts$/.test(path) ||
   path === 'cases/registry.ts'
+// src/mcp/ is an entry point beside the CLI (`arbiter mcp`): another interface to the service, over the client.
+const isMcp = (path: string) => path.startsWith('mcp/')
 const isEntryPoint = (path: string) =>
-  ['app.ts', 'server.ts', 'runtime.ts', 'cli.ts', 'cli-commands.ts', 'openapi-write.ts'].includes(path)
+  ['app.ts', 'server.ts', 'runtime.ts', 'cli.ts', 'cli-commands.ts', 'openapi-write.ts'].includes(path) ||
+  isMcp(path)
+/** What the MCP server may take from src/: the routes' request schemas, so that tools accept what routes do. */
+const isRequestSchema = (path: string) =>
+  path.startsWith('http/schemas/') || /^cases\/[^/]+\/schemas\.ts$/.test(path)
 
 function violations(from: (file: string) => boolean, forbidden: (target: string) => boolean) {
   return files.filter(from).flatMap((file) =>
@@ -94,11 +100,37 @@ describe('the layers of src/', () => {
     )
   })
 
-  it('keeps zod schemas in the HTTP layer (and config, which parses the environment)', () => {
+  it('builds the MCP server on the client: from src/ it takes only the request schemas, never the service', () => {
+    // An agent's call must go through the same HTTP API, auth and audit as any other client's: no engine, services
+    // or database in the MCP process.
+    assert.deepEqual(
+      violations(
+        isMcp,
+        (target) =>
+          !target.startsWith('node:') && target.endsWith('.ts') && !isMcp(target) && !isRequestSchema(target),
+      ),
+      [],
+    )
+    assert.ok(imports.get('mcp/server.ts')!.includes('@arbiter/client'))
+  })
+
+  it('lets only the CLI start the MCP server', () => {
+    assert.deepEqual(
+      violations(
+        (file) => !isMcp(file) && file !== 'cli.ts',
+        (target) => isMcp(target),
+      ),
+      [],
+    )
+  })
+
+  it("keeps zod schemas in the HTTP layer (and config, which parses the environment; the MCP tools, which check their arguments with the routes' schemas)", () => {
     assert.deepEqual(
       violations(
         (file) =>
-          !isHttpLayer(file) && !['config.ts', 'pagination.ts', 'probes/probe-definition.ts'].includes(file),
+          !isHttpLayer(file) &&
+          !isMcp(file) &&
+          !['config.ts', 'pagination.ts', 'probes/probe-definition.ts'].includes(file),
         (target) => target === 'zod',
       ),
       [],

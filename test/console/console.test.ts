@@ -684,6 +684,7 @@ describe('ops console in Chromium', () => {
       await tab.evaluate(`location.hash = '#/reviews/${REVIEW_ID}'`)
       await tab.getByRole('heading', { level: 1, name: 'Review PR-481' }).waitFor()
       const verdicts = tab.locator('.verdict-card')
+      await verdicts.nth(1).waitFor()
       assert.equal(await verdicts.count(), 2)
       assert.match(
         await shownText(verdicts.nth(0)),

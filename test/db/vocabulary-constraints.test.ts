@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.ts'
 const CHECKED: { table: string; column: string; values: readonly string[] }[] = [
   { table: 'api_keys', column: 'role', values: ROLES },
   { table: 'outcomes', column: 'fallback_policy', values: FALLBACK_POLICIES },
+  { table: 'subagent_policies', column: 'fallback_policy', values: FALLBACK_POLICIES },
   { table: 'outcomes', column: 'status', values: OUTCOME_STATUSES },
   { table: 'interpretations', column: 'outcome_interpretation', values: OUTCOME_READINGS },
   { table: 'escalations', column: 'status', values: ESCALATION_STATUSES },

@@ -51,8 +51,9 @@ export async function buildTestApp(
       probeEnv: {},
       ...options.config,
       // app.inject shares the event loop with the test's own work (fuzzers, megabyte bodies) on a machine that may
-      // be busy: a stalled loop there is the test's, not overload. The overload tests set their own limits.
-      overload: { maxEventLoopDelayMs: 30_000, ...options.config?.overload },
+      // be busy: a stalled loop or a long wait for a connection there is the test's, not overload. The overload
+      // tests set their own limits.
+      overload: { maxEventLoopDelayMs: 30_000, maxDbWaitMs: 30_000, ...options.config?.overload },
     },
     signingKey,
     logger: options.logger ?? false,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -21,6 +22,8 @@ export interface ServiceProcess {
   baseUrl: string
   stdout: () => string
   stderr: () => string
+  /** Waits until stdout matches `pattern` (or the process exits) and returns the match. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>
   /** SIGTERM and wait; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -55,6 +58,17 @@ export async function startService(env: Record<string, string>, timeoutMs = 60_0
     baseUrl,
     stdout: () => out,
     stderr: () => err,
+    async waitForStdout(pattern, waitMs = 30_000) {
+      const until = Date.now() + waitMs
+      for (;;) {
+        const match = pattern.exec(out)
+        if (match) return match
+        if (child.exitCode !== null || Date.now() > until) {
+          throw new Error(`stdout never matched ${pattern} (exit ${child.exitCode}): ${err}${out}`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode
       child.kill(signal)
@@ -65,11 +79,20 @@ export async function startService(env: Record<string, string>, timeoutMs = 60_0
 }
 
 /** Runs the built CLI to completion. */
-export async function runCli(
+export function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [builtEntry('cli'), ...args], {
+  return runBuilt('cli', args, env)
+}
+
+/** Runs a built entry point to completion (the service only stops by itself when it fails to start). */
+export async function runBuilt(
+  name: 'server' | 'cli',
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [builtEntry(name), ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -83,4 +106,32 @@ export async function runCli(
   })
   const [code] = await once(child, 'exit')
   return { code: code as number | null, stdout, stderr }
+}
+
+/**
+ * How many child processes a test runs at once: one per core, at least 2, at most 4. Starting a dozen Node
+ * processes together on a 2-core machine (shared with the other test files `npm test` runs) made each one wait
+ * for CPU, and a per-process time limit then failed the test for the machine's load, not for Arbiter.
+ */
+export const PROCESS_CONCURRENCY = Math.max(2, Math.min(4, availableParallelism()))
+
+/**
+ * `fn` over every item, at most `limit` at a time, results in the items' order. For tests that start processes:
+ * they queue here instead of all competing for the CPU at once.
+ */
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  fn: (item: T, index: number) => Promise<R>,
+  limit = PROCESS_CONCURRENCY,
+): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await fn(items[index]!, index)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
 }

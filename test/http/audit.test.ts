@@ -296,15 +296,23 @@ describe('escalations and resolutions', () => {
     assert.equal(empty.statusCode, 400)
   })
 
-  it('uses the given action owner', async (t) => {
+  it('uses the given action owner, one of the outcome’s orchestrators', async (t) => {
     const { app, a, b, ops } = await setup(t)
     const { outcome } = await halted(app, a, b)
-    const response = await app.request(ops, {
+    const stranger = await app.request(ops, {
       method: 'POST',
       url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
       payload: { outcome: 'success', rationale: 'verified by phone', action_owner: 'orch-ops' },
     })
+    assert.equal(stranger.statusCode, 422, stranger.body)
+    assert.equal(stranger.json().errors[0].path, 'body/action_owner')
+    // The usual rule would pick orch-b, the one that read `success`.
+    const response = await app.request(ops, {
+      method: 'POST',
+      url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
+      payload: { outcome: 'success', rationale: 'verified by phone', action_owner: 'orch-a' },
+    })
     assert.equal(response.statusCode, 201)
-    assert.equal(response.json().manifest.action_owner, 'orch-ops')
+    assert.equal(response.json().manifest.action_owner, 'orch-a')
   })
 })

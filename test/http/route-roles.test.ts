@@ -292,6 +292,27 @@ describe('route × role authorization', () => {
         }),
       },
       {
+        method: 'PUT',
+        route: '/v1/subagents/{subagent_id}/policy',
+        allowed: ADMIN,
+        request: async () => ({
+          url: '/v1/subagents/roles-policy/policy',
+          payload: { expected_orchestrators: ['orch-a', 'orch-b'], probe: { probe_id: probeId } },
+        }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/subagents/{subagent_id}/policy',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/subagents/${await fixtures.policy()}/policy` }),
+      },
+      {
+        method: 'DELETE',
+        route: '/v1/subagents/{subagent_id}/policy',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/subagents/${await fixtures.policy()}/policy` }),
+      },
+      {
         method: 'GET',
         route: '/v1/audit/fanouts/{id}',
         allowed: OPS,
@@ -407,6 +428,19 @@ class Fixtures {
     return (
       await this.app.request(this.admin, { method: 'POST', url: '/v1/probes', payload: this.probeBody() })
     ).json().probe_id
+  }
+
+  /** A fresh sub-agent with a policy: its GET and DELETE answer 2xx. */
+  async policy(): Promise<string> {
+    this.n += 1
+    const subagentId = `roles-policy-${this.n}`
+    const response = await this.app.request(this.admin, {
+      method: 'PUT',
+      url: `/v1/subagents/${subagentId}/policy`,
+      payload: { expected_orchestrators: ['orch-a'] },
+    })
+    assert.equal(response.statusCode, 200, response.body)
+    return subagentId
   }
 
   async keyId(): Promise<string> {

@@ -3,13 +3,8 @@ import { createHash } from 'node:crypto'
 import { describe, it } from 'node:test'
 import canonicalize from 'canonicalize'
 import fc from 'fast-check'
-import { type AuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
-import {
-  auditLeafHash,
-  extendTree,
-  type PendingEntry,
-  sequenceEntries,
-} from '../../src/log/sequence-batch.ts'
+import { type AuditEntry, type AuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
+import { auditLeafHash, extendTree, sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeRoot,
   EMPTY_COMPACT_RANGE,
@@ -32,7 +27,7 @@ function clientLeafHash(record: AuditRecord): Buffer {
     .digest()
 }
 
-const entry = (n: number): PendingEntry => ({
+const entry = (n: number): AuditEntry => ({
   at: new Date(1_800_000_000_000 + n).toISOString(),
   kind: n % 3 === 0 ? 'manifest.issued' : 'outcome.created',
   actor: 'system',
@@ -44,7 +39,7 @@ const entry = (n: number): PendingEntry => ({
   data: { n, text: 'é "quoted" ☃' },
 })
 
-const jsonEntry: fc.Arbitrary<PendingEntry> = fc.record({
+const jsonEntry: fc.Arbitrary<AuditEntry> = fc.record({
   at: fc
     .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
     .map((d) => d.toISOString()),
@@ -59,7 +54,7 @@ const jsonEntry: fc.Arbitrary<PendingEntry> = fc.record({
 })
 
 /** Sequences entries in the given batch sizes, starting from the empty log. */
-function sequenceInBatches(entries: PendingEntry[], sizes: number[]) {
+function sequenceInBatches(entries: AuditEntry[], sizes: number[]) {
   let head = { seq: 0, hash: GENESIS_HASH as string, treeSize: 0 }
   let range = EMPTY_COMPACT_RANGE
   const records: AuditRecord[] = []

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -17,9 +16,9 @@ import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
 import { loggerOptions } from '../../src/logger.ts'
 import { ensureAdminKey } from '../../src/services/keys.ts'
 import { newSigningKey } from '../helpers/app.ts'
-import { REPO_ROOT } from '../helpers/child-server.ts'
 import { createTestDatabase, type TestDatabase, testPoolMax } from '../helpers/database.ts'
 import { CRITERION, EVIDENCE, uniqueRun } from '../helpers/fixtures.ts'
+import { mapBounded, runCli } from '../helpers/process.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
 
 /**
@@ -81,18 +80,14 @@ const call = (app: FastifyInstance, key: string | null, options: InjectOptions) 
   })
 
 /** Runs the real CLI, `node --import tsx src/cli.ts verify …`, and returns its exit code and output. */
-function runVerifyCli(envelopeFile: string, jwksFile: string) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', 'verify', envelopeFile, '--jwks', jwksFile],
-      { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
+/**
+ * The built `arbiter verify` on one envelope, timed. No time limit of its own: at most a few run at once
+ * (mapBounded), and how long each took is reported, so a loaded machine makes the test slower, not red.
+ */
+async function runVerifyCli(envelopeFile: string, jwksFile: string) {
+  const started = performance.now()
+  const result = await runCli(['verify', envelopeFile, '--jwks', jwksFile], {})
+  return { ...result, ms: Math.round(performance.now() - started) }
 }
 
 const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64url')
@@ -197,13 +192,11 @@ describe('security regressions', () => {
     t.after(() => rm(dir, { recursive: true, force: true }))
     const jwksFile = join(dir, 'jwks.json')
     await writeFile(jwksFile, JSON.stringify(jwks))
-    const results = await Promise.all(
-      cases.map(async (c, i) => {
-        const file = join(dir, `envelope-${i}.json`)
-        await writeFile(file, JSON.stringify(c.envelope))
-        return { ...c, ...(await runVerifyCli(file, jwksFile)) }
-      }),
-    )
+    const results = await mapBounded(cases, async (c, i) => {
+      const file = join(dir, `envelope-${i}.json`)
+      await writeFile(file, JSON.stringify(c.envelope))
+      return { ...c, ...(await runVerifyCli(file, jwksFile)) }
+    })
     for (const r of results) {
       if (r.ok) {
         assert.equal(r.code, 0, `${r.name}: ${r.stderr}`)
@@ -213,7 +206,7 @@ describe('security regressions', () => {
         assert.match(r.stderr, /^invalid: /, r.name)
       }
     }
-    t.diagnostic(results.map((r) => `${r.name}: exit ${r.code} ${r.stderr.trim()}`).join(' | '))
+    t.diagnostic(results.map((r) => `${r.name}: exit ${r.code} in ${r.ms} ms ${r.stderr.trim()}`).join(' | '))
   })
 
   it('stops a revoked key on the very next request, on every replica', async () => {

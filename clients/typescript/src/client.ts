@@ -17,21 +17,35 @@ import type {
   AuditRecordQuery,
   AuditVerification,
   AuditVerifyQuery,
+  ConsistencyProof,
+  ConsistencyProofQuery,
   CreatedApiKey,
+  CreateFanoutBody,
   CreateKeyBody,
   CreateOutcomeBody,
+  CreateReviewBody,
+  DecideResult,
   DryRunBody,
   DryRunResult,
   EscalationPage,
   EscalationQuery,
   EvaluationResult,
+  Fanout,
+  FanoutPage,
+  FanoutQuery,
+  FanoutResolutionBody,
+  FanoutResultBody,
+  FanoutResultRecorded,
   Health,
+  InclusionProof,
+  InclusionProofQuery,
   InterpretationBody,
   InterpretationRecorded,
   Jwks,
   KeyPage,
   KeyQuery,
   ManifestEnvelope,
+  ManifestInclusion,
   ManifestPage,
   ManifestQuery,
   Outcome,
@@ -42,8 +56,17 @@ import type {
   ProbeBody,
   ProbePage,
   ProbeQuery,
+  ReconcileBody,
+  ReconcileResult,
+  ReconciliationEnvelope,
   ReplaceProbeBody,
   ResolutionBody,
+  Review,
+  ReviewPage,
+  ReviewQuery,
+  ReviewVerdictRecorded,
+  RevisionBody,
+  VerdictBody,
 } from './types.ts'
 import { type Verified, verifyEnvelope } from './verify-envelope.ts'
 
@@ -72,8 +95,10 @@ export interface ArbiterClientOptions {
  * Idempotent calls are retried on 429/503 (after Retry-After) and on lost connections: reads, and the writes the
  * service deduplicates — by natural key (outcome creation), by content (evidence items are a set, resubmitting an
  * orchestrator's latest interpretation returns it), or by construction (evaluate returns the same manifest for
- * unchanged inputs, revoking a revoked key changes nothing). Resolutions, key creation, probe registration,
- * replacement and dry runs are sent once: a second delivery would be a second act.
+ * unchanged inputs, revoking a revoked key changes nothing). The same holds for fan-outs and reviews: creation by
+ * natural key, a worker's result and a judge's verdict by content, reconcile and decide by construction.
+ * Resolutions, review revisions, key creation, probe registration, replacement and dry runs are sent once: a second
+ * delivery would be a second act.
  */
 export interface ArbiterClient {
   readonly outcomes: {
@@ -103,11 +128,56 @@ export interface ArbiterClient {
     list(query?: ManifestQuery, options?: CallOptions): Promise<ManifestPage>
     /** GET /v1/manifests/stream as an async iterator that reconnects and resumes (see streamManifests). */
     stream(options?: ManifestStreamOptions): AsyncGenerator<ManifestEvent, void, undefined>
+    /** GET /v1/manifests/{id}/inclusion — the manifest's log record, inclusion proof and signed checkpoint. */
+    inclusion(manifestId: string, options?: CallOptions): Promise<ManifestInclusion>
     /**
      * Verifies an envelope against the service's JWKS, fetched once and fetched again when a `kid` is unknown (a
      * key rotated in since). Throws ArbiterVerificationError when the envelope does not verify.
      */
     verify<T>(envelope: T, options?: CallOptions): Promise<Verified<T>>
+  }
+  readonly fanouts: {
+    /** POST /v1/fanouts — 201 created, or 200 with the same fan-out for the same body (natural key). Retried. */
+    create(body: CreateFanoutBody, options?: CallOptions): Promise<Fanout>
+    /** GET /v1/fanouts/{id} */
+    get(fanoutId: string, options?: CallOptions): Promise<Fanout>
+    /** GET /v1/fanouts — one page. */
+    list(query?: FanoutQuery, options?: CallOptions): Promise<FanoutPage>
+    /** POST /v1/fanouts/{id}/results — one worker's return; the same body again answers 200 with it. Retried. */
+    submitResult(
+      fanoutId: string,
+      body: FanoutResultBody,
+      options?: CallOptions,
+    ): Promise<FanoutResultRecorded>
+    /**
+     * POST /v1/fanouts/{id}/reconcile — the signed reconciliation manifest, or `{status: 'pending', …}` (see
+     * isReconcilePending). `{close: true}` stops waiting for missing subtasks. Retried (unchanged inputs give the
+     * same manifest).
+     */
+    reconcile(fanoutId: string, body?: ReconcileBody, options?: CallOptions): Promise<ReconcileResult>
+    /** POST /v1/fanouts/{id}/resolution (ops) — answers the HALT's contested facts. Sent once. */
+    resolve(
+      fanoutId: string,
+      body: FanoutResolutionBody,
+      options?: CallOptions,
+    ): Promise<ReconciliationEnvelope>
+  }
+  readonly reviews: {
+    /** POST /v1/reviews — 201 created, or 200 with the same review for the same body (natural key). Retried. */
+    create(body: CreateReviewBody, options?: CallOptions): Promise<Review>
+    /** GET /v1/reviews/{id} */
+    get(reviewId: string, options?: CallOptions): Promise<Review>
+    /** GET /v1/reviews — one page. */
+    list(query?: ReviewQuery, options?: CallOptions): Promise<ReviewPage>
+    /** POST /v1/reviews/{id}/verdicts — one judge's verdict; the same body again answers 200 with it. Retried. */
+    submitVerdict(reviewId: string, body: VerdictBody, options?: CallOptions): Promise<ReviewVerdictRecorded>
+    /** POST /v1/reviews/{id}/revisions — the implementer revised after REVISE: verdicts start afresh. Sent once. */
+    revise(reviewId: string, body: RevisionBody, options?: CallOptions): Promise<Review>
+    /**
+     * POST /v1/reviews/{id}/decide — the signed review manifest, or `{status: 'pending', …}` (see
+     * isDecidePending). Retried (the same verdicts give the same manifest).
+     */
+    decide(reviewId: string, options?: CallOptions): Promise<DecideResult>
   }
   /** GET /.well-known/jwks.json — every key that ever signed a manifest. */
   jwks(options?: CallOptions): Promise<Jwks>
@@ -122,8 +192,12 @@ export interface ArbiterClient {
     outcome(outcomeId: string, options?: CallOptions): Promise<OutcomeStory>
     /** GET /v1/audit/verify (ops) */
     verify(query?: AuditVerifyQuery, options?: CallOptions): Promise<AuditVerification>
-    /** GET /v1/audit/checkpoint */
+    /** GET /v1/audit/checkpoint — the log's latest signed checkpoint. */
     checkpoint(options?: CallOptions): Promise<AuditCheckpoint>
+    /** GET /v1/audit/proofs/inclusion — record `seq` is in the tree of `tree_size` (RFC 9162). */
+    inclusionProof(query: InclusionProofQuery, options?: CallOptions): Promise<InclusionProof>
+    /** GET /v1/audit/proofs/consistency — the tree of `to_size` extends the tree of `from_size` (RFC 9162). */
+    consistencyProof(query: ConsistencyProofQuery, options?: CallOptions): Promise<ConsistencyProof>
   }
   readonly keys: {
     /** POST /v1/admin/keys (admin) — the secret is in the answer only. Sent once. */
@@ -223,6 +297,10 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
         call('GET', '/v1/manifests', 'idempotent', o, (signal) =>
           api.GET('/v1/manifests', { params: { query }, signal }),
         ),
+      inclusion: (id, o) =>
+        call('GET', '/v1/manifests/{id}/inclusion', 'idempotent', o, (signal) =>
+          api.GET('/v1/manifests/{id}/inclusion', { params: { path: { id } }, signal }),
+        ),
       stream: (streamOptions) =>
         streamManifests(
           {
@@ -248,6 +326,54 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
         }
       },
     },
+    fanouts: {
+      create: (body, o) =>
+        call('POST', '/v1/fanouts', 'idempotent', o, (signal) => api.POST('/v1/fanouts', { body, signal })),
+      get: (id, o) =>
+        call('GET', '/v1/fanouts/{id}', 'idempotent', o, (signal) =>
+          api.GET('/v1/fanouts/{id}', { params: { path: { id } }, signal }),
+        ),
+      list: (query, o) =>
+        call('GET', '/v1/fanouts', 'idempotent', o, (signal) =>
+          api.GET('/v1/fanouts', { params: { query }, signal }),
+        ),
+      submitResult: (id, body, o) =>
+        call('POST', '/v1/fanouts/{id}/results', 'idempotent', o, (signal) =>
+          api.POST('/v1/fanouts/{id}/results', { params: { path: { id } }, body, signal }),
+        ),
+      reconcile: (id, body, o) =>
+        call('POST', '/v1/fanouts/{id}/reconcile', 'idempotent', o, (signal) =>
+          api.POST('/v1/fanouts/{id}/reconcile', { params: { path: { id } }, body: body ?? {}, signal }),
+        ),
+      resolve: (id, body, o) =>
+        call('POST', '/v1/fanouts/{id}/resolution', 'once', o, (signal) =>
+          api.POST('/v1/fanouts/{id}/resolution', { params: { path: { id } }, body, signal }),
+        ),
+    },
+    reviews: {
+      create: (body, o) =>
+        call('POST', '/v1/reviews', 'idempotent', o, (signal) => api.POST('/v1/reviews', { body, signal })),
+      get: (id, o) =>
+        call('GET', '/v1/reviews/{id}', 'idempotent', o, (signal) =>
+          api.GET('/v1/reviews/{id}', { params: { path: { id } }, signal }),
+        ),
+      list: (query, o) =>
+        call('GET', '/v1/reviews', 'idempotent', o, (signal) =>
+          api.GET('/v1/reviews', { params: { query }, signal }),
+        ),
+      submitVerdict: (id, body, o) =>
+        call('POST', '/v1/reviews/{id}/verdicts', 'idempotent', o, (signal) =>
+          api.POST('/v1/reviews/{id}/verdicts', { params: { path: { id } }, body, signal }),
+        ),
+      revise: (id, body, o) =>
+        call('POST', '/v1/reviews/{id}/revisions', 'once', o, (signal) =>
+          api.POST('/v1/reviews/{id}/revisions', { params: { path: { id } }, body, signal }),
+        ),
+      decide: (id, o) =>
+        call('POST', '/v1/reviews/{id}/decide', 'idempotent', o, (signal) =>
+          api.POST('/v1/reviews/{id}/decide', { params: { path: { id } }, body: {}, signal }),
+        ),
+    },
     jwks,
     escalations: {
       list: (query, o) =>
@@ -271,6 +397,14 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
       checkpoint: (o) =>
         call('GET', '/v1/audit/checkpoint', 'idempotent', o, (signal) =>
           api.GET('/v1/audit/checkpoint', { signal }),
+        ),
+      inclusionProof: (query, o) =>
+        call('GET', '/v1/audit/proofs/inclusion', 'idempotent', o, (signal) =>
+          api.GET('/v1/audit/proofs/inclusion', { params: { query }, signal }),
+        ),
+      consistencyProof: (query, o) =>
+        call('GET', '/v1/audit/proofs/consistency', 'idempotent', o, (signal) =>
+          api.GET('/v1/audit/proofs/consistency', { params: { query }, signal }),
         ),
     },
     keys: {

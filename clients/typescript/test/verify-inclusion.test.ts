@@ -14,6 +14,7 @@ import {
 } from '@arbiter/transparency'
 import fc from 'fast-check'
 import {
+  ArbiterError,
   ArbiterVerificationError,
   isEvaluationPending,
   type ManifestInclusionProof,
@@ -246,17 +247,10 @@ describe('verifyInclusion', () => {
   })
 })
 
-// The inclusion route is being added to the service; until its OpenAPI document lists it, this test says so.
 describe('verifyInclusion against a live Arbiter', async () => {
   const live = await startLiveArbiter({ after })
-  const document = (await (await fetch(`${live.baseUrl}/openapi.json`)).json()) as {
-    paths: Record<string, unknown>
-  }
-  const route = '/v1/manifests/{id}/inclusion'
-  const skip =
-    route in document.paths ? false : `the service does not serve ${route} yet (not in its OpenAPI document)`
 
-  it('proves that a manifest the service issued was logged', { skip }, async () => {
+  it('proves that a manifest the service issued was logged, and that the log only grew since', async () => {
     const key = await live.key('orchestrator', ['orch-a'])
     const client = live.client(key)
     const outcome = await client.outcomes.create({ subagent_id: 'logged', run_id: 'r1', evidence: EVIDENCE })
@@ -270,15 +264,27 @@ describe('verifyInclusion against a live Arbiter', async () => {
     const jwks = await client.jwks()
     const { kid } = await verifyEnvelope(envelope, jwks)
     const id = envelope.manifest.manifest_id
-    // TODO(openapi): call client.manifests.inclusion(id) once the route is in the generated types.
-    const response = await fetch(`${live.baseUrl}/v1/manifests/${id}/inclusion`, {
-      headers: { authorization: `Bearer ${key}` },
-    })
-    assert.equal(response.status, 200)
-    const proof = (await response.json()) as ManifestInclusionProof & { checkpoint: { note: string } }
+    const proof = await client.manifests.inclusion(id)
     const verified = verifyInclusion(proof, proof.checkpoint.note, jwks.keys.find((k) => k.kid === kid)!, {
       manifestDigest: envelope.manifest_digest,
     })
     assert.equal(verified.manifestId, id)
+
+    // The log's own proofs, through the client: the record is in the latest checkpoint's tree, which extends
+    // the tree the manifest's proof was made against.
+    const latest = await client.audit.checkpoint()
+    const size = String(latest.checkpoint.tree_size)
+    const inclusion = await client.audit.inclusionProof({ seq: String(proof.record.seq), tree_size: size })
+    assert.equal(inclusion.tree_size, latest.checkpoint.tree_size)
+    const consistency = await client.audit.consistencyProof({
+      from_size: String(proof.checkpoint.checkpoint.tree_size),
+      to_size: size,
+    })
+    assert.equal(consistency.to_size, latest.checkpoint.tree_size)
+    await assert.rejects(client.audit.inclusionProof({ seq: '0' }), (err: unknown) => {
+      assert.ok(err instanceof ArbiterError)
+      assert.equal(err.status, 400)
+      return true
+    })
   })
 })

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
+import { actionOwnerErrors } from '../../domain/outcome/action-owner.ts'
 import {
   chooseActionOwner,
   type DecidedDecision,
@@ -233,6 +234,22 @@ export const outcomeCase: CaseKind<
   },
 
   resolution: {
+    async checkAnswer(tx, outcome, answer) {
+      const interpreting = (await latestInterpretations(tx, [outcome.id])).map((row) => row.orchestrator_id)
+      const errors = actionOwnerErrors(answer.action_owner, {
+        expected_orchestrators: outcome.expected_orchestrators,
+        interpreting_orchestrators: interpreting,
+      })
+      if (errors.length > 0) {
+        throw new AppError(
+          'UNPROCESSABLE',
+          `action_owner ${JSON.stringify(answer.action_owner)} is neither an expected nor an interpreting orchestrator of this outcome`,
+          {},
+          errors.map((error) => ({ ...error, path: `body${error.path}` })),
+        )
+      }
+    },
+
     haltManifestId(outcome) {
       nextState(outcome, { type: 'resolution_recorded' })
       return outcome.manifest_id!

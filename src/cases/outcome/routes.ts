@@ -21,12 +21,17 @@ import {
   outcomeStatusSchema,
   pendingSchema,
   resolutionBody,
+  subagentParams,
+  subagentPolicyBody,
+  subagentPolicySchema,
 } from './schemas.ts'
 import { appendEvidence, createOutcome, getOutcome, pageOutcomes, submitInterpretation } from './service.ts'
+import { getSubagentPolicy, removeSubagentPolicy, setSubagentPolicy } from './subagent-policies.ts'
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
 const OPS = ['ops', 'admin'] as const
+const ADMIN = ['admin'] as const
 
 /** Outcome cases over HTTP: each handler calls one service with `app.services`. */
 export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -195,7 +200,13 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',
         params: idParams,
         body: resolutionBody,
-        response: { 201: outcomeEnvelopeSchema, 404: problemSchema, 409: problemSchema, ...authProblems },
+        response: {
+          201: outcomeEnvelopeSchema,
+          404: problemSchema,
+          409: problemSchema,
+          422: problemSchema,
+          ...authProblems,
+        },
       },
     },
     async (request, reply) => {
@@ -242,6 +253,54 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
           manifest: story.manifest ? envelopeText(story.manifest) : 'null',
         }),
       )
+    },
+  )
+
+  app.put(
+    '/v1/subagents/:subagent_id/policy',
+    {
+      config: { auth: ADMIN },
+      schema: {
+        tags: ['policies'],
+        summary:
+          "Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs)",
+        params: subagentParams,
+        body: subagentPolicyBody,
+        response: { 200: subagentPolicySchema, 422: problemSchema, ...authProblems },
+      },
+    },
+    async (request) =>
+      setSubagentPolicy(app.services, request.params.subagent_id, request.body, principalOf(request).keyId),
+  )
+
+  app.get(
+    '/v1/subagents/:subagent_id/policy',
+    {
+      config: { auth: ADMIN },
+      schema: {
+        tags: ['policies'],
+        summary: "The sub-agent's policy",
+        params: subagentParams,
+        response: { 200: subagentPolicySchema, 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request) => getSubagentPolicy(app.services, request.params.subagent_id),
+  )
+
+  app.delete(
+    '/v1/subagents/:subagent_id/policy',
+    {
+      config: { auth: ADMIN },
+      schema: {
+        tags: ['policies'],
+        summary: "Remove the sub-agent's policy: its next outcomes set their own rules again",
+        params: subagentParams,
+        response: { 204: z.null().describe('Removed'), 404: problemSchema, ...authProblems },
+      },
+    },
+    async (request, reply) => {
+      await removeSubagentPolicy(app.services, request.params.subagent_id, principalOf(request).keyId)
+      return reply.code(204).send(null)
     },
   )
 }

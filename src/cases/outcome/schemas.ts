@@ -17,6 +17,7 @@ import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { groundTruthSchema } from '../../http/schemas/ground-truth.ts'
 import type { OutcomeManifest, OutcomePending, OutcomeResolution } from './kind.ts'
 import type { InterpretationSubmission, InterpretationView, NewOutcome, OutcomeView } from './service.ts'
+import type { NewSubagentPolicy, SubagentPolicyView } from './subagent-policies.ts'
 
 /*
  * The HTTP shapes of outcome cases, built from the outcome vocabulary (src/domain/outcome/vocabulary.ts) and held
@@ -55,9 +56,48 @@ export const createOutcomeBody = z.strictObject({
   expected_orchestrators: z.array(orchestratorId).max(100).optional(),
   deadline: rfc3339.optional(),
   arbiter_orchestrator_id: orchestratorId.optional(),
-  probe: z.strictObject({ probe_id: z.uuid(), params: z.record(z.string(), freeJson).optional() }).optional(),
+  probe: z
+    .strictObject({
+      probe_id: z.uuid().optional().meta({
+        description:
+          "Required unless the sub-agent's policy names the probe; then, if given, that probe's id",
+      }),
+      params: z.record(z.string(), freeJson).optional(),
+    })
+    .optional(),
   fallback_policy: fallbackPolicySchema.optional(),
 }) satisfies z.ZodType<NewOutcome>
+
+const subagentId = z.string().min(1).max(200)
+
+export const subagentParams = z.strictObject({ subagent_id: subagentId })
+
+/** A sub-agent policy as an admin sets it: the outcome body's rule fields, a deadline relative to creation. */
+export const subagentPolicyBody = z.strictObject({
+  expected_orchestrators: z.array(orchestratorId).max(100),
+  arbiter_orchestrator_id: orchestratorId.optional(),
+  deadline_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(3650 * 24 * 3600)
+    .optional()
+    .meta({ description: "Each outcome's deadline is its creation time plus this many seconds" }),
+  fallback_policy: fallbackPolicySchema.optional(),
+  probe: z.strictObject({ probe_id: z.uuid() }).optional(),
+}) satisfies z.ZodType<NewSubagentPolicy>
+
+export const subagentPolicySchema = z
+  .object({
+    subagent_id: z.string(),
+    expected_orchestrators: z.array(z.string()),
+    arbiter_orchestrator_id: z.string().nullable(),
+    deadline_seconds: z.number().int().nullable(),
+    fallback_policy: fallbackPolicySchema,
+    probe: z.object({ probe_id: z.uuid() }).nullable(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SubagentPolicy' }) satisfies z.ZodType<SubagentPolicyView>
 
 export const appendEvidenceBody = z.strictObject({ evidence: evidenceListSchema })
 

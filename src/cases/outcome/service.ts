@@ -10,13 +10,9 @@ import {
   hashEvidence,
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import { outcomeRules } from '../../domain/outcome/subagent-policy.ts'
 import { acceptsInputs } from '../../domain/outcome/transitions.ts'
-import {
-  DEFAULT_FALLBACK_POLICY,
-  type FallbackPolicy,
-  type OutcomeReading,
-  type OutcomeStatus,
-} from '../../domain/outcome/vocabulary.ts'
+import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { byField, sortedUnique } from '../../domain/shared/order.ts'
 import { AppError } from '../../errors.ts'
@@ -40,6 +36,7 @@ import {
   type OutcomeRow,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
+import { findSubagentPolicy } from './subagent-policy-repository.ts'
 
 /** `POST /v1/outcomes`: a sub-agent result, its evidence, and how it will be decided. */
 export interface NewOutcome {
@@ -49,7 +46,8 @@ export interface NewOutcome {
   expected_orchestrators?: string[] | undefined
   deadline?: string | undefined
   arbiter_orchestrator_id?: string | undefined
-  probe?: { probe_id: string; params?: Record<string, JsonValue> | undefined } | undefined
+  /** `probe_id` may be left out when the sub-agent's policy names the probe. */
+  probe?: { probe_id?: string | undefined; params?: Record<string, JsonValue> | undefined } | undefined
   fallback_policy?: FallbackPolicy | undefined
 }
 
@@ -70,27 +68,42 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
   const hashed = hashEvidence(body.evidence)
   const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
   const currentEvidenceHash = evidenceHash(itemHashes)
-  const fallbackPolicy = body.fallback_policy ?? DEFAULT_FALLBACK_POLICY
-  // "The same body again" is judged with defaults filled in: spelling out the default policy is the same body.
-  const requestDigest = hashJson({ ...body, fallback_policy: fallbackPolicy })
   const now = new Date()
   return withTransaction(ctx.db, async (tx) => {
-    if (body.probe && !(await findProbe(tx, body.probe.probe_id))) {
-      throw new AppError('UNPROCESSABLE', `probe ${body.probe.probe_id} is not registered`, {}, [
+    // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
+    // against, and keeps it whatever happens to the policy afterwards.
+    const policy = (await findSubagentPolicy(tx, body.subagent_id)) ?? null
+    const decided = outcomeRules(body, policy, now.getTime())
+    if (!decided.ok) {
+      throw new AppError(
+        'UNPROCESSABLE',
+        policy
+          ? `sub-agent ${body.subagent_id} has a policy: its outcomes take ${decided.errors.map((e) => e.path.slice(1)).join(', ')} from it`
+          : decided.errors[0]!.message,
+        {},
+        decided.errors.map((error) => ({ ...error, path: `body${error.path}` })),
+      )
+    }
+    const rules = decided.rules
+    if (rules.probe && !(await findProbe(tx, rules.probe.probe_id))) {
+      throw new AppError('UNPROCESSABLE', `probe ${rules.probe.probe_id} is not registered`, {}, [
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])
     }
+    // "The same body again" is judged with defaults filled in: spelling out the default fallback policy (the
+    // policy's, under a sub-agent policy) is the same body.
+    const requestDigest = hashJson({ ...body, fallback_policy: rules.fallback_policy })
     const { row, inserted } = await insertOutcomeIfAbsent(tx, {
       id: randomUUID(),
       subagent_id: body.subagent_id,
       run_id: body.run_id,
       request_digest: requestDigest,
-      expected_orchestrators: sortedUnique(body.expected_orchestrators ?? []),
-      deadline: body.deadline ? new Date(body.deadline) : null,
-      arbiter_orchestrator_id: body.arbiter_orchestrator_id ?? null,
-      probe_id: body.probe?.probe_id ?? null,
-      probe_params: body.probe ? (body.probe.params ?? {}) : null,
-      fallback_policy: fallbackPolicy,
+      expected_orchestrators: rules.expected_orchestrators,
+      deadline: rules.deadline === null ? null : new Date(rules.deadline),
+      arbiter_orchestrator_id: rules.arbiter_orchestrator_id,
+      probe_id: rules.probe?.probe_id ?? null,
+      probe_params: rules.probe?.params ?? null,
+      fallback_policy: rules.fallback_policy,
       evidence_hash: currentEvidenceHash,
       created_at: now,
     })
@@ -143,6 +156,8 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
           arbiter_orchestrator_id: row.arbiter_orchestrator_id,
           probe_id: row.probe_id,
           fallback_policy: row.fallback_policy,
+          // The sub-agent policy these rules were copied from (its `policy.set` time), or null: the body set them.
+          policy_updated_at: policy ? policy.updated_at.toISOString() : null,
           request_digest: requestDigest,
         },
       },

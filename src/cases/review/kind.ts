@@ -4,8 +4,7 @@ import {
   type ManifestVerdictItem,
   manifestItem,
   type RecordedVerdict,
-  type ReviewConcern,
-  type ReviewDivergence,
+  type ReviewDecided,
 } from '../../domain/review/decide.ts'
 import type { Finding, MergedFinding } from '../../domain/review/findings.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
@@ -28,8 +27,22 @@ import {
   type VerdictRow,
 } from './repository.ts'
 
-/** The fields of a review manifest the review kind fills (the engine adds kind, id, time and supersedes). */
-export interface ReviewManifestContent {
+/**
+ * The fields of a review manifest the review kind fills (the engine adds kind, id, time and supersedes): the
+ * review, the revision decided, and the decision itself.
+ */
+export interface ReviewManifestContent
+  extends Pick<
+    ReviewDecided,
+    | 'verdict'
+    | 'directive'
+    | 'verdicts'
+    | 'concerns'
+    | 'blocking_question'
+    | 'blocking_reason'
+    | 'divergence'
+    | 'findings'
+  > {
   review_id: string
   orchestrator_id: string
   review_key: string
@@ -40,15 +53,6 @@ export interface ReviewManifestContent {
   subject: ReviewSubject
   implementer: AgentIdentity
   judges: ReviewJudge[]
-  verdict: ReviewVerdict
-  directive: ReviewDirective
-  /** Every recorded verdict of the revision, meta-judge included, sorted by judge_id. */
-  verdicts: ManifestVerdictItem[]
-  concerns: ReviewConcern[]
-  blocking_question: string | null
-  blocking_reason: string | null
-  divergence: ReviewDivergence | null
-  findings: MergedFinding[]
 }
 
 /** The signed review manifest. */

@@ -25,6 +25,7 @@ import { ENVELOPE_STATUSES } from '../../domain/status-envelope.ts'
 import { AppError } from '../../errors.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { statusEnvelopeSchema } from '../../http/schemas/status-envelope.ts'
+import { nonBlank, required, text } from '../../http/schemas/text.ts'
 import type { ReviewManifest, ReviewPending } from './kind.ts'
 import type { ReviewSubject } from './repository.ts'
 import type { NewReview, ReviewView, RevisionSubmission, SubmittedSubject, VerdictAnswer } from './service.ts'
@@ -41,19 +42,6 @@ const MAX_URI = 2000
 const MAX_FINDING_TITLE = 300
 const MAX_FINDING_LOCATION = 500
 const MAX_FREE_TEXT = 10_000
-
-const required = (otherwise: string) => (issue: { input: unknown }) =>
-  issue.input === undefined ? 'required' : otherwise
-
-const nonBlank = (text: string) => text.trim().length > 0
-
-/** Text that must say something: non-empty after trimming, at most `max` characters. */
-function text(max: number) {
-  return z
-    .string({ error: required('must be a string') })
-    .max(max, `at most ${max} characters`)
-    .refine(nonBlank, 'must not be empty')
-}
 
 const optionalText = (max: number) =>
   z.string({ error: 'must be a string or null' }).max(max, `at most ${max} characters`).nullable().optional()

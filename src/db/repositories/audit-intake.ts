@@ -1,31 +1,17 @@
-import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { AuditEntry } from '../../domain/shared/audit-chain.ts'
 import type { Queryable } from '../pool.ts'
 
 /**
  * audit_intake: committed audit entries the sequencer has not placed in the log yet. id (bigserial: orders the
- * sequencer's reads and marks "committed before" for read-your-writes), then the record's own fields: at (time
- * of the change), kind, actor (key id or "system"), outcome_id, manifest_id, subagent_id, orchestrator_id,
- * verdict, data (what the change was).
+ * sequencer's reads and marks "committed before" for read-your-writes), then the entry's own fields.
  */
-export interface IntakeEntry {
-  at: string
-  kind: string
-  actor: string
-  outcome_id: string | null
-  manifest_id: string | null
-  subagent_id: string | null
-  orchestrator_id: string | null
-  verdict: string | null
-  data: { [key: string]: JsonValue }
-}
-
-export interface IntakeRow extends Omit<IntakeEntry, 'at'> {
+export interface IntakeRow extends Omit<AuditEntry, 'at'> {
   id: number
   at: Date
 }
 
 /** One statement for any number of entries; takes no lock another writer waits on. */
-export async function insertIntakeEntries(db: Queryable, entries: readonly IntakeEntry[]): Promise<void> {
+export async function insertIntakeEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
   if (entries.length === 0) return
   await db.query(
     `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)

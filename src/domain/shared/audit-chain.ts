@@ -3,9 +3,11 @@ import { canonicalJson, canonicalJsonValue, type JsonValue, type Sha256, sha256 
 
 export const GENESIS_HASH: Sha256 = `sha256:${'0'.repeat(64)}`
 
-/** One audit record, field for field as the API serves it; absent values are null. See docs/audit-log.md. */
-export interface AuditRecord {
-  seq: number
+/**
+ * What a change writes about itself, before the sequencer gives it a place in the log: the time of the change,
+ * kind, actor (key id or "system"), the ids it concerns, the verdict if any, and what the change was.
+ */
+export interface AuditEntry {
   at: string
   kind: AuditKind
   actor: string
@@ -15,6 +17,11 @@ export interface AuditRecord {
   orchestrator_id: string | null
   verdict: string | null
   data: { [key: string]: JsonValue }
+}
+
+/** One audit record, field for field as the API serves it; absent values are null. See docs/audit-log.md. */
+export interface AuditRecord extends AuditEntry {
+  seq: number
   prev_hash: string
   hash: string
 }

@@ -3,7 +3,8 @@ import { z } from 'zod'
 import { divergenceReceiptSchema } from '../../cases/outcome/schemas.ts'
 import { ESCALATION_CASES, ESCALATION_STATUSES, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { type EscalationView, pageEscalations } from '../../engine/escalations.ts'
-import { authProblems, pageOf, pageQuery } from '../schemas/common.ts'
+import { authProblems, pageOf } from '../schemas/common.ts'
+import { escalationQuery } from '../schemas/escalations.ts'
 
 const escalationSchema = z
   .object({
@@ -29,11 +30,7 @@ export const escalationRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['escalations'],
         summary: 'HALTed cases awaiting (or given) a human resolution, with what the HALT found',
-        querystring: z.strictObject({
-          status: z.enum(ESCALATION_STATUSES).optional(),
-          case: z.enum(ESCALATION_CASES).optional(),
-          ...pageQuery,
-        }),
+        querystring: escalationQuery,
         response: { 200: pageOf(escalationSchema), ...authProblems },
       },
     },

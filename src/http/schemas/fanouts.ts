@@ -20,6 +20,7 @@ import {
 } from '../../domain/fanout/vocabulary.ts'
 import { rfc3339, sha256String } from './common.ts'
 import { statusEnvelopeSchema } from './status-envelope.ts'
+import { nonBlank, required, text } from './text.ts'
 
 /** A fact key: `vantage.enterprise.floor`. */
 export const FACT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
@@ -43,18 +44,6 @@ const MAX_QUALIFIER_TEXT_LENGTH = 2000
 const MAX_EXCERPT_LENGTH = 10_000
 const MAX_QUESTION_LENGTH = 10_000
 const MAX_RATIONALE_LENGTH = 10_000
-
-const required = (otherwise: string) => (issue: { input: unknown }) =>
-  issue.input === undefined ? 'required' : otherwise
-
-const nonBlank = (text: string) => text.trim().length > 0
-
-function text(max: number) {
-  return z
-    .string({ error: required('must be a string') })
-    .max(max, `at most ${max} characters`)
-    .refine(nonBlank, 'must not be empty')
-}
 
 const factKey = z
   .string({ error: required('must be a string') })

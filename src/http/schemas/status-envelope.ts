@@ -19,6 +19,7 @@
  */
 import { z } from 'zod'
 import { ENVELOPE_STATUSES, type EnvelopeStatus } from '../../domain/status-envelope.ts'
+import { nonBlank } from './text.ts'
 
 /** Longest `summary`, `blocking_question`, `blocking_reason` and single concern, in characters. */
 export const ENVELOPE_TEXT_MAX = 4000
@@ -26,8 +27,6 @@ export const ENVELOPE_TEXT_MAX = 4000
 export const ENVELOPE_CONCERNS_MAX = 50
 
 const STATUS_LIST = ENVELOPE_STATUSES.join(', ')
-
-const nonBlank = (text: string) => text.trim().length > 0
 
 /**
  * Non-empty (after trimming) text of at most {@link ENVELOPE_TEXT_MAX} characters; `whenMissing` is

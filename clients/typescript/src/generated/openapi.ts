@@ -839,7 +839,7 @@ export interface paths {
                     review_id?: string;
                     subagent_id?: string;
                     orchestrator_id?: string;
-                    kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+                    kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
                     verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
                     from?: string;
                     to?: string;
@@ -1829,8 +1829,11 @@ export interface paths {
                         deadline?: string;
                         arbiter_orchestrator_id?: string;
                         probe?: {
-                            /** Format: uuid */
-                            probe_id: string;
+                            /**
+                             * Format: uuid
+                             * @description Required unless the sub-agent's policy names the probe; then, if given, that probe's id
+                             */
+                            probe_id?: string;
                             params?: {
                                 [key: string]: components["schemas"]["schema0"];
                             };
@@ -2491,6 +2494,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2610,6 +2622,263 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subagents/{subagent_id}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sub-agent's policy */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    subagent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SubagentPolicy"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    subagent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        expected_orchestrators: string[];
+                        arbiter_orchestrator_id?: string;
+                        /** @description Each outcome's deadline is its creation time plus this many seconds */
+                        deadline_seconds?: number;
+                        /** @enum {string} */
+                        fallback_policy?: "escalate" | "strictest_wins";
+                        probe?: {
+                            /** Format: uuid */
+                            probe_id: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SubagentPolicy"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the sub-agent's policy: its next outcomes set their own rules again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    subagent_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Removed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -4436,7 +4705,7 @@ export interface components {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -5264,6 +5533,19 @@ export interface components {
             /** @enum {string} */
             kind: "proceed" | "compensate" | "retry" | "halt" | "other";
             resources: string[];
+        };
+        SubagentPolicyInput: {
+            subagent_id: string;
+            expected_orchestrators: string[];
+            arbiter_orchestrator_id: string | null;
+            deadline_seconds: number | null;
+            /** @enum {string} */
+            fallback_policy: "escalate" | "strictest_wins";
+            probe: {
+                /** Format: uuid */
+                probe_id: string;
+            } | null;
+            updated_at: string;
         };
         ManifestInterpretationInput: {
             orchestrator_id: string;
@@ -6275,7 +6557,7 @@ export interface components {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -7103,6 +7385,19 @@ export interface components {
             /** @enum {string} */
             kind: "proceed" | "compensate" | "retry" | "halt" | "other";
             resources: string[];
+        };
+        SubagentPolicy: {
+            subagent_id: string;
+            expected_orchestrators: string[];
+            arbiter_orchestrator_id: string | null;
+            deadline_seconds: number | null;
+            /** @enum {string} */
+            fallback_policy: "escalate" | "strictest_wins";
+            probe: {
+                /** Format: uuid */
+                probe_id: string;
+            } | null;
+            updated_at: string;
         };
         ManifestInterpretation: {
             orchestrator_id: string;

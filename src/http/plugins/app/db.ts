@@ -9,11 +9,17 @@ declare module 'fastify' {
   }
 }
 
+export interface DbPluginOptions {
+  /** How long a request may wait for a connection before it fails with 503. */
+  connectionTimeoutMs: number
+}
+
 /** Opens the pool the app's config names (it connects lazily: building the app touches no database). */
-async function dbPlugin(app: FastifyInstance) {
+async function dbPlugin(app: FastifyInstance, options: DbPluginOptions) {
   const pool = createPool({
     connectionString: app.config.connectionString,
     max: app.config.dbPoolMax,
+    connectionTimeoutMillis: options.connectionTimeoutMs,
     onError: (err) => app.log.warn({ err: { message: err.message } }, 'idle database connection lost'),
   })
   app.decorate('db', pool)

@@ -1,0 +1,119 @@
+import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { withTransaction } from '../../db/pool.ts'
+import { findProbe } from '../../db/repositories/probes.ts'
+import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from '../../domain/outcome/vocabulary.ts'
+import { sortedUnique } from '../../domain/shared/order.ts'
+import { AppError } from '../../errors.ts'
+import type { Actor, ServiceContext } from '../../services/context.ts'
+import {
+  deleteSubagentPolicy,
+  findSubagentPolicy,
+  type SubagentPolicyRow,
+  upsertSubagentPolicy,
+} from './subagent-policy-repository.ts'
+
+/*
+ * Sub-agent policies (admin): the rules every new outcome of a sub-agent takes, whoever creates it
+ * (src/domain/outcome/subagent-policy.ts). Setting or removing one changes no existing outcome.
+ */
+
+/** `PUT /v1/subagents/{subagent_id}/policy`: omitted fields take their defaults, and outcomes are locked to them. */
+export interface NewSubagentPolicy {
+  expected_orchestrators: string[]
+  arbiter_orchestrator_id?: string | undefined
+  deadline_seconds?: number | undefined
+  fallback_policy?: FallbackPolicy | undefined
+  /** Only the probe: each outcome body supplies its params. */
+  probe?: { probe_id: string } | undefined
+}
+
+export async function setSubagentPolicy(
+  ctx: Pick<ServiceContext, 'db'>,
+  subagentId: string,
+  body: NewSubagentPolicy,
+  actor: Actor,
+): Promise<SubagentPolicyView> {
+  const row: SubagentPolicyRow = {
+    subagent_id: subagentId,
+    expected_orchestrators: sortedUnique(body.expected_orchestrators),
+    arbiter_orchestrator_id: body.arbiter_orchestrator_id ?? null,
+    deadline_seconds: body.deadline_seconds ?? null,
+    fallback_policy: body.fallback_policy ?? DEFAULT_FALLBACK_POLICY,
+    probe_id: body.probe?.probe_id ?? null,
+    updated_at: new Date(),
+  }
+  return withTransaction(ctx.db, async (tx) => {
+    if (row.probe_id !== null && !(await findProbe(tx, row.probe_id))) {
+      throw new AppError('UNPROCESSABLE', `probe ${row.probe_id} is not registered`, {}, [
+        { path: 'body/probe/probe_id', message: 'unknown probe' },
+      ])
+    }
+    await upsertSubagentPolicy(tx, row)
+    const view = toSubagentPolicyView(row)
+    await appendAuditRecords(tx, [
+      {
+        kind: 'policy.set',
+        actor,
+        at: view.updated_at,
+        subagent_id: subagentId,
+        data: policyData(view),
+      },
+    ])
+    return view
+  })
+}
+
+export async function getSubagentPolicy(
+  ctx: Pick<ServiceContext, 'db'>,
+  subagentId: string,
+): Promise<SubagentPolicyView> {
+  const row = await findSubagentPolicy(ctx.db, subagentId)
+  if (!row) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
+  return toSubagentPolicyView(row)
+}
+
+/** Removes the policy: the sub-agent's next outcomes set their own rules again; existing ones keep theirs. */
+export async function removeSubagentPolicy(
+  ctx: Pick<ServiceContext, 'db'>,
+  subagentId: string,
+  actor: Actor,
+): Promise<void> {
+  await withTransaction(ctx.db, async (tx) => {
+    const removed = await deleteSubagentPolicy(tx, subagentId)
+    if (!removed) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
+    await appendAuditRecords(tx, [
+      {
+        kind: 'policy.removed',
+        actor,
+        subagent_id: subagentId,
+        // What the sub-agent's outcomes followed until now.
+        data: policyData(toSubagentPolicyView(removed)),
+      },
+    ])
+  })
+}
+
+function toSubagentPolicyView(row: SubagentPolicyRow) {
+  return {
+    subagent_id: row.subagent_id,
+    expected_orchestrators: row.expected_orchestrators,
+    arbiter_orchestrator_id: row.arbiter_orchestrator_id,
+    deadline_seconds: row.deadline_seconds,
+    fallback_policy: row.fallback_policy,
+    probe: row.probe_id === null ? null : { probe_id: row.probe_id },
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+export type SubagentPolicyView = ReturnType<typeof toSubagentPolicyView>
+
+/** A policy's fields as its audit records carry them (the sub-agent is the record's `subagent_id`). */
+function policyData(view: SubagentPolicyView) {
+  return {
+    expected_orchestrators: view.expected_orchestrators,
+    arbiter_orchestrator_id: view.arbiter_orchestrator_id,
+    deadline_seconds: view.deadline_seconds,
+    fallback_policy: view.fallback_policy,
+    probe: view.probe,
+  }
+}
