@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { CASE_KIND_MODULES, manifestSchemaOfEveryKind } from './cases/registry.ts'
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
+import { clientErrorHandler } from './http/client-errors.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
 import admissionPlugin from './http/plugins/app/admission.ts'
 import auditLogPlugin from './http/plugins/app/audit-log.ts'
@@ -14,11 +15,13 @@ import errorsPlugin from './http/plugins/app/errors.ts'
 import jsonBodyPlugin from './http/plugins/app/json-body.ts'
 import metricsPlugin from './http/plugins/app/metrics.ts'
 import requestGuardsPlugin from './http/plugins/app/request-guards.ts'
+import requestLogPlugin, { OneLinePerRequest } from './http/plugins/app/request-log.ts'
 import servicesPlugin from './http/plugins/app/services.ts'
 import settingsPlugin from './http/plugins/app/settings.ts'
 import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
+import { clientRequestIdOf } from './http/request-id.ts'
 import { auditRoutes } from './http/routes/audit.ts'
 import { escalationRoutes } from './http/routes/escalations.ts'
 import { healthRoutes } from './http/routes/health.ts'
@@ -82,27 +85,41 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/
-
 function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
   const requestTimeoutMs = options.config.requestTimeoutMs ?? 30_000
   return {
     logger: options.logger ?? false,
+    // One line per request, written when it ends (src/http/plugins/app/request-log.ts), not fastify's two.
+    logController: new OneLinePerRequest(),
     bodyLimit: options.config.bodyLimitBytes,
-    // Slow clients are cut off: the whole request must arrive within requestTimeoutMs (408), idle keep-alive
-    // sockets close at 65 s. Node checks for expired requests every connectionsCheckingInterval, so that interval
-    // follows the timeout; otherwise a 30 s timeout could take up to 60 s to bite.
     requestTimeout: requestTimeoutMs,
-    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 10))) },
+    // Slow clients are cut off: the whole request, headers and body, must arrive within requestTimeoutMs (408,
+    // connection closed); idle keep-alive sockets close at 65 s. The timeouts go to node's http server when it is
+    // created: set only afterwards (as fastify does), node 20 enforces them on headers but never on bodies.
+    // Node checks for expired requests every connectionsCheckingInterval, so that interval follows the timeout;
+    // otherwise a 30 s timeout could take up to 60 s to bite.
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 10))),
+    },
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
+    // Errors met before a request exists (timeouts, oversized headers, broken HTTP) are problems too.
+    clientErrorHandler: clientErrorHandler(requestTimeoutMs),
     // Router errors (a malformed %-escape, an overlong path parameter) are problems like any other.
     frameworkErrors: (err, request, reply) => sendProblem(reply, toProblem(err, request)),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    // The log's request id is always Arbiter's own: a client's x-request-id is logged beside it, never as it, so
+    // no client can make two requests share an id in the logs.
+    genReqId: () => randomUUID(),
+    childLoggerFactory: (logger, bindings, childOptions, rawRequest) => {
+      const clientRequestId = clientRequestIdOf(rawRequest.headers)
+      return logger.child(
+        clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
+        childOptions,
+      )
     },
   }
 }
@@ -129,6 +146,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorsPlugin)
   await app.register(jsonBodyPlugin)
   await app.register(requestGuardsPlugin)
+  await app.register(requestLogPlugin)
   await app.register(dbPlugin, { connectionTimeoutMs: overload.maxDbWaitMs })
   await app.register(metricsPlugin)
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })

@@ -14,12 +14,24 @@ export const LOG_REDACT = [
 ]
 
 /**
- * pino options for the process: JSON lines, secrets redacted. The same on every machine: how much is logged is
- * LOG_LEVEL's business alone, never the environment's name.
+ * pino options for the process: secrets redacted; JSON lines, or pino-pretty's human-readable lines when `pretty`
+ * (the process passes whether stdout is a terminal). How much is logged is LOG_LEVEL's business alone, never the
+ * environment's name.
  */
-export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
+export function loggerOptions(
+  config: Pick<Config, 'logLevel'>,
+  output: { pretty?: boolean } = {},
+): LoggerOptions {
   return {
     level: config.logLevel,
     redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    ...(output.pretty
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true },
+          },
+        }
+      : {}),
   }
 }

@@ -16,7 +16,12 @@ export async function serve(): Promise<void> {
     }
     throw err
   }
-  const runtime = await startRuntime(config, loggerOptions(config), process.env)
+  // A person at a terminal reads lines; anything else (a file, a collector) gets one JSON object per line.
+  const runtime = await startRuntime(
+    config,
+    loggerOptions(config, { pretty: process.stdout.isTTY === true }),
+    process.env,
+  )
   const { app } = runtime
 
   // A bootstrap key from the environment is already known to its owner: storing it before listening loses

@@ -47,7 +47,16 @@ export function buildProblem(
   return problem
 }
 
-export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+// What went wrong in a request, kept for its one log line (src/http/plugins/app/request-log.ts).
+const problemsSent = new WeakMap<FastifyReply, { problem: Problem; err?: unknown }>()
+
+/** The problem a reply answered with, and for a 5xx its cause, for the request's log line. */
+export function problemSent(reply: FastifyReply): { problem: Problem; err?: unknown } | undefined {
+  return problemsSent.get(reply)
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem, cause?: unknown): FastifyReply {
+  problemsSent.set(reply, cause === undefined ? { problem } : { problem, err: cause })
   if (problem.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5')
   return reply.code(problem.status).type('application/problem+json').send(problem)
 }

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { type AppConfig, buildApp } from '../../src/app.ts'
+import { type AppConfig, type AppOptions, buildApp } from '../../src/app.ts'
 import { type SigningKey, signingKeyFromPem } from '../../src/crypto/signing-key.ts'
 import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
 import type { Role } from '../../src/domain/vocabulary.ts'
@@ -28,6 +28,8 @@ export interface TestAppOptions {
   signingKey?: SigningKey
   /** Reuse a database (several app instances on one database); otherwise one is created for this app. */
   database?: TestDatabase
+  /** pino options for the app's logger (e.g. with a `stream` to read what it logs); default: no logging. */
+  logger?: AppOptions['logger']
 }
 
 /** Builds the app on a database of its own and closes both when the test (or suite) ends. */
@@ -54,7 +56,7 @@ export async function buildTestApp(
       overload: { maxEventLoopDelayMs: 30_000, maxDbWaitMs: 30_000, ...options.config?.overload },
     },
     signingKey,
-    logger: false,
+    logger: options.logger ?? false,
   })
   t.after(async () => {
     await app.close()

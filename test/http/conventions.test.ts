@@ -48,16 +48,66 @@ describe('HTTP conventions', async () => {
     assertProblem(await request(adminKey, { method: 'GET', url: '/v1/admin/keys?limit=0' }), 400)
   })
 
-  it('echoes or assigns a request id', async (t) => {
+  it('names every answer with a request id of its own, never the one a client sent', async (t) => {
     const { request } = await buildTestApp(t)
     const given = await request(null, {
       method: 'GET',
       url: '/healthz',
       headers: { 'x-request-id': 'abc-123' },
     })
-    assert.equal(given.headers['x-request-id'], 'abc-123')
+    assert.match(String(given.headers['x-request-id']), /^[0-9a-f-]{36}$/)
     const assigned = await request(null, { method: 'GET', url: '/healthz' })
     assert.match(String(assigned.headers['x-request-id']), /^[0-9a-f-]{36}$/)
+    assert.notEqual(given.headers['x-request-id'], assigned.headers['x-request-id'])
+  })
+
+  it('answers a known path with another method 405 and an Allow header, an unknown path 404', async (t) => {
+    const { request, adminKey } = await buildTestApp(t)
+    for (const key of [adminKey, null]) {
+      const collection = await request(key, { method: 'DELETE', url: '/v1/outcomes' })
+      assertProblem(collection, 405)
+      assert.equal(collection.headers.allow, 'GET, HEAD, POST')
+      const health = await request(key, { method: 'POST', url: '/healthz?x=1' })
+      assertProblem(health, 405)
+      assert.equal(health.headers.allow, 'GET, HEAD')
+      // A path with a parameter, spelled with a %-escape, is the same path.
+      const one = await request(key, {
+        method: 'PATCH',
+        url: '/v1/admin/key%73/00000000-0000-4000-8000-000000000000',
+      })
+      assertProblem(one, 405)
+      assert.match(String(one.headers.allow), /\bDELETE\b/)
+      const unknown = await request(key, { method: 'DELETE', url: '/v1/nothing-here' })
+      assertProblem(unknown, 404)
+      assert.equal(unknown.headers.allow, undefined)
+    }
+  })
+
+  it('reads query integers as plain decimal only, naming the parameter otherwise', async (t) => {
+    const { request, adminKey } = await buildTestApp(t)
+    const cases: [string, string][] = [
+      ['/v1/audit/verify?from_seq=0x10', 'from_seq'],
+      ['/v1/audit/verify?to_seq=1e2', 'to_seq'],
+      ['/v1/audit/verify?from_seq=%2B1', 'from_seq'],
+      ['/v1/audit/proofs/inclusion?seq=-1', 'seq'],
+      ['/v1/audit/proofs/inclusion?seq=1&tree_size=010', 'tree_size'],
+      ['/v1/audit/proofs/consistency?from_size=1&to_size=%202', 'to_size'],
+      ['/v1/admin/keys?limit=010', 'limit'],
+      ['/v1/admin/keys?limit=%2B5', 'limit'],
+      ['/v1/admin/keys?limit=1e2', 'limit'],
+      ['/v1/admin/keys?limit=5%20', 'limit'],
+      ['/v1/outcomes?limit=0x10', 'limit'],
+      ['/v1/manifests?limit=5.0', 'limit'],
+    ]
+    for (const [url, name] of cases) {
+      const problem = assertProblem(await request(adminKey, { method: 'GET', url }), 400)
+      assert.ok(
+        problem.errors?.some((e: { path: string }) => e.path === `querystring/${name}`),
+        `${url}: ${JSON.stringify(problem)}`,
+      )
+    }
+    const fine = await request(adminKey, { method: 'GET', url: '/v1/admin/keys?limit=100000000000000000000' })
+    assert.equal(fine.statusCode, 200, 'a huge limit is clamped')
   })
 
   it('serves health, readiness, metrics, the OpenAPI document and the docs without a key', async (t) => {

@@ -878,6 +878,12 @@ describe('hostile clients', () => {
     const one = await rawExchange(port, big)
     assert.ok(one.closed, 'the connection is closed')
     assert.ok(one.response === '' || one.response.startsWith('HTTP/1.1 431'), one.response.slice(0, 100))
+    if (one.response !== '') {
+      assert.match(one.response, /content-type: application\/problem\+json/i, 'a 431 is a problem too')
+      const problem = JSON.parse(one.response.slice(one.response.indexOf('\r\n\r\n') + 4))
+      assert.equal(problem.status, 431)
+      assert.equal(problem.type, 'urn:arbiter:problem:headers-too-large')
+    }
     const many = `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 2000 }, (_, i) => `X-H${i}: ${'v'.repeat(40)}\r\n`).join('')}\r\n`
     const two = await rawExchange(port, many)
     assert.ok(two.closed, 'the connection is closed')
@@ -935,5 +941,44 @@ describe('hostile clients', () => {
     assert.ok(elapsed >= 1_000 && elapsed < 6_000, `cut after ${elapsed} ms`)
     const response = Buffer.concat(received).toString('latin1')
     assert.ok(response === '' || response.startsWith('HTTP/1.1 408'), response.slice(0, 80))
+    if (response !== '') assert.match(response, /content-type: application\/problem\+json/i)
+  })
+
+  it('cuts off a client that dribbles its body forever with 408 problem+json, and closes the connection', async (t) => {
+    const app = await buildTestApp(t, { config: { requestTimeoutMs: 1_500 } })
+    await app.app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.app.server.address() as net.AddressInfo).port
+    // The node server itself holds the whole-request timeout, not only the header timeout.
+    assert.equal(app.app.server.requestTimeout, 1_500)
+    assert.ok(app.app.server.headersTimeout <= 1_500, `headersTimeout ${app.app.server.headersTimeout}`)
+    const key = await app.key('orchestrator', ['orch-a'])
+    const slow = net.connect(port, '127.0.0.1')
+    await once(slow, 'connect')
+    const received: Buffer[] = []
+    slow.on('data', (chunk) => received.push(chunk))
+    slow.on('error', () => {})
+    slow.write(
+      `POST /v1/outcomes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+    )
+    const drip = setInterval(() => slow.writable && slow.write(' '), 100)
+    const started = Date.now()
+    try {
+      const closed = new Promise<boolean>((resolve) => slow.once('close', () => resolve(true)))
+      const gaveUp = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref())
+      assert.ok(await Promise.race([closed, gaveUp]), 'the slow body was cut off')
+    } finally {
+      clearInterval(drip)
+      slow.destroy()
+    }
+    const elapsed = Date.now() - started
+    assert.ok(elapsed >= 1_000, `cut after ${elapsed} ms, not before the timeout`)
+    const response = Buffer.concat(received).toString('latin1')
+    assert.match(response, /^HTTP\/1\.1 408 /, response.slice(0, 80))
+    assert.match(response, /content-type: application\/problem\+json/i)
+    assert.match(response, /connection: close/i)
+    const problem = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4))
+    assert.equal(problem.status, 408)
+    assert.match(problem.detail, /1500 ms/)
   })
 })

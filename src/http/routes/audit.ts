@@ -4,8 +4,8 @@ import { z } from 'zod'
 import { pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
 import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
-import { authProblems, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
-import { positiveQueryInteger, verifyReportSchema } from '../schemas/log.ts'
+import { authProblems, pageOf, pageQuery, positiveQueryInteger, rfc3339 } from '../schemas/common.ts'
+import { verifyReportSchema } from '../schemas/log.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
 

@@ -2,13 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { problemSchema } from '../errors.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
-import { authProblems, idParams } from '../schemas/common.ts'
-import {
-  consistencyProofSchema,
-  inclusionProofSchema,
-  positiveQueryInteger,
-  signedCheckpointSchema,
-} from '../schemas/log.ts'
+import { authProblems, idParams, positiveQueryInteger } from '../schemas/common.ts'
+import { consistencyProofSchema, inclusionProofSchema, signedCheckpointSchema } from '../schemas/log.ts'
 
 /** Checkpoints and proofs answer every role: they are how anyone checks the log without trusting Arbiter. */
 const EVERY_ROLE = { auth: ['orchestrator', 'dashboard', 'ops', 'admin'] as const }

@@ -29,19 +29,25 @@ export const authProblems = {
   503: problemSchema,
 }
 
+/**
+ * THE query-string integer, used by every route that reads one (`limit`, `from_seq`, `to_seq`, `seq`, sizes): plain
+ * decimal — digits only, no sign, no leading zero, no `0x`, no exponent, no whitespace — and at least 1. Numbers
+ * past 2^53 are kept as read (a seq or size that large lies beyond any log; a limit that large is clamped).
+ */
+export const positiveQueryInteger = z
+  .string()
+  .regex(
+    /^(0|[1-9][0-9]*)$/,
+    'must be a plain decimal integer (digits only: no sign, leading zero or exponent)',
+  )
+  .refine((text) => text !== '0', 'must be at least 1')
+  .transform(Number)
+
 /** `?limit=&cursor=` shared by every list: limits above the maximum are clamped, not rejected. */
 export const pageQuery = {
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'must be a positive integer')
+  limit: positiveQueryInteger
     .optional()
-    // Clamp from the digits, so even a number past 2^53 is clamped rather than refused.
-    .transform((text) => {
-      if (text === undefined) return DEFAULT_LIMIT
-      const digits = text.replace(/^0+(?=\d)/, '')
-      return digits.length > 3 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT)
-    })
-    .refine((value) => value >= 1, 'must be at least 1')
+    .transform((value) => (value === undefined ? DEFAULT_LIMIT : Math.min(value, MAX_LIMIT)))
     .describe(`page size (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`),
   cursor: z.string().max(512).optional().describe('opaque cursor from a previous page'),
 }

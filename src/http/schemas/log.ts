@@ -1,15 +1,5 @@
 import { z } from 'zod'
 
-/**
- * A query-string integer ≥ 1 written in plain decimal: digits only, no sign, no leading zero, no `0x`. Numbers
- * past 2^53 are kept as read (they can only lie beyond the log, which the handlers answer with 404).
- */
-export const positiveQueryInteger = z
-  .string()
-  .regex(/^(0|[1-9][0-9]*)$/, 'must be a plain decimal integer (no sign, no leading zero)')
-  .refine((text) => text !== '0', 'must be at least 1')
-  .transform(Number)
-
 const base64Hash = z.string().describe('base64 (standard, padded) of 32 raw bytes')
 
 /** Examples, all from one real 20-record log, so they check against each other. */

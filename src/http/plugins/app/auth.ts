@@ -40,7 +40,8 @@ async function authPlugin(app: FastifyInstance) {
       reply.header('www-authenticate', 'Bearer')
       throw new AppError('UNAUTHORIZED', 'send an API key as "Authorization: Bearer <key>"')
     }
-    const principal = await authenticate(app.services, match[1]!)
+    // The key's lookup counts towards admission while it runs; the slot is given back before any body is read.
+    const principal = await app.withAdmission(() => authenticate(app.services, match[1]!))
     if (!principal) {
       reply.header('www-authenticate', 'Bearer error="invalid_token"')
       throw new AppError('UNAUTHORIZED', 'the API key is unknown or revoked')
@@ -55,7 +56,10 @@ async function authPlugin(app: FastifyInstance) {
   })
 }
 
-export default fp(authPlugin, { name: 'arbiter-auth', dependencies: ['arbiter-services'] })
+export default fp(authPlugin, {
+  name: 'arbiter-auth',
+  dependencies: ['arbiter-services', 'arbiter-admission'],
+})
 
 /** The principal of an authenticated route (the auth hook guarantees it is set). */
 export function principalOf(request: FastifyRequest): Principal {
