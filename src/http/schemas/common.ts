@@ -1,10 +1,18 @@
 import { z } from 'zod'
-import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
+import { type JsonValue, SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
 
-/** Free JSON (evidence content, criteria, probe params): any value; the JSON parser already bounds depth. */
-export const freeJson = z.json()
+/**
+ * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Bodies reach schemas only
+ * through the JSON body parser, which already holds every value to I-JSON, bounds depth and refuses what cannot
+ * be stored, so walking megabytes of free JSON again here would only hold the event loop (and answers, which
+ * come from stored JSON, would be walked twice more by the serializer).
+ */
+export const freeJson = z
+  .unknown()
+  .refine((value) => value !== undefined, { message: 'Invalid input: expected a JSON value', abort: true })
+  .meta({ description: 'any JSON value' }) as unknown as z.ZodType<JsonValue>
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 
