@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { after, describe, it } from 'node:test'
 import canonicalize from 'canonicalize'
 import { canonicalJson, rememberCanonicalParts } from '../../src/domain/shared/canonical-json.ts'
 import { WORKER_BODY_BYTES } from '../../src/http/plugins/app/json-body.ts'
@@ -7,8 +7,25 @@ import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { CRITERION, clientEvidenceHash, clientHash, createOutcome, uniqueRun } from '../helpers/fixtures.ts'
 
 /** A `POST /v1/outcomes` body, as text, whose one evidence item's content is `content` written as is. */
-function outcomeText(content: string, runId = uniqueRun('ijson')): string {
-  return `{"subagent_id":"ijson-agent","run_id":"${runId}","evidence":[{"kind":"result_payload","content":${content}}]}`
+function outcomeText(content: string, subagentId = REFUSED): string {
+  return `{"subagent_id":"${subagentId}","run_id":"${uniqueRun('ijson')}","evidence":[{"kind":"result_payload","content":${content}}]}`
+}
+
+/** The sub-agent of every body that must be refused: none of its outcomes may exist. */
+const REFUSED = 'ijson-refused'
+
+// One app for the whole file (creating a database per test costs more than the tests); the 413 test has its own.
+const cleanups: (() => Promise<void>)[] = []
+after(async () => {
+  for (const cleanup of cleanups) await cleanup()
+})
+let shared: Promise<{ app: TestApp; orch: string }> | undefined
+function sharedApp() {
+  shared ??= (async () => {
+    const app = await buildTestApp({ after: (fn) => void cleanups.push(fn as () => Promise<void>) })
+    return { app, orch: await app.key('orchestrator', ['orch-a']) }
+  })()
+  return shared
 }
 
 async function postOutcome(
@@ -36,10 +53,10 @@ function assertRefused(response: { statusCode: number; body: string }, path: str
   assert.match(problem.detail, message)
 }
 
-async function outcomeCount(app: TestApp, key: string): Promise<number> {
+async function outcomeCount(app: TestApp, key: string, subagentId = REFUSED): Promise<number> {
   const list = await app.request(key, {
     method: 'GET',
-    url: '/v1/outcomes?subagent_id=ijson-agent&limit=500',
+    url: `/v1/outcomes?subagent_id=${subagentId}&limit=500`,
   })
   return list.json().items.length
 }
@@ -58,34 +75,35 @@ function largeContent(bytes: number): { lines: { at: number; level: string; msg:
 }
 
 describe('request bodies are I-JSON', () => {
-  it('refuses each value JSON.parse would silently change, naming its JSON Pointer, and stores nothing', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
-    const cases: [content: string, pointer: string, message: RegExp][] = [
-      ['123456789012345678901234567890', '', /integer 123456789012345678901234567890 is beyond ±2\^53/],
-      ['9007199254740993', '', /beyond ±2\^53/],
-      ['-9007199254740993', '', /beyond ±2\^53/],
-      ['{"amount":[1,2,9007199254740993]}', '/amount/2', /beyond ±2\^53/],
-      ['1e400', '', /overflows a double/],
-      ['-1e400', '', /overflows a double/],
-      ['{"x":1e-400}', '/x', /underflows a double/],
-      ['{"a":1,"a":2}', '/a', /duplicate member name "a"/],
-      ['{"a":1,"\\u0061":2}', '/a', /duplicate member name "a"/],
-      ['{"deep":[{"k/~":{"b":1,"b":1}}]}', '/deep/0/k~1~0/b', /duplicate member name "b"/],
-    ]
-    for (const [content, pointer, message] of cases) {
-      assertRefused(
-        await postOutcome(app, orch, outcomeText(content)),
-        `body/evidence/0/content${pointer}`,
-        message,
-      )
-    }
-    // Duplicate names outside free JSON too, and at the top.
+  const refused: [content: string, pointer: string, message: RegExp][] = [
+    ['123456789012345678901234567890', '', /integer 123456789012345678901234567890 is beyond ±2\^53/],
+    ['9007199254740993', '', /beyond ±2\^53/],
+    ['-9007199254740993', '', /beyond ±2\^53/],
+    ['{"amount":[1,2,9007199254740993]}', '/amount/2', /beyond ±2\^53/],
+    ['1e400', '', /overflows a double/],
+    ['-1e400', '', /overflows a double/],
+    ['1e-400', '', /underflows a double/],
+    ['{"x":[-2.5e-400]}', '/x/0', /underflows a double/],
+    ['{"a":1,"a":2}', '/a', /duplicate member name "a"/],
+    ['{"a":1,"\\u0061":2}', '/a', /duplicate member name "a"/],
+    ['{"deep":[{"k/~":{"b":1,"b":1}}]}', '/deep/0/k~1~0/b', /duplicate member name "b"/],
+  ]
+  for (const [content, pointer, message] of refused) {
+    it(`refuses evidence content ${content} with a 400 at body/evidence/0/content${pointer}`, async () => {
+      const { app, orch } = await sharedApp()
+      const response = await postOutcome(app, orch, outcomeText(content))
+      assertRefused(response, `body/evidence/0/content${pointer}`, message)
+      assert.equal(await outcomeCount(app, orch), 0)
+    })
+  }
+
+  it('refuses duplicate member names outside free JSON too', async () => {
+    const { app, orch } = await sharedApp()
     assertRefused(
       await postOutcome(
         app,
         orch,
-        `{"subagent_id":"a","subagent_id":"ijson-agent","run_id":"r","evidence":[]}`,
+        `{"subagent_id":"x","subagent_id":"${REFUSED}","run_id":"r","evidence":[]}`,
       ),
       'body/subagent_id',
       /duplicate member name "subagent_id"/,
@@ -93,45 +111,55 @@ describe('request bodies are I-JSON', () => {
     assert.equal(await outcomeCount(app, orch), 0)
   })
 
-  it('reads other numbers as the nearest double, and integers up to ±2^53 exactly', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
+  it('reads other numbers as the nearest double, and integers up to ±2^53 exactly', async () => {
+    const { app, orch } = await sharedApp()
     const content =
       '{"ratio":0.66,"max":9007199254740992,"min":-9007199254740992,"zero":0e-400,"big":1.5e300}'
-    const created = await postOutcome(app, orch, outcomeText(content))
+    const created = await postOutcome(app, orch, outcomeText(content, 'ijson-numbers'))
     assert.equal(created.statusCode, 201, created.body)
     const item = { kind: 'result_payload', content: JSON.parse(content) }
     assert.deepEqual(created.json().evidence, [item])
     assert.equal(created.json().evidence_hash, clientEvidenceHash([item]))
   })
 
-  it('refuses invalid UTF-8 instead of replacing it', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
-    const [before, after] = outcomeText('"__"').split('__') as [string, string]
-    for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80] /* an encoded surrogate */, [0xe2, 0x82]]) {
-      const payload = Buffer.concat([Buffer.from(before), Buffer.from(bad), Buffer.from(after)])
+  const invalidUtf8: [string, number[]][] = [
+    ['a lone 0xFF byte', [0xff]],
+    ['a truncated two-byte sequence', [0xc3, 0x28]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['a truncated three-byte sequence', [0xe2, 0x82]],
+  ]
+  for (const [name, bytes] of invalidUtf8) {
+    it(`refuses invalid UTF-8 (${name}) instead of replacing it`, async () => {
+      const { app, orch } = await sharedApp()
+      const [before, after] = outcomeText('"__"').split('__') as [string, string]
+      const payload = Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)])
       assertRefused(await postOutcome(app, orch, payload), 'body', /not valid UTF-8/)
-    }
-    const fine = Buffer.concat([Buffer.from(before), Buffer.from('é€😀'), Buffer.from(after)])
-    const created = await postOutcome(app, orch, fine)
+      assert.equal(await outcomeCount(app, orch), 0)
+    })
+  }
+
+  it('reads valid UTF-8 as it is', async () => {
+    const { app, orch } = await sharedApp()
+    const created = await postOutcome(app, orch, Buffer.from(outcomeText('"é€😀"', 'ijson-utf8')))
     assert.equal(created.statusCode, 201, created.body)
     assert.equal(created.json().evidence[0].content, 'é€😀')
-    assert.equal(await outcomeCount(app, orch), 1)
   })
 
-  it('refuses a charset other than UTF-8 and accepts utf-8, utf8 or none in any case', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
-    for (const type of [
-      'application/json; charset=latin1',
-      'application/json; charset=ISO-8859-1',
-      'application/json;charset="utf-16"',
-      'application/json; charset=utf-8; charset=latin1',
-    ]) {
+  for (const type of [
+    'application/json; charset=latin1',
+    'application/json; charset=ISO-8859-1',
+    'application/json;charset="utf-16"',
+    'application/json; charset=utf-8; charset=latin1',
+  ]) {
+    it(`refuses ${type}`, async () => {
+      const { app, orch } = await sharedApp()
       assertRefused(await postOutcome(app, orch, outcomeText('1'), type), 'headers/content-type', /charset/)
-    }
-    assert.equal(await outcomeCount(app, orch), 0)
+      assert.equal(await outcomeCount(app, orch), 0)
+    })
+  }
+
+  it('accepts charset utf-8 or utf8 in any case, or none', async () => {
+    const { app, orch } = await sharedApp()
     for (const type of [
       'application/json',
       'application/json; charset=utf-8',
@@ -139,22 +167,21 @@ describe('request bodies are I-JSON', () => {
       'application/json;charset=utf8',
       'application/json; charset="UTF-8"',
     ]) {
-      const created = await postOutcome(app, orch, outcomeText('1'), type)
+      const created = await postOutcome(app, orch, outcomeText('1', 'ijson-charset'), type)
       assert.equal(created.statusCode, 201, `${type}: ${created.body}`)
     }
   })
 })
 
 describe('large request bodies', () => {
-  it('are read in a worker thread and hash exactly as the client computes', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
+  it('are read in a worker thread and hash exactly as the client computes', async () => {
+    const { app, orch } = await sharedApp()
     const evidence = [
       { kind: 'result_payload', name: 'result', content: largeContent(200 * 1024) },
       { kind: 'log', content: largeContent(80 * 1024).lines },
       { kind: 'exit_code', content: 0 },
     ]
-    const body = { subagent_id: 'ijson-agent', run_id: uniqueRun('large'), evidence }
+    const body = { subagent_id: 'ijson-large', run_id: uniqueRun('large'), evidence }
     assert.ok(Buffer.byteLength(JSON.stringify(body)) >= WORKER_BODY_BYTES * 4)
     const read = app.app.jsonBodyWorkers.bodiesRead
     const created = await app.request(orch, { method: 'POST', url: '/v1/outcomes', payload: body })
@@ -188,8 +215,8 @@ describe('large request bodies', () => {
     assert.equal(app.app.jsonBodyWorkers.bodiesRead, read + 4)
   })
 
-  it('canonicalize in the worker exactly as on the main thread', async (t) => {
-    const app = await buildTestApp(t)
+  it('canonicalize in the worker exactly as on the main thread', async () => {
+    const { app } = await sharedApp()
     const value = {
       z: largeContent(50 * 1024),
       a: [largeContent(20 * 1024), { '\u20ac': 1, '\r': [0.1, 1e21, -0, 'x'], '1': largeContent(9 * 1024) }],
@@ -205,9 +232,8 @@ describe('large request bodies', () => {
     assert.equal(canonicalJson(copy), canonicalize(value))
   })
 
-  it('are refused exactly as small ones are', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
+  it('are refused exactly as small ones are', async () => {
+    const { app, orch } = await sharedApp()
     const padding = JSON.stringify(largeContent(WORKER_BODY_BYTES * 2))
     const read = app.app.jsonBodyWorkers.bodiesRead
     assertRefused(
@@ -239,9 +265,8 @@ describe('large request bodies', () => {
 })
 
 describe('415 and 413 say what is accepted', () => {
-  it('415 names application/json', async (t) => {
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
+  it('415 names application/json', async () => {
+    const { app, orch } = await sharedApp()
     for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
       const response = await postOutcome(app, orch, outcomeText('1'), type)
       assert.equal(response.statusCode, 415, response.body)
@@ -259,6 +284,6 @@ describe('415 and 413 say what is accepted', () => {
     assert.equal(response.json().type, 'urn:arbiter:problem:payload-too-large')
     assert.match(response.json().detail, /4096 bytes/)
     assert.match(response.json().detail, /ARBITER_BODY_LIMIT_BYTES/)
-    await createOutcome(app, orch, { subagent_id: 'ijson-agent' })
+    await createOutcome(app, orch, { subagent_id: 'ijson-small' })
   })
 })
