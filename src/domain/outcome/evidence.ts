@@ -19,6 +19,8 @@ export interface EvidenceItem {
 export interface HashedEvidenceItem {
   item_hash: Sha256
   item: EvidenceItem
+  /** The item's canonical JSON (RFC 8785): what `item_hash` hashes, and what is stored. */
+  canonical: string
 }
 
 /**
@@ -28,9 +30,9 @@ export interface HashedEvidenceItem {
  */
 export function hashEvidence(items: readonly EvidenceItem[]): HashedEvidenceItem[] {
   return items.map((item) => {
-    const text = canonicalJson(item)
-    rememberCanonicalJson(item, text)
-    return { item_hash: sha256(text), item }
+    const canonical = canonicalJson(item)
+    rememberCanonicalJson(item, canonical)
+    return { item_hash: sha256(canonical), item, canonical }
   })
 }
 
