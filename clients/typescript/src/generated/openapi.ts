@@ -742,7 +742,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         params?: {
-                            [key: string]: components["schemas"]["schema0"];
+                            [key: string]: unknown;
                         };
                         outcome?: {
                             subagent_id: string;
@@ -1832,7 +1832,7 @@ export interface paths {
                             /** Format: uuid */
                             probe_id: string;
                             params?: {
-                                [key: string]: components["schemas"]["schema0"];
+                                [key: string]: unknown;
                             };
                         };
                         /** @enum {string} */
@@ -2161,7 +2161,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         orchestrator_id: string;
-                        success_criterion?: components["schemas"]["schema0"];
+                        /** @description any JSON value */
+                        success_criterion?: unknown;
                         success_criterion_hash?: string;
                         /** @enum {string} */
                         outcome_interpretation: "success" | "partial" | "failure";
@@ -4766,7 +4767,8 @@ export interface components {
             missing_subtasks: string[];
         };
         FactAnswerInput: {
-            value: components["schemas"]["schema5"];
+            /** @description any JSON value */
+            value: unknown;
             effective_date: string | null;
             qualifiers: {
                 [key: string]: string | number | boolean;
@@ -4791,7 +4793,8 @@ export interface components {
             reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
             positions: {
                 position_id: string;
-                value: components["schemas"]["schema5"];
+                /** @description any JSON value */
+                value: unknown;
                 effective_date: string | null;
                 qualifiers: {
                     [key: string]: string | number | boolean;
@@ -4815,8 +4818,10 @@ export interface components {
                 differs: ("effective_date" | "qualifiers" | "value")[];
                 qualifier_differences: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    /** @description any JSON value */
+                    a?: unknown;
+                    /** @description any JSON value */
+                    b?: unknown;
                 }[];
             }[];
             echoes: {
@@ -5258,7 +5263,8 @@ export interface components {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema5"];
+            /** @description any JSON value */
+            content: unknown;
         };
         IntendedActionInput: {
             /** @enum {string} */
@@ -5290,8 +5296,10 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    /** @description any JSON value */
+                    a?: unknown;
+                    /** @description any JSON value */
+                    b?: unknown;
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -5363,7 +5371,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: components["schemas"]["schema5"];
+                    [key: string]: unknown;
                 };
             } | null;
             /** @enum {string} */
@@ -5560,7 +5568,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema6"][];
+            evidence: components["schemas"]["schema5"][];
             concerns?: unknown;
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -5571,7 +5579,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema7"][];
+            evidence: components["schemas"]["schema6"][];
             concerns: string[];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -6605,7 +6613,8 @@ export interface components {
             missing_subtasks: string[];
         };
         FactAnswer: {
-            value: components["schemas"]["schema5"];
+            /** @description any JSON value */
+            value: unknown;
             effective_date: string | null;
             qualifiers: {
                 [key: string]: string | number | boolean;
@@ -6630,7 +6639,8 @@ export interface components {
             reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
             positions: {
                 position_id: string;
-                value: components["schemas"]["schema5"];
+                /** @description any JSON value */
+                value: unknown;
                 effective_date: string | null;
                 qualifiers: {
                     [key: string]: string | number | boolean;
@@ -6654,8 +6664,10 @@ export interface components {
                 differs: ("effective_date" | "qualifiers" | "value")[];
                 qualifier_differences: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    /** @description any JSON value */
+                    a?: unknown;
+                    /** @description any JSON value */
+                    b?: unknown;
                 }[];
             }[];
             echoes: {
@@ -7097,7 +7109,8 @@ export interface components {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema5"];
+            /** @description any JSON value */
+            content: unknown;
         };
         IntendedAction: {
             /** @enum {string} */
@@ -7129,8 +7142,10 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    /** @description any JSON value */
+                    a?: unknown;
+                    /** @description any JSON value */
+                    b?: unknown;
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -7202,7 +7217,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: components["schemas"]["schema5"];
+                    [key: string]: unknown;
                 };
             } | null;
             /** @enum {string} */
@@ -7399,7 +7414,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema6"][];
+            evidence: components["schemas"]["schema5"][];
             concerns?: unknown;
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -7410,7 +7425,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema7"][];
+            evidence: components["schemas"]["schema6"][];
             concerns: string[];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -8103,7 +8118,6 @@ export interface components {
         schema4: JsonValue;
         schema5: JsonValue;
         schema6: JsonValue;
-        schema7: JsonValue;
     };
     responses: never;
     parameters: never;
