@@ -114,6 +114,7 @@ export function findIJsonViolation(text: string): IJsonViolation | null {
     if (c === 0x22 /* " */) {
       // A string: jump from escape to escape to its closing quote.
       let hasEscape = false
+      let loneEscape = false
       let problem: string | null = null
       let j = i + 1
       let end: number
@@ -132,20 +133,19 @@ export function findIJsonViolation(text: string): IJsonViolation | null {
         const code = Number.parseInt(text.slice(backslash + 2, backslash + 6), 16)
         j = backslash + 6
         if (code === 0) problem ??= 'contains U+0000, which cannot be stored'
-        else if (code >= 0xdc00 && code <= 0xdfff) problem ??= LONE_SURROGATE
+        else if (code >= 0xdc00 && code <= 0xdfff) loneEscape = true
         else if (code >= 0xd800 && code <= 0xdbff) {
           const low =
             text.charCodeAt(j) === 0x5c && text.charCodeAt(j + 1) === 0x75
               ? Number.parseInt(text.slice(j + 2, j + 6), 16)
               : -1
           if (low >= 0xdc00 && low <= 0xdfff) j += 6
-          else problem ??= LONE_SURROGATE
+          else loneEscape = true
         }
       }
-      if (rawSurrogates) {
-        const decoded = JSON.parse(text.slice(i, end + 1)) as string
-        if (!decoded.isWellFormed()) problem ??= LONE_SURROGATE
-      }
+      // An escaped half may pair with a raw one, so with raw surrogates around only the decoded string tells.
+      const lone = rawSurrogates ? !(JSON.parse(text.slice(i, end + 1)) as string).isWellFormed() : loneEscape
+      if (lone) problem ??= LONE_SURROGATE
       const top = depth > 0 ? frames[depth - 1]! : undefined
       if (top?.isObject && top.expectKey) {
         if (problem) return { pointer: here(depth - 1), message: `a member name ${problem}` }
