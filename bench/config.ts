@@ -32,7 +32,7 @@ export const cfg = {
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
-  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'audit'])),
+  phases: new Set(listEnv('BENCH_PHASES', ['decide', 'read', 'scale', 'large-bodies', 'audit'])),
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',

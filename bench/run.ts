@@ -6,6 +6,7 @@ import { createDatabase, withClient } from './database.ts'
 import { HttpTarget } from './load.ts'
 import { phaseAudit } from './phases/audit.ts'
 import { phaseDecide } from './phases/decide.ts'
+import { measureLargeBodies, printLargeBodies } from './phases/large-bodies.ts'
 import { phaseRead } from './phases/read.ts'
 import { phaseScale } from './phases/scale.ts'
 import { MemorySampler } from './processes.ts'
@@ -32,11 +33,12 @@ import { createKey, makeEvidence } from './workloads.ts'
  * 1. decide  — the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3
  * 2. read    — GET /v1/manifests/{id} vs GET /select
  * 3. scale   — decide latency as interpretations per outcome and evidence size grow
- * 4. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
- * 5. memory  — peak RSS of each Arbiter process
+ * 4. large-bodies — ten 1 MiB evidence bodies at once: the worst /healthz delay (bench/large-bodies.ts alone)
+ * 5. audit   — filtered audit queries and chain verification at 10k, 100k and 1M records (synthetic history)
+ * 6. memory  — peak RSS of each Arbiter process
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
- * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,audit),
+ * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000), BENCH_PHASES (decide,read,scale,large-bodies,audit),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
@@ -135,6 +137,9 @@ async function main(): Promise<number> {
   const decide = cfg.phases.has('decide') ? await phaseDecide(run) : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
+  const largeBodies = cfg.phases.has('large-bodies')
+    ? await measureLargeBodies({ origin: arbiter.origin, orchestratorKey: keys.orchA })
+    : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   baselineMemory.stop()
@@ -142,6 +147,7 @@ async function main(): Promise<number> {
 
   if (decide) printDecideDetail(decide)
   if (scale) printScale(scale)
+  if (largeBodies) printLargeBodies('Arbiter', largeBodies)
   printMemory(memory)
   const figures = buildFigures({ decide, read, audit, memory })
   printTable(
