@@ -1,18 +1,36 @@
 import { z } from 'zod'
-import { type JsonValue, SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
+import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
 
 /**
- * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Bodies reach schemas only
- * through the JSON body parser, which already holds every value to I-JSON, bounds depth and refuses what cannot
- * be stored, so walking megabytes of free JSON again here would only hold the event loop (and answers, which
- * come from stored JSON, would be walked twice more by the serializer).
+ * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Documented as `z.json()`
+ * (the OpenAPI document and the client's `JsonValue` type come from it), but checked only for presence: bodies
+ * reach schemas only through the JSON body parser, which already holds every value to I-JSON, bounds depth and
+ * refuses what cannot be stored, so walking megabytes of free JSON again would only hold the event loop (and
+ * answers, which come from stored JSON, would be walked again by the serializer).
  */
-export const freeJson = z
-  .unknown()
-  .refine((value) => value !== undefined, { message: 'Invalid input: expected a JSON value', abort: true })
-  .meta({ description: 'any JSON value' }) as unknown as z.ZodType<JsonValue>
+export const freeJson = takenAsIs(z.json())
+
+function takenAsIs<T extends z.ZodType>(schema: T): T {
+  // zod calls a schema's `_zod.run` (its parse, without checks here) from every parent; replacing both on this
+  // one instance leaves its definition, and so its JSON Schema, as it was.
+  const run: T['_zod']['run'] = (payload) => {
+    if (payload.value === undefined) {
+      payload.issues.push({
+        code: 'invalid_type',
+        expected: 'unknown',
+        input: undefined,
+        inst: schema,
+        message: 'Invalid input: expected a JSON value',
+      } as (typeof payload.issues)[number])
+    }
+    return payload
+  }
+  schema._zod.parse = run
+  schema._zod.run = run
+  return schema
+}
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 

@@ -742,7 +742,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         params?: {
-                            [key: string]: unknown;
+                            [key: string]: components["schemas"]["schema0"];
                         };
                         outcome?: {
                             subagent_id: string;
@@ -1832,7 +1832,7 @@ export interface paths {
                             /** Format: uuid */
                             probe_id: string;
                             params?: {
-                                [key: string]: unknown;
+                                [key: string]: components["schemas"]["schema0"];
                             };
                         };
                         /** @enum {string} */
@@ -2161,8 +2161,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         orchestrator_id: string;
-                        /** @description any JSON value */
-                        success_criterion?: unknown;
+                        success_criterion?: components["schemas"]["schema0"];
                         success_criterion_hash?: string;
                         /** @enum {string} */
                         outcome_interpretation: "success" | "partial" | "failure";
@@ -4767,8 +4766,7 @@ export interface components {
             missing_subtasks: string[];
         };
         FactAnswerInput: {
-            /** @description any JSON value */
-            value: unknown;
+            value: components["schemas"]["schema5"];
             effective_date: string | null;
             qualifiers: {
                 [key: string]: string | number | boolean;
@@ -4793,8 +4791,7 @@ export interface components {
             reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
             positions: {
                 position_id: string;
-                /** @description any JSON value */
-                value: unknown;
+                value: components["schemas"]["schema5"];
                 effective_date: string | null;
                 qualifiers: {
                     [key: string]: string | number | boolean;
@@ -4818,10 +4815,8 @@ export interface components {
                 differs: ("effective_date" | "qualifiers" | "value")[];
                 qualifier_differences: {
                     pointer: string;
-                    /** @description any JSON value */
-                    a?: unknown;
-                    /** @description any JSON value */
-                    b?: unknown;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[];
             }[];
             echoes: {
@@ -5263,8 +5258,7 @@ export interface components {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            /** @description any JSON value */
-            content: unknown;
+            content: components["schemas"]["schema5"];
         };
         IntendedActionInput: {
             /** @enum {string} */
@@ -5296,10 +5290,8 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    /** @description any JSON value */
-                    a?: unknown;
-                    /** @description any JSON value */
-                    b?: unknown;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -5371,7 +5363,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: unknown;
+                    [key: string]: components["schemas"]["schema5"];
                 };
             } | null;
             /** @enum {string} */
@@ -5568,7 +5560,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema5"][];
+            evidence: components["schemas"]["schema6"][];
             concerns?: unknown;
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -5579,7 +5571,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema6"][];
+            evidence: components["schemas"]["schema7"][];
             concerns: string[];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -6613,8 +6605,7 @@ export interface components {
             missing_subtasks: string[];
         };
         FactAnswer: {
-            /** @description any JSON value */
-            value: unknown;
+            value: components["schemas"]["schema5"];
             effective_date: string | null;
             qualifiers: {
                 [key: string]: string | number | boolean;
@@ -6639,8 +6630,7 @@ export interface components {
             reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
             positions: {
                 position_id: string;
-                /** @description any JSON value */
-                value: unknown;
+                value: components["schemas"]["schema5"];
                 effective_date: string | null;
                 qualifiers: {
                     [key: string]: string | number | boolean;
@@ -6664,10 +6654,8 @@ export interface components {
                 differs: ("effective_date" | "qualifiers" | "value")[];
                 qualifier_differences: {
                     pointer: string;
-                    /** @description any JSON value */
-                    a?: unknown;
-                    /** @description any JSON value */
-                    b?: unknown;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[];
             }[];
             echoes: {
@@ -7109,8 +7097,7 @@ export interface components {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            /** @description any JSON value */
-            content: unknown;
+            content: components["schemas"]["schema5"];
         };
         IntendedAction: {
             /** @enum {string} */
@@ -7142,10 +7129,8 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    /** @description any JSON value */
-                    a?: unknown;
-                    /** @description any JSON value */
-                    b?: unknown;
+                    a?: components["schemas"]["schema5"];
+                    b?: components["schemas"]["schema5"];
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -7217,7 +7202,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: unknown;
+                    [key: string]: components["schemas"]["schema5"];
                 };
             } | null;
             /** @enum {string} */
@@ -7414,7 +7399,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema5"][];
+            evidence: components["schemas"]["schema6"][];
             concerns?: unknown;
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -7425,7 +7410,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema6"][];
+            evidence: components["schemas"]["schema7"][];
             concerns: string[];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -8118,6 +8103,7 @@ export interface components {
         schema4: JsonValue;
         schema5: JsonValue;
         schema6: JsonValue;
+        schema7: JsonValue;
     };
     responses: never;
     parameters: never;
