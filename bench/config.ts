@@ -22,6 +22,9 @@ function listEnv(name: string, fallback: string[]): string[] {
 }
 
 const durationS = numberEnv('BENCH_DURATION_S', 10)
+/** Every phase, in the order a run takes them. */
+export const PHASES = ['decide', 'review', 'reconcile', 'read', 'scale', 'large-bodies', 'audit', 'embedded']
+
 export const cfg = {
   durationS,
   warmupS: Math.min(3, Math.max(1, Math.round(durationS / 5))),
@@ -32,9 +35,7 @@ export const cfg = {
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
-  phases: new Set(
-    listEnv('BENCH_PHASES', ['decide', 'review', 'reconcile', 'read', 'scale', 'audit', 'embedded']),
-  ),
+  phases: new Set(listEnv('BENCH_PHASES', PHASES)),
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -48,7 +49,6 @@ export const cfg = {
     process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
 }
 
-export const PHASES = ['decide', 'review', 'reconcile', 'read', 'scale', 'audit', 'embedded']
 for (const phase of cfg.phases) {
   if (!PHASES.includes(phase))
     throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)

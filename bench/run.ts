@@ -7,6 +7,7 @@ import { HttpTarget, runLoops } from './load.ts'
 import { phaseAudit } from './phases/audit.ts'
 import { phaseDecide } from './phases/decide.ts'
 import { phaseEmbedded } from './phases/embedded.ts'
+import { measureLargeBodies, printLargeBodies } from './phases/large-bodies.ts'
 import { phaseRead } from './phases/read.ts'
 import { phaseReconcile } from './phases/reconcile.ts'
 import { phaseReview } from './phases/review.ts'
@@ -38,14 +39,15 @@ import { createKey, makeEvidence } from './workloads.ts'
  * 3. reconcile — fan-outs (create, 20 results, reconcile) vs POST /insert3, and reconcile's growth with claims
  * 4. read      — GET /v1/manifests/{id} vs GET /select
  * 5. scale     — decide latency as interpretations per outcome and evidence size grow
- * 6. audit     — filtered audit queries, verification, inclusion/consistency proofs at 10k, 100k and 1M records
+ * 6. large-bodies — ten 1 MiB evidence bodies at once: the worst /healthz delay (bench/large-bodies.ts alone)
+ * 7. audit     — filtered audit queries, verification, inclusion/consistency proofs at 10k, 100k and 1M records
  *                (synthetic history), and the checkpoint signing rate
- * 7. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
- * 8. memory    — peak RSS of each Arbiter process
+ * 8. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
+ * 9. memory    — peak RSS of each Arbiter process
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
  * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
- * BENCH_PHASES (decide,review,reconcile,read,scale,audit,embedded),
+ * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,audit,embedded),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
@@ -186,6 +188,9 @@ async function main(): Promise<number> {
     : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
+  const largeBodies = cfg.phases.has('large-bodies')
+    ? await measureLargeBodies({ origin: arbiter.origin, orchestratorKey: keys.orchA })
+    : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   const embedded = cfg.phases.has('embedded') ? await phaseEmbedded() : undefined
@@ -194,6 +199,7 @@ async function main(): Promise<number> {
 
   if (decide) printDecideDetail(decide)
   if (scale) printScale(scale)
+  if (largeBodies) printLargeBodies('Arbiter', largeBodies)
   printMemory(memory)
   const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, memory })
   printTable(

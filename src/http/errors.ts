@@ -65,8 +65,6 @@ export function sendProblem(reply: FastifyReply, problem: Problem, cause?: unkno
 const FASTIFY_CLIENT_ERRORS: Record<string, ErrorName> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION',
   FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   FST_ERR_VALIDATION: 'VALIDATION',
@@ -101,6 +99,25 @@ export function toProblem(err: unknown, request: FastifyRequest): Problem {
     })
   }
   const fastifyError = err as FastifyError
+  if (fastifyError?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions?.bodyLimit ?? request.server.initialConfig.bodyLimit
+    return buildProblem(
+      'PAYLOAD_TOO_LARGE',
+      `the request body is larger than ${limit} bytes, the limit set by ARBITER_BODY_LIMIT_BYTES`,
+      { instance },
+    )
+  }
+  if (fastifyError?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const given = request.headers['content-type']
+    const shown = given
+      ? `content-type ${JSON.stringify(given.length > 100 ? `${given.slice(0, 100)}…` : given)}`
+      : 'no content-type'
+    return buildProblem(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `request bodies must be sent as application/json; this one has ${shown}`,
+      { instance },
+    )
+  }
   const mapped = fastifyError?.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined
   if (mapped) return buildProblem(mapped, fastifyError.message, { instance })
   if (fastifyError?.statusCode === 429) {

@@ -1,4 +1,11 @@
-import { hashJson, type JsonValue, type Sha256 } from '../shared/canonical-json.ts'
+import {
+  canonicalJson,
+  hashJson,
+  type JsonValue,
+  rememberCanonicalJson,
+  type Sha256,
+  sha256,
+} from '../shared/canonical-json.ts'
 import { sortedUnique } from '../shared/order.ts'
 import type { EvidenceKind } from './vocabulary.ts'
 
@@ -12,14 +19,21 @@ export interface EvidenceItem {
 export interface HashedEvidenceItem {
   item_hash: Sha256
   item: EvidenceItem
+  /** The item's canonical JSON (RFC 8785): what `item_hash` hashes, and what is stored. */
+  canonical: string
 }
 
 /**
  * `item_hash = sha256(JCS(item))`, the item exactly as submitted (no defaults added), so a client can compute it
- * from what it sent.
+ * from what it sent. Each item's canonical text is remembered: the request digest, which covers the items again,
+ * reuses it instead of canonicalizing a large item twice.
  */
 export function hashEvidence(items: readonly EvidenceItem[]): HashedEvidenceItem[] {
-  return items.map((item) => ({ item_hash: hashJson(item), item }))
+  return items.map((item) => {
+    const canonical = canonicalJson(item)
+    rememberCanonicalJson(item, canonical)
+    return { item_hash: sha256(canonical), item, canonical }
+  })
 }
 
 /** `evidence_hash`: the hash of the sorted, de-duplicated list of item hashes (one evidence version). */

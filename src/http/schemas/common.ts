@@ -3,8 +3,34 @@ import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
 
-/** Free JSON (evidence content, criteria, probe params): any value; the JSON parser already bounds depth. */
-export const freeJson = z.json()
+/**
+ * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Documented as `z.json()`
+ * (the OpenAPI document and the client's `JsonValue` type come from it), but checked only for presence: bodies
+ * reach schemas only through the JSON body parser, which already holds every value to I-JSON, bounds depth and
+ * refuses what cannot be stored, so walking megabytes of free JSON again would only hold the event loop (and
+ * answers, which come from stored JSON, would be walked again by the serializer).
+ */
+export const freeJson = takenAsIs(z.json())
+
+function takenAsIs<T extends z.ZodType>(schema: T): T {
+  // zod calls a schema's `_zod.run` (its parse, without checks here) from every parent; replacing both on this
+  // one instance leaves its definition, and so its JSON Schema, as it was.
+  const run: T['_zod']['run'] = (payload) => {
+    if (payload.value === undefined) {
+      payload.issues.push({
+        code: 'invalid_type',
+        expected: 'unknown',
+        input: undefined,
+        inst: schema,
+        message: 'Invalid input: expected a JSON value',
+      } as (typeof payload.issues)[number])
+    }
+    return payload
+  }
+  schema._zod.parse = run
+  schema._zod.run = run
+  return schema
+}
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 

@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import canonicalize from 'canonicalize'
 import fc from 'fast-check'
 import { evidenceHash } from '../../../src/domain/outcome/evidence.ts'
 import {
   CanonicalJsonError,
   canonicalJson,
   canonicalJsonValue,
+  canonicalParts,
   hashJson,
   type JsonValue,
+  rememberCanonicalJson,
+  rememberCanonicalParts,
   sha256,
 } from '../../../src/domain/shared/canonical-json.ts'
 
@@ -91,5 +95,57 @@ describe('canonical JSON (RFC 8785)', () => {
     assert.throws(() => canonicalJsonValue({ a: '\ud800' }), CanonicalJsonError)
     assert.throws(() => canonicalJsonValue([Number.NaN]), CanonicalJsonError)
     assert.throws(() => canonicalJsonValue(Number.POSITIVE_INFINITY), CanonicalJsonError)
+  })
+
+  it('serializes exactly as the reference implementation, plain data or not', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        assert.equal(canonicalJson(value), canonicalize(value))
+      }),
+      { numRuns: 2_000 },
+    )
+    const notPlain = {
+      at: new Date(0),
+      skipped: undefined,
+      list: [undefined, new Date(1), { toJSON: () => 'x' }],
+      bare: Object.assign(Object.create(null), { b: 1, a: 2 }),
+    }
+    assert.equal(canonicalJson(notPlain), canonicalize(notPlain))
+    const cycle: Record<string, unknown> = {}
+    cycle.self = cycle
+    assert.throws(() => canonicalJson(cycle), CanonicalJsonError)
+  })
+
+  it('canonicalizes large parts elsewhere and reuses them: same text, parts disjoint and no longer than the whole', () => {
+    const big = fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 30 })
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 3 }),
+        big,
+        fc.integer({ min: 1, max: 400 }),
+        (small, list, min) => {
+          const value = JSON.parse(JSON.stringify({ small, list, nested: { list, again: [list, small] } }))
+          const parts = canonicalParts(value, min)
+          const whole = canonicalize(value)!
+          assert.ok(parts.reduce((sum, part) => sum + part.text.length, 0) <= whole.length)
+          for (const part of parts) {
+            assert.ok(part.text.length >= min)
+            let node = value
+            for (const token of part.path) node = node[token]
+            assert.equal(part.text, canonicalize(node))
+          }
+          const copy = JSON.parse(JSON.stringify(value))
+          rememberCanonicalParts(copy, parts)
+          assert.equal(canonicalJson(copy), whole)
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  it('uses a remembered text as it is', () => {
+    const node = { b: 1, a: 2 }
+    rememberCanonicalJson(node, '{"a":2,"b":1}')
+    assert.equal(canonicalJson({ x: node }), '{"x":{"a":2,"b":1}}')
   })
 })
