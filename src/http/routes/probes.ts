@@ -12,7 +12,7 @@ import {
 } from '../../services/probes.ts'
 import { problemSchema } from '../errors.ts'
 import { principalOf } from '../plugins/app/auth.ts'
-import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
+import { authProblems, freeJson, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 import { groundTruthSchema } from '../schemas/ground-truth.ts'
 
 const probeSchema = z
@@ -41,7 +41,7 @@ const probeSchema = z
   .meta({ id: 'Probe' }) satisfies z.ZodType<ProbeView>
 
 const dryRunBody = z.strictObject({
-  params: z.record(z.string(), z.json()).optional(),
+  params: z.record(z.string(), freeJson).optional(),
   outcome: z.strictObject({ subagent_id: z.string().max(200), run_id: z.string().max(200) }).optional(),
 })
 

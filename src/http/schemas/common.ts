@@ -3,8 +3,23 @@ import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
 
-/** Free JSON (evidence content, criteria, probe params): any value; the JSON parser already bounds depth. */
-export const freeJson = z.json()
+/**
+ * Free JSON (evidence content, criteria, probe params): any value; the JSON parser already bounds depth. It
+ * validates exactly as `z.json()`, but it is one registered schema that refers to itself, so the OpenAPI document
+ * writes it once as the component `JsonValue` (an unnamed recursive schema would become a `$ref` to nothing).
+ */
+export const freeJson: z.ZodType<z.core.util.JSONType> = z
+  .lazy(() =>
+    z.union([
+      z.string(),
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.array(freeJson),
+      z.record(z.string(), freeJson),
+    ]),
+  )
+  .meta({ id: 'JsonValue', description: 'Any JSON value.' })
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 
