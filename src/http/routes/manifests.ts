@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
 import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { ManifestFeed } from '../../engine/manifest-feed.ts'
 import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
@@ -25,7 +26,7 @@ export interface ManifestRouteOptions {
 
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope')
+  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope', [haltEnvelopeExample])
   const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,

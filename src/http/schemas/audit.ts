@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { auditRecordExample } from '../../cases/outcome/examples.ts'
 import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
 import { AUDIT_KINDS } from '../../domain/vocabulary.ts'
 import { freeJson } from './common.ts'
@@ -18,4 +19,4 @@ export const auditRecordSchema = z
     prev_hash: z.string(),
     hash: z.string(),
   })
-  .meta({ id: 'AuditRecord' }) satisfies z.ZodType<AuditRecord>
+  .meta({ id: 'AuditRecord', examples: [auditRecordExample] }) satisfies z.ZodType<AuditRecord>

@@ -1130,6 +1130,38 @@ export interface components {
         };
         /** @description Any JSON value. */
         JsonValue: JsonValue;
+        /**
+         * @example {
+         *       "seq": 6,
+         *       "at": "2026-11-30T17:56:56.996Z",
+         *       "kind": "outcome.created",
+         *       "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "manifest_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "orchestrator_id": null,
+         *       "verdict": null,
+         *       "data": {
+         *         "run_id": "run-2026-11-30-0042",
+         *         "deadline": "2026-11-30T18:00:00.000Z",
+         *         "probe_id": null,
+         *         "item_hashes": [
+         *           "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+         *           "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+         *         ],
+         *         "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *         "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
+         *         "fallback_policy": "escalate",
+         *         "expected_orchestrators": [
+         *           "planner",
+         *           "reviewer"
+         *         ],
+         *         "arbiter_orchestrator_id": null
+         *       },
+         *       "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
+         *       "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
+         *     }
+         */
         AuditRecord: {
             seq: number;
             at: string;
@@ -1782,6 +1814,23 @@ export interface components {
             /** @description seq of the manifest's manifest.issued audit record; outside the signature */
             audit_seq: number | null;
         };
+        /**
+         * @example {
+         *       "probe_id": "0a2c82e2-b46d-4774-92d0-d0c413a2cbb9",
+         *       "probe_version": 1,
+         *       "probe_digest": "sha256:ef2b7c379f7648172eefbeb27292ed820ab697c7a1f5f36cde2e98591954fe15",
+         *       "request": {
+         *         "method": "GET",
+         *         "url": "https://payments.internal.example/refunds/re_1"
+         *       },
+         *       "executed_at": "2026-11-30T17:56:58.096Z",
+         *       "attempts": 1,
+         *       "http_status": 200,
+         *       "response_digest": "sha256:3b1f0e2c9d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c",
+         *       "result": "success",
+         *       "error": null
+         *     }
+         */
         GroundTruthArbiterPredicate: {
             probe_id: string;
             probe_version: number;
@@ -1875,7 +1924,160 @@ export interface components {
                 rationale: string;
             } | null;
         };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T17:59:57.513Z",
+         *         "verdict": "CRITERIA_DIFFER",
+         *         "directive": "HALT",
+         *         "resolved_outcome": null,
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": null,
+         *         "missing_orchestrators": [],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:8129ee348daf62560989e57ceec8e7d4429b66e562e713cf910163c2312ce7fe",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOm51bGwsImRpcmVjdGl2ZSI6IkhBTFQi…",
+         *       "audit_seq": 11
+         *     }
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "e6db0b8b-3fdb-4210-8d31-2e1a4855f53d",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T18:05:57.559Z",
+         *         "verdict": "HUMAN_RESOLVED",
+         *         "directive": "PROCEED",
+         *         "resolved_outcome": "failure",
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": "reviewer",
+         *         "missing_orchestrators": [],
+         *         "supersedes": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "resolution": {
+         *           "by": "b8d3d659-6d10-442d-ba70-f2d4becfb5ab",
+         *           "rationale": "the receipt is missing: retry"
+         *         }
+         *       },
+         *       "manifest_digest": "sha256:f8211d78c4e480d3b8aad8920edad569a35ecb62cd0134d97522e257ead5dbbd",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOiJyZXZpZXdlciIsImRpcmVjdGl2ZSI6IlBST0NFRUQi…",
+         *       "audit_seq": 13
+         *     }
+         */
         OutcomeManifestEnvelope: {
             manifest: components["schemas"]["OutcomeManifest"];
             manifest_digest: string;
@@ -1883,11 +2085,64 @@ export interface components {
             /** @description seq of the manifest's manifest.issued audit record; outside the signature */
             audit_seq: number | null;
         };
+        /**
+         * @example {
+         *       "status": "pending",
+         *       "missing_orchestrators": [
+         *         "reviewer"
+         *       ]
+         *     }
+         */
         EvaluationPending: {
             /** @constant */
             status: "pending";
             missing_orchestrators: string[];
         };
+        /**
+         * @example {
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "subagent_id": "refund-agent",
+         *       "run_id": "run-2026-11-30-0042",
+         *       "status": "open",
+         *       "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *       "evidence_versions": [
+         *         {
+         *           "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *           "item_hashes": [
+         *             "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+         *             "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+         *           ],
+         *           "created_at": "2026-11-30T17:56:56.996Z"
+         *         }
+         *       ],
+         *       "evidence": [
+         *         {
+         *           "kind": "result_payload",
+         *           "name": "result",
+         *           "content": {
+         *             "refund_id": "re_1",
+         *             "status": "ok"
+         *           }
+         *         },
+         *         {
+         *           "kind": "exit_code",
+         *           "content": 0
+         *         }
+         *       ],
+         *       "interpretations": [],
+         *       "expected_orchestrators": [
+         *         "planner",
+         *         "reviewer"
+         *       ],
+         *       "deadline": "2026-11-30T18:00:00.000Z",
+         *       "arbiter_orchestrator_id": null,
+         *       "probe": null,
+         *       "fallback_policy": "escalate",
+         *       "manifest_id": null,
+         *       "reevaluation_rounds": 0,
+         *       "created_at": "2026-11-30T17:56:56.996Z"
+         *     }
+         */
         Outcome: {
             /** Format: uuid */
             outcome_id: string;
@@ -2489,6 +2744,42 @@ export interface components {
             /** @description first seq at which a record, tree node or checkpoint does not verify (a node or checkpoint counts at the seq that completed it); null when ok */
             first_bad_seq: number | null;
         };
+        /**
+         * @example {
+         *       "case": "outcome",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "fanout_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "run_id": "run-2026-11-30-0042",
+         *       "status": "open",
+         *       "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *       "verdict": "CRITERIA_DIFFER",
+         *       "interpretation_divergence_receipt": {
+         *         "kind": "criteria",
+         *         "actions_disjoint": false,
+         *         "pairs": [
+         *           {
+         *             "a": "planner",
+         *             "b": "reviewer",
+         *             "a_interpretation": "success",
+         *             "b_interpretation": "failure",
+         *             "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "criteria_divergence": [
+         *               {
+         *                 "pointer": "/require/1",
+         *                 "b": "receipt present"
+         *               }
+         *             ],
+         *             "evidence_divergence": null
+         *           }
+         *         ],
+         *         "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *       },
+         *       "opened_at": "2026-11-30T17:59:57.477Z",
+         *       "resolved_at": null
+         *     }
+         */
         Escalation: {
             /** @enum {string} */
             case: "outcome" | "fanout";
@@ -2506,6 +2797,18 @@ export interface components {
             opened_at: string;
             resolved_at: string | null;
         };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "revoked_at": null
+         *     }
+         */
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -2516,6 +2819,38 @@ export interface components {
             created_at: string;
             revoked_at: string | null;
         };
+        /**
+         * @example {
+         *       "probe_id": "0a2c82e2-b46d-4774-92d0-d0c413a2cbb9",
+         *       "name": "refund-status",
+         *       "version": 1,
+         *       "probe_digest": "sha256:ef2b7c379f7648172eefbeb27292ed820ab697c7a1f5f36cde2e98591954fe15",
+         *       "definition": {
+         *         "name": "refund-status",
+         *         "request": {
+         *           "method": "GET",
+         *           "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+         *           "headers": {
+         *             "authorization": {
+         *               "env": "PAYMENTS_TOKEN"
+         *             }
+         *           }
+         *         },
+         *         "timeout_ms": 2000,
+         *         "retries": 1,
+         *         "predicate": {
+         *           "status": 200,
+         *           "pointer": "/status",
+         *           "map": {
+         *             "settled": "success",
+         *             "pending": "partial",
+         *             "failed": "failure"
+         *           }
+         *         }
+         *       },
+         *       "created_at": "2026-11-30T17:56:57.984Z"
+         *     }
+         */
         Probe: {
             /** Format: uuid */
             probe_id: string;
@@ -2546,6 +2881,18 @@ export interface components {
             };
             created_at: string;
         };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
+         *     }
+         */
         CreatedApiKey: {
             /** Format: uuid */
             id: string;
@@ -2566,7 +2913,83 @@ export interface components {
             proof: string[];
             checkpoint: components["schemas"]["SignedCheckpoint"];
         };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T17:59:57.513Z",
+         *         "verdict": "CRITERIA_DIFFER",
+         *         "directive": "HALT",
+         *         "resolved_outcome": null,
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": null,
+         *         "missing_orchestrators": [],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:8129ee348daf62560989e57ceec8e7d4429b66e562e713cf910163c2312ce7fe",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOm51bGwsImRpcmVjdGl2ZSI6IkhBTFQi…",
+         *       "audit_seq": 11
+         *     }
+         */
         ManifestEnvelope: {
             manifest: components["schemas"]["OutcomeManifest"] | components["schemas"]["ReviewManifest"] | components["schemas"]["ReconciliationManifest"];
             manifest_digest: string;
@@ -2780,6 +3203,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "orchestrator",
+                 *       "orchestrator_ids": [
+                 *         "planner"
+                 *       ],
+                 *       "label": "planner"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     role: "orchestrator" | "dashboard" | "ops" | "admin";
@@ -3001,6 +3433,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "refund-status",
+                 *       "request": {
+                 *         "method": "GET",
+                 *         "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+                 *         "headers": {
+                 *           "authorization": {
+                 *             "env": "PAYMENTS_TOKEN"
+                 *           }
+                 *         }
+                 *       },
+                 *       "timeout_ms": 2000,
+                 *       "retries": 1,
+                 *       "predicate": {
+                 *         "status": 200,
+                 *         "pointer": "/status",
+                 *         "map": {
+                 *           "settled": "success",
+                 *           "pending": "partial",
+                 *           "failed": "failure"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     request: {
@@ -3169,6 +3626,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "refund-status",
+                 *       "request": {
+                 *         "method": "GET",
+                 *         "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+                 *         "headers": {
+                 *           "authorization": {
+                 *             "env": "PAYMENTS_TOKEN"
+                 *           }
+                 *         }
+                 *       },
+                 *       "timeout_ms": 2000,
+                 *       "retries": 1,
+                 *       "predicate": {
+                 *         "status": 200,
+                 *         "pointer": "/status",
+                 *         "map": {
+                 *           "settled": "success",
+                 *           "pending": "partial",
+                 *           "failed": "failure"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     request: {
@@ -4205,6 +4687,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "subagent_id": "refund-agent",
+                 *       "run_id": "run-2026-11-30-0042",
+                 *       "evidence": [
+                 *         {
+                 *           "kind": "result_payload",
+                 *           "name": "result",
+                 *           "content": {
+                 *             "refund_id": "re_1",
+                 *             "status": "ok"
+                 *           }
+                 *         },
+                 *         {
+                 *           "kind": "exit_code",
+                 *           "content": 0
+                 *         }
+                 *       ],
+                 *       "expected_orchestrators": [
+                 *         "planner",
+                 *         "reviewer"
+                 *       ],
+                 *       "deadline": "2026-11-30T18:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     subagent_id: string;
                     run_id: string;
@@ -4396,6 +4903,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "evidence": [
+                 *         {
+                 *           "kind": "log",
+                 *           "name": "stdout",
+                 *           "content": "refund re_1 settled"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     evidence: components["schemas"]["EvidenceItemInput"][];
                 };
@@ -4515,6 +5033,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "orchestrator_id": "planner",
+                     *       "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *       "outcome_interpretation": "success",
+                     *       "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *       "intended_action": {
+                     *         "kind": "proceed",
+                     *         "resources": [
+                     *           "order/1042"
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "received_at": "2026-11-30T17:57:57.332Z",
+                     *       "interpretation_id": "7133b99c-3e97-4d0d-8f24-d66834ed1a5d"
+                     *     }
+                     */
                     "application/json": {
                         orchestrator_id: string;
                         success_criterion_signature: string;
@@ -4535,6 +5070,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "orchestrator_id": "planner",
+                     *       "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *       "outcome_interpretation": "success",
+                     *       "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *       "intended_action": {
+                     *         "kind": "proceed",
+                     *         "resources": [
+                     *           "order/1042"
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "received_at": "2026-11-30T17:57:57.332Z",
+                     *       "interpretation_id": "7133b99c-3e97-4d0d-8f24-d66834ed1a5d"
+                     *     }
+                     */
                     "application/json": {
                         orchestrator_id: string;
                         success_criterion_signature: string;
@@ -4632,8 +5184,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Nothing to send: the body may be left out, or be {} */
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never> | null;
             };
         };
@@ -4732,6 +5286,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "failure",
+                 *       "rationale": "the receipt is missing: retry",
+                 *       "action_owner": "reviewer"
+                 *     }
+                 */
                 "application/json": {
                     /** @enum {string} */
                     outcome: "success" | "partial" | "failure";
@@ -4832,6 +5393,121 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *       "status": "resolved",
+                     *       "records": [
+                     *         {
+                     *           "seq": 6,
+                     *           "at": "2026-11-30T17:56:56.996Z",
+                     *           "kind": "outcome.created",
+                     *           "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
+                     *           "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *           "manifest_id": null,
+                     *           "subagent_id": "refund-agent",
+                     *           "orchestrator_id": null,
+                     *           "verdict": null,
+                     *           "data": {
+                     *             "run_id": "run-2026-11-30-0042",
+                     *             "deadline": "2026-11-30T18:00:00.000Z",
+                     *             "probe_id": null,
+                     *             "item_hashes": [
+                     *               "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+                     *               "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+                     *             ],
+                     *             "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+                     *             "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
+                     *             "fallback_policy": "escalate",
+                     *             "expected_orchestrators": [
+                     *               "planner",
+                     *               "reviewer"
+                     *             ],
+                     *             "arbiter_orchestrator_id": null
+                     *           },
+                     *           "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
+                     *           "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
+                     *         }
+                     *       ],
+                     *       "manifest": {
+                     *         "manifest": {
+                     *           "kind": "outcome",
+                     *           "manifest_id": "e6db0b8b-3fdb-4210-8d31-2e1a4855f53d",
+                     *           "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *           "subagent_id": "refund-agent",
+                     *           "run_id": "run-2026-11-30-0042",
+                     *           "issued_at": "2026-11-30T18:05:57.559Z",
+                     *           "verdict": "HUMAN_RESOLVED",
+                     *           "directive": "PROCEED",
+                     *           "resolved_outcome": "failure",
+                     *           "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *           "interpretations": [
+                     *             {
+                     *               "orchestrator_id": "planner",
+                     *               "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *               "outcome_interpretation": "success",
+                     *               "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *               "intended_action": {
+                     *                 "kind": "proceed",
+                     *                 "resources": [
+                     *                   "order/1042"
+                     *                 ]
+                     *               },
+                     *               "revision": 1,
+                     *               "received_at": "2026-11-30T17:57:57.332Z"
+                     *             },
+                     *             {
+                     *               "orchestrator_id": "reviewer",
+                     *               "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+                     *               "outcome_interpretation": "failure",
+                     *               "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *               "intended_action": {
+                     *                 "kind": "retry",
+                     *                 "resources": [
+                     *                   "order/1042"
+                     *                 ]
+                     *               },
+                     *               "revision": 1,
+                     *               "received_at": "2026-11-30T17:58:57.446Z"
+                     *             }
+                     *           ],
+                     *           "interpretation_divergence_receipt": {
+                     *             "kind": "criteria",
+                     *             "actions_disjoint": false,
+                     *             "pairs": [
+                     *               {
+                     *                 "a": "planner",
+                     *                 "b": "reviewer",
+                     *                 "a_interpretation": "success",
+                     *                 "b_interpretation": "failure",
+                     *                 "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *                 "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+                     *                 "criteria_divergence": [
+                     *                   {
+                     *                     "pointer": "/require/1",
+                     *                     "b": "receipt present"
+                     *                   }
+                     *                 ],
+                     *                 "evidence_divergence": null
+                     *               }
+                     *             ],
+                     *             "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+                     *           },
+                     *           "ground_truth_arbiter_predicate": null,
+                     *           "action_owner": "reviewer",
+                     *           "missing_orchestrators": [],
+                     *           "supersedes": "064b3364-7244-4c23-9751-c89c40747cbe",
+                     *           "resolution": {
+                     *             "by": "b8d3d659-6d10-442d-ba70-f2d4becfb5ab",
+                     *             "rationale": "the receipt is missing: retry"
+                     *           }
+                     *         },
+                     *         "manifest_digest": "sha256:f8211d78c4e480d3b8aad8920edad569a35ecb62cd0134d97522e257ead5dbbd",
+                     *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOiJyZXZpZXdlciIsImRpcmVjdGl2ZSI6IlBST0NFRUQi…",
+                     *         "audit_seq": 13
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** Format: uuid */
                         outcome_id: string;

@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
+import { z } from 'zod'
 import { finishOpenApiDocument, PUBLIC_PAGES } from '../../openapi-document.ts'
 
 /** Arbiter's mark (the console's icon: a balance), for the tab of the docs page. */
@@ -30,8 +31,44 @@ function transformRoute(input: TransformInput) {
   const page = PUBLIC_PAGES[url]
   if (page && input.route.method === 'GET') return { schema: { ...page, security: [] }, url }
   const result = jsonSchemaTransform(input)
+  const schema = withRootExamples(
+    input.schema as ZodRouteSchema | undefined,
+    result.schema as JsonRouteSchema,
+  )
   const isPublic = input.route.config?.auth === 'public'
-  return isPublic ? { ...result, schema: { ...result.schema, security: [] } } : result
+  return { ...result, schema: isPublic ? { ...schema, security: [] } : schema }
+}
+
+type ZodRouteSchema = { body?: unknown; response?: Record<string, unknown> }
+type JsonRouteSchema = { body?: Record<string, unknown>; response?: Record<string, Record<string, unknown>> }
+
+/** Adds the `examples` a route's own body or answer schema carries, when it is not a component of its own. */
+function withExamples(zodSchema: unknown, json: Record<string, unknown> | undefined) {
+  if (!(zodSchema instanceof z.ZodType) || json === undefined || '$ref' in json || 'examples' in json)
+    return json
+  const examples = z.globalRegistry.get(zodSchema)?.examples
+  return examples ? { ...json, examples } : json
+}
+
+/**
+ * The converter writes the metadata of every schema but the one at the root of a body or an answer, so examples
+ * given there (`schema.meta({ examples })`) would not reach the document: they are added back here.
+ */
+function withRootExamples(zodSchema: ZodRouteSchema | undefined, json: JsonRouteSchema): JsonRouteSchema {
+  if (!zodSchema || !json) return json
+  const response = json.response
+    ? Object.fromEntries(
+        Object.entries(json.response).map(([status, answer]) => [
+          status,
+          withExamples(zodSchema.response?.[status], answer) ?? answer,
+        ]),
+      )
+    : undefined
+  return {
+    ...json,
+    ...(json.body ? { body: withExamples(zodSchema.body, json.body) } : {}),
+    ...(response ? { response } : {}),
+  }
 }
 
 /** The OpenAPI document, generated from the routes' zod schemas, and its viewer at /docs. */
