@@ -14,35 +14,11 @@ export const GENERATED_TYPES = join(PACKAGE_ROOT, 'src', 'generated', 'openapi.t
 
 type JsonObject = { [key: string]: unknown }
 
-const SHARED = '__shared'
-const SHARED_REF = /^#\/components\/schemas\/__shared#\/\$defs\/(.+)$/
-
-/**
- * The service's document writes recursive schemas (free JSON such as evidence `content`) as definitions under a
- * `__shared` component and refers to them in two ways no OpenAPI tool resolves: `#/components/schemas/__shared#/$defs/X`
- * (two fragments) and `#/components/schemas/X` (a component that is never declared). Hoisting each definition to a
- * component of its own makes both forms valid references to the same schema; nothing else in the document changes.
- */
-export function hoistSharedDefinitions(document: JsonObject): { document: JsonObject; hoisted: string[] } {
-  const copy = structuredClone(document)
-  const schemas = ((copy.components as JsonObject | undefined)?.schemas ?? {}) as JsonObject
-  const shared = schemas[SHARED] as { $defs?: JsonObject } | undefined
-  if (shared === undefined) return { document: copy, hoisted: [] }
-  const hoisted: string[] = []
-  for (const [name, definition] of Object.entries(shared.$defs ?? {})) {
-    if (name in schemas)
-      throw new Error(`cannot hoist ${SHARED}.$defs.${name}: a component of that name exists`)
-    schemas[name] = definition
-    hoisted.push(name)
-  }
-  delete schemas[SHARED]
-  return { document: rewriteRefs(copy) as JsonObject, hoisted }
-}
-
 /**
  * True for the schema of "any JSON value" (string, number, boolean, null, or an array or object of itself), the
- * one recursive schema the service uses. TypeScript refuses such a union as an interface member that refers to
- * itself, so it is generated as a reference to a `JsonValue` type alias instead.
+ * one recursive schema the service uses (the components `JsonValue` and `JsonValueInput`). TypeScript refuses such
+ * a union as an interface member that refers to itself, so it is generated as a reference to a `JsonValue` type
+ * alias instead.
  */
 export function isJsonValueSchema(schema: unknown, name: string): boolean {
   const self = `#/components/schemas/${name}`
@@ -66,23 +42,12 @@ export function isJsonValueSchema(schema: unknown, name: string): boolean {
 const JSON_VALUE_ALIAS =
   'export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };'
 
-function rewriteRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(rewriteRefs)
-  if (typeof value !== 'object' || value === null) return value
-  const out: JsonObject = {}
-  for (const [key, member] of Object.entries(value)) {
-    const match = key === '$ref' && typeof member === 'string' ? SHARED_REF.exec(member) : null
-    out[key] = match ? `#/components/schemas/${match[1]}` : rewriteRefs(member)
-  }
-  return out
-}
-
 /** The TypeScript text of `src/generated/openapi.ts` for an OpenAPI document. Deterministic: same document, same text. */
 export async function generateTypes(documentText: string): Promise<string> {
-  const { document, hoisted } = hoistSharedDefinitions(JSON.parse(documentText) as JsonObject)
+  const document = JSON.parse(documentText) as JsonObject
   const schemas = (document.components as { schemas: JsonObject }).schemas
   const jsonValues = new Set(
-    hoisted
+    Object.keys(schemas)
       .filter((name) => isJsonValueSchema(schemas[name], name))
       .map((name) => `#/components/schemas/${name}`),
   )

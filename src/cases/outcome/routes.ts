@@ -10,6 +10,7 @@ import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
 import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { outcomeStoryExample } from './examples.ts'
 import { outcomeCase } from './kind.ts'
 import {
   appendEvidenceBody,
@@ -32,6 +33,15 @@ const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
 const OPS = ['ops', 'admin'] as const
 const ADMIN = ['admin'] as const
+
+export const outcomeStorySchema = z
+  .object({
+    outcome_id: z.uuid(),
+    status: outcomeStatusSchema,
+    records: z.array(auditRecordSchema),
+    manifest: outcomeEnvelopeSchema.nullable(),
+  })
+  .meta({ examples: [outcomeStoryExample] })
 
 /** Outcome cases over HTTP: each handler calls one service with `app.services`. */
 export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -168,7 +178,10 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
         summary:
           'Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators)',
         params: idParams,
-        body: z.strictObject({}).nullish(),
+        body: z
+          .strictObject({})
+          .nullish()
+          .meta({ description: 'Nothing to send: the body may be left out, or be {}', examples: [{}] }),
         response: {
           200: outcomeEnvelopeSchema,
           202: pendingSchema,
@@ -230,12 +243,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: "One outcome's reconciled story: every audit record about it and its current manifest",
         params: idParams,
         response: {
-          200: z.object({
-            outcome_id: z.uuid(),
-            status: outcomeStatusSchema,
-            records: z.array(auditRecordSchema),
-            manifest: outcomeEnvelopeSchema.nullable(),
-          }),
+          200: outcomeStorySchema,
           404: problemSchema,
           ...authProblems,
         },

@@ -15,6 +15,17 @@ import {
 import { freeJson, rfc3339, sha256String } from '../../http/schemas/common.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { groundTruthSchema } from '../../http/schemas/ground-truth.ts'
+import {
+  appendEvidenceExample,
+  createOutcomeExample,
+  haltEnvelopeExample,
+  interpretationCreatedExample,
+  interpretationExamples,
+  outcomeExample,
+  pendingExample,
+  resolutionExample,
+  resolvedEnvelopeExample,
+} from './examples.ts'
 import type { OutcomeManifest, OutcomePending, OutcomeResolution } from './kind.ts'
 import type { InterpretationSubmission, InterpretationView, NewOutcome, OutcomeView } from './service.ts'
 import type { NewSubagentPolicy, SubagentPolicyView } from './subagent-policies.ts'
@@ -49,24 +60,26 @@ export const intendedActionSchema = z
   })
   .meta({ id: 'IntendedAction' }) satisfies z.ZodType<IntendedAction>
 
-export const createOutcomeBody = z.strictObject({
-  subagent_id: z.string().min(1).max(200),
-  run_id: z.string().min(1).max(200),
-  evidence: evidenceListSchema,
-  expected_orchestrators: z.array(orchestratorId).max(100).optional(),
-  deadline: rfc3339.optional(),
-  arbiter_orchestrator_id: orchestratorId.optional(),
-  probe: z
-    .strictObject({
-      probe_id: z.uuid().optional().meta({
-        description:
-          "Required unless the sub-agent's policy names the probe; then, if given, that probe's id",
-      }),
-      params: z.record(z.string(), freeJson).optional(),
-    })
-    .optional(),
-  fallback_policy: fallbackPolicySchema.optional(),
-}) satisfies z.ZodType<NewOutcome>
+export const createOutcomeBody = z
+  .strictObject({
+    subagent_id: z.string().min(1).max(200),
+    run_id: z.string().min(1).max(200),
+    evidence: evidenceListSchema,
+    expected_orchestrators: z.array(orchestratorId).max(100).optional(),
+    deadline: rfc3339.optional(),
+    arbiter_orchestrator_id: orchestratorId.optional(),
+    probe: z
+      .strictObject({
+        probe_id: z.uuid().optional().meta({
+          description:
+            "Required unless the sub-agent's policy names the probe; then, if given, that probe's id",
+        }),
+        params: z.record(z.string(), freeJson).optional(),
+      })
+      .optional(),
+    fallback_policy: fallbackPolicySchema.optional(),
+  })
+  .meta({ examples: [createOutcomeExample] }) satisfies z.ZodType<NewOutcome>
 
 const subagentId = z.string().min(1).max(200)
 
@@ -99,7 +112,9 @@ export const subagentPolicySchema = z
   })
   .meta({ id: 'SubagentPolicy' }) satisfies z.ZodType<SubagentPolicyView>
 
-export const appendEvidenceBody = z.strictObject({ evidence: evidenceListSchema })
+export const appendEvidenceBody = z
+  .strictObject({ evidence: evidenceListSchema })
+  .meta({ examples: [appendEvidenceExample] })
 
 export const interpretationBody = z
   .strictObject({
@@ -114,7 +129,8 @@ export const interpretationBody = z
   .refine((body) => (body.success_criterion === undefined) !== (body.success_criterion_hash === undefined), {
     message: 'give exactly one of success_criterion or success_criterion_hash',
     path: ['success_criterion'],
-  }) satisfies z.ZodType<InterpretationSubmission>
+  })
+  .meta({ examples: interpretationExamples }) satisfies z.ZodType<InterpretationSubmission>
 
 /** An interpretation as manifests (and outcomes) show it. */
 export const manifestInterpretationSchema = z
@@ -129,9 +145,9 @@ export const manifestInterpretationSchema = z
   })
   .meta({ id: 'ManifestInterpretation' }) satisfies z.ZodType<ManifestInterpretation>
 
-export const interpretationCreatedSchema = manifestInterpretationSchema.extend({
-  interpretation_id: z.uuid(),
-}) satisfies z.ZodType<InterpretationView>
+export const interpretationCreatedSchema = manifestInterpretationSchema
+  .extend({ interpretation_id: z.uuid() })
+  .meta({ examples: [interpretationCreatedExample] }) satisfies z.ZodType<InterpretationView>
 
 const jsonDifferenceSchema = z.object({
   pointer: z.string(),
@@ -190,11 +206,16 @@ export const outcomeManifestSchema = z
   Omit<OutcomeManifest, 'ground_truth_arbiter_predicate'>
 >
 
-export const outcomeEnvelopeSchema = envelopeOf(outcomeManifestSchema, 'OutcomeManifestEnvelope')
+export const outcomeEnvelopeSchema = envelopeOf(outcomeManifestSchema, 'OutcomeManifestEnvelope', [
+  haltEnvelopeExample,
+  resolvedEnvelopeExample,
+])
 
 export const pendingSchema = z
   .object({ status: z.literal('pending'), missing_orchestrators: z.array(z.string()) })
-  .meta({ id: 'EvaluationPending' }) satisfies z.ZodType<OutcomePending & { status: 'pending' }>
+  .meta({ id: 'EvaluationPending', examples: [pendingExample] }) satisfies z.ZodType<
+  OutcomePending & { status: 'pending' }
+>
 
 export const outcomeSchema = z
   .object({
@@ -217,10 +238,12 @@ export const outcomeSchema = z
     reevaluation_rounds: z.number().int(),
     created_at: z.string(),
   })
-  .meta({ id: 'Outcome' }) satisfies z.ZodType<OutcomeView>
+  .meta({ id: 'Outcome', examples: [outcomeExample] }) satisfies z.ZodType<OutcomeView>
 
-export const resolutionBody = z.strictObject({
-  outcome: readingSchema,
-  rationale: z.string().trim().min(1, 'rationale must not be empty').max(10_000),
-  action_owner: orchestratorId.optional(),
-}) satisfies z.ZodType<OutcomeResolution>
+export const resolutionBody = z
+  .strictObject({
+    outcome: readingSchema,
+    rationale: z.string().trim().min(1, 'rationale must not be empty').max(10_000),
+    action_owner: orchestratorId.optional(),
+  })
+  .meta({ examples: [resolutionExample] }) satisfies z.ZodType<OutcomeResolution>

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { escalationExample } from '../../cases/outcome/examples.ts'
 import { divergenceReceiptSchema } from '../../cases/outcome/schemas.ts'
 import { ESCALATION_CASES, ESCALATION_STATUSES, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { type EscalationView, pageEscalations } from '../../engine/escalations.ts'
@@ -20,7 +21,7 @@ const escalationSchema = z
     opened_at: z.string(),
     resolved_at: z.string().nullable(),
   })
-  .meta({ id: 'Escalation' }) satisfies z.ZodType<EscalationView>
+  .meta({ id: 'Escalation', examples: [escalationExample] }) satisfies z.ZodType<EscalationView>
 
 export const escalationRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { ROLES } from '../../domain/vocabulary.ts'
 import { type ApiKeyView, createApiKey, pageKeys, revokeKey } from '../../services/keys.ts'
 import { problemSchema } from '../errors.ts'
+import { apiKeyExample, createdKeyExample, createKeyExample } from '../examples.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 
@@ -15,13 +16,15 @@ const apiKeySchema = z
     created_at: z.string(),
     revoked_at: z.string().nullable(),
   })
-  .meta({ id: 'ApiKey' }) satisfies z.ZodType<ApiKeyView>
+  .meta({ id: 'ApiKey', examples: [apiKeyExample] }) satisfies z.ZodType<ApiKeyView>
 
-const createKeyBody = z.strictObject({
-  role: z.enum(ROLES),
-  orchestrator_ids: z.array(z.string().min(1).max(200)).max(100).optional(),
-  label: z.string().min(1).max(200),
-})
+const createKeyBody = z
+  .strictObject({
+    role: z.enum(ROLES),
+    orchestrator_ids: z.array(z.string().min(1).max(200)).max(100).optional(),
+    label: z.string().min(1).max(200),
+  })
+  .meta({ examples: [createKeyExample] })
 
 const ADMIN = { auth: ['admin'] as const }
 
@@ -38,7 +41,7 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
           201: apiKeySchema
             .omit({ revoked_at: true })
             .extend({ key: z.string() })
-            .meta({ id: 'CreatedApiKey' }),
+            .meta({ id: 'CreatedApiKey', examples: [createdKeyExample] }),
           ...authProblems,
         },
       },

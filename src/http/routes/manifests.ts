@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
 import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { ManifestFeed } from '../../engine/manifest-feed.ts'
 import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
@@ -12,6 +13,10 @@ import { pageText, sendJsonText } from '../send-json.ts'
 
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
 
+/** One event of the manifest stream as it arrives (the envelope shortened). */
+const STREAM_EXAMPLE =
+  'event: manifest\nid: 42\ndata: {"manifest":{"kind":"outcome","manifest_id":"…"},"signature":"…"}\n\n'
+
 export interface ManifestRouteOptions {
   /** Every case kind's manifest schema, for the documentation of lists that hold manifests of every kind. */
   manifestSchema: z.ZodType
@@ -21,7 +26,7 @@ export interface ManifestRouteOptions {
 
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope')
+  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope', [haltEnvelopeExample])
   const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
@@ -131,6 +136,21 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         summary:
           'Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume.',
         headers: z.object({ 'last-event-id': z.string().optional() }),
+        response: {
+          200: {
+            description:
+              'An endless event stream: one `manifest` event per signed manifest, comment lines as heartbeats',
+            content: {
+              'text/event-stream': {
+                schema: z
+                  .string()
+                  .meta({ examples: [STREAM_EXAMPLE] })
+                  .describe('`event: manifest`, `id: <audit_seq>`, `data: <the manifest envelope>`'),
+              },
+            },
+          },
+          ...authProblems,
+        },
       },
     },
     async (request, reply) => {

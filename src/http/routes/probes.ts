@@ -11,6 +11,7 @@ import {
   replaceProbe,
 } from '../../services/probes.ts'
 import { problemSchema } from '../errors.ts'
+import { dryRunExample, probeDefinitionExample, probeExample } from '../examples.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, freeJson, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 import { groundTruthSchema } from '../schemas/ground-truth.ts'
@@ -38,12 +39,17 @@ const probeSchema = z
     }),
     created_at: z.string(),
   })
-  .meta({ id: 'Probe' }) satisfies z.ZodType<ProbeView>
+  .meta({ id: 'Probe', examples: [probeExample] }) satisfies z.ZodType<ProbeView>
 
-const dryRunBody = z.strictObject({
-  params: z.record(z.string(), freeJson).optional(),
-  outcome: z.strictObject({ subagent_id: z.string().max(200), run_id: z.string().max(200) }).optional(),
-})
+const dryRunBody = z
+  .strictObject({
+    params: z.record(z.string(), freeJson).optional(),
+    outcome: z.strictObject({ subagent_id: z.string().max(200), run_id: z.string().max(200) }).optional(),
+  })
+  .meta({ examples: [dryRunExample] })
+
+/** A definition as registered, shown with an example. */
+const probeBody = probeDefinitionSchema.meta({ examples: [probeDefinitionExample] })
 
 const ADMIN = { auth: ['admin'] as const }
 
@@ -55,7 +61,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['probes'],
         summary: 'Register a ground-truth HTTP probe',
-        body: probeDefinitionSchema,
+        body: probeBody,
         response: { 201: probeSchema, ...authProblems },
       },
     },
@@ -71,7 +77,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['probes'],
         summary: 'Replace a probe definition (version + 1, new digest)',
         params: idParams,
-        body: probeDefinitionSchema,
+        body: probeBody,
         response: { 200: probeSchema, 404: problemSchema, ...authProblems },
       },
     },

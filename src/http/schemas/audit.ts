@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import { auditRecordExample } from '../../cases/outcome/examples.ts'
 import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
 import { AUDIT_KINDS } from '../../domain/vocabulary.ts'
+import { freeJson } from './common.ts'
 
 export const auditRecordSchema = z
   .object({
@@ -13,8 +15,8 @@ export const auditRecordSchema = z
     subagent_id: z.string().nullable(),
     orchestrator_id: z.string().nullable(),
     verdict: z.string().nullable(),
-    data: z.record(z.string(), z.json()),
+    data: z.record(z.string(), freeJson),
     prev_hash: z.string(),
     hash: z.string(),
   })
-  .meta({ id: 'AuditRecord' }) satisfies z.ZodType<AuditRecord>
+  .meta({ id: 'AuditRecord', examples: [auditRecordExample] }) satisfies z.ZodType<AuditRecord>

@@ -4,13 +4,28 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
 
 /**
- * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Documented as `z.json()`
- * (the OpenAPI document and the client's `JsonValue` type come from it), but checked only for presence: bodies
- * reach schemas only through the JSON body parser, which already holds every value to I-JSON, bounds depth and
- * refuses what cannot be stored, so walking megabytes of free JSON again would only hold the event loop (and
- * answers, which come from stored JSON, would be walked again by the serializer).
+/**
+ * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Described as one
+ * registered schema that refers to itself, so the OpenAPI document writes it once as the component `JsonValue`
+ * (an unnamed recursive schema would become a `$ref` to nothing) and the client's `JsonValue` type comes from it.
+ * It is checked only for presence: bodies reach schemas only through the JSON body parser, which already holds
+ * every value to I-JSON, bounds depth and refuses what cannot be stored, so walking megabytes of free JSON again
+ * would only hold the event loop.
  */
-export const freeJson = takenAsIs(z.json())
+export const freeJson: z.ZodType<z.core.util.JSONType> = takenAsIs(
+  z
+    .lazy(() =>
+      z.union([
+        z.string(),
+        z.number(),
+        z.boolean(),
+        z.null(),
+        z.array(freeJson),
+        z.record(z.string(), freeJson),
+      ]),
+    )
+    .meta({ id: 'JsonValue', description: 'Any JSON value.' }),
+)
 
 function takenAsIs<T extends z.ZodType>(schema: T): T {
   // zod calls a schema's `_zod.run` (its parse, without checks here) from every parent; replacing both on this

@@ -18,7 +18,7 @@ import {
   POLICY_RULES,
   QUALIFIER_DIFFERENCE_MODES,
 } from '../../domain/fanout/vocabulary.ts'
-import { rfc3339, sha256String } from './common.ts'
+import { freeJson, rfc3339, sha256String } from './common.ts'
 import { statusEnvelopeSchema } from './status-envelope.ts'
 import { nonBlank, required, text } from './text.ts'
 
@@ -57,7 +57,7 @@ const subtaskId = z
  * its own message instead of "Invalid input".
  */
 const nonNullJson = z.union(
-  [z.string(), z.number(), z.boolean(), z.array(z.json()), z.record(z.string(), z.json())],
+  [z.string(), z.number(), z.boolean(), z.array(freeJson), z.record(z.string(), freeJson)],
   {
     error: (issue) =>
       issue.input === undefined ? 'required' : issue.input === null ? 'must not be null' : 'must be JSON',

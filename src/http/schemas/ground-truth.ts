@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { OUTCOME_READINGS } from '../../domain/outcome/vocabulary.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
+import { dryRunAnswerExample } from '../examples.ts'
 
 /** One probe execution: what a manifest's `ground_truth_arbiter_predicate` and a dry run hold. */
 export const groundTruthSchema = z
@@ -16,4 +17,6 @@ export const groundTruthSchema = z
     result: z.enum(OUTCOME_READINGS).nullable(),
     error: z.object({ code: z.string(), detail: z.string() }).nullable(),
   })
-  .meta({ id: 'GroundTruthArbiterPredicate' }) satisfies z.ZodType<Omit<GroundTruthRecord, 'error'>>
+  .meta({ id: 'GroundTruthArbiterPredicate', examples: [dryRunAnswerExample] }) satisfies z.ZodType<
+  Omit<GroundTruthRecord, 'error'>
+>

@@ -19,6 +19,7 @@
  */
 import { z } from 'zod'
 import { ENVELOPE_STATUSES, type EnvelopeStatus } from '../../domain/status-envelope.ts'
+import { freeJson } from './common.ts'
 import { nonBlank } from './text.ts'
 
 /** Longest `summary`, `blocking_question`, `blocking_reason` and single concern, in characters. */
@@ -43,7 +44,7 @@ const requiredFor = (status: EnvelopeStatus) => `required when status is ${statu
 
 const evidenceSchema = (status: EnvelopeStatus) =>
   z
-    .array(z.json(), {
+    .array(freeJson, {
       error: (issue) => (issue.input === undefined ? requiredFor(status) : 'must be an array'),
     })
     .min(1, 'at least one evidence item')

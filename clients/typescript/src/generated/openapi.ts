@@ -7,6 +7,23 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | {
     [key: string]: JsonValue;
 };
 export interface paths {
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document in Swagger UI */
+        get: operations["getApiDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -15,29 +32,7 @@ export interface paths {
             cookie?: never;
         };
         /** The process is up */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -54,38 +49,41 @@ export interface paths {
             cookie?: never;
         };
         /** The database is reachable and every migration is applied */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /** Prometheus metrics: request latency, verdicts, probe latency and errors, the database pool */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This OpenAPI document */
+        get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -102,155 +100,10 @@ export interface paths {
             cookie?: never;
         };
         /** List API keys (no secrets; revoked keys carry revoked_at) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["ApiKey"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listApiKeys"];
         put?: never;
         /** Create an API key; the secret is returned only in this response */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        role: "orchestrator" | "dashboard" | "ops" | "admin";
-                        orchestrator_ids?: string[];
-                        label: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreatedApiKey"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -268,80 +121,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke a key; it stops working on the next request */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description revoked */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -355,171 +135,10 @@ export interface paths {
             cookie?: never;
         };
         /** List probes */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Probe"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listProbes"];
         put?: never;
         /** Register a ground-truth HTTP probe */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        request: {
-                            /** @enum {string} */
-                            method?: "GET" | "HEAD" | "POST";
-                            url: string;
-                            headers?: {
-                                [key: string]: string | {
-                                    env: string;
-                                };
-                            };
-                        };
-                        timeout_ms?: number;
-                        retries?: number;
-                        predicate: {
-                            status: number;
-                            pointer: string;
-                            map: {
-                                [key: string]: "success" | "partial" | "failure";
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createProbe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -534,184 +153,9 @@ export interface paths {
             cookie?: never;
         };
         /** One probe, current version */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getProbe"];
         /** Replace a probe definition (version + 1, new digest) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        request: {
-                            /** @enum {string} */
-                            method?: "GET" | "HEAD" | "POST";
-                            url: string;
-                            headers?: {
-                                [key: string]: string | {
-                                    env: string;
-                                };
-                            };
-                        };
-                        timeout_ms?: number;
-                        retries?: number;
-                        predicate: {
-                            status: number;
-                            pointer: string;
-                            map: {
-                                [key: string]: "success" | "partial" | "failure";
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Probe"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["replaceProbe"];
         post?: never;
         delete?: never;
         options?: never;
@@ -729,94 +173,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Execute the probe now without touching any outcome (a probe error is a 200 with error set) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        params?: {
-                            [key: string]: components["schemas"]["schema0"];
-                        };
-                        outcome?: {
-                            subagent_id: string;
-                            run_id: string;
-                        };
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["GroundTruthArbiterPredicate"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["dryRunProbe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -831,88 +188,7 @@ export interface paths {
             cookie?: never;
         };
         /** Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line. */
-        get: {
-            parameters: {
-                query?: {
-                    outcome_id?: string;
-                    fanout_id?: string;
-                    review_id?: string;
-                    subagent_id?: string;
-                    orchestrator_id?: string;
-                    kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
-                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
-                    from?: string;
-                    to?: string;
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["AuditRecord"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listAuditRecords"];
         put?: never;
         post?: never;
         delete?: never;
@@ -929,74 +205,7 @@ export interface paths {
             cookie?: never;
         };
         /** Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq */
-        get: {
-            parameters: {
-                query?: {
-                    from_seq?: string;
-                    to_seq?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuditVerifyReport"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["verifyAuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1013,71 +222,7 @@ export interface paths {
             cookie?: never;
         };
         /** A signed checkpoint covering every change committed before the request (signed now if the latest does not). With `Accept: text/plain`, the signed note alone. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SignedCheckpoint"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getAuditCheckpoint"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1094,83 +239,7 @@ export interface paths {
             cookie?: never;
         };
         /** RFC 9162 inclusion proof of record `seq`; without `tree_size`, against a signed checkpoint covering every change committed before the request */
-        get: {
-            parameters: {
-                query: {
-                    seq: string;
-                    tree_size?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InclusionProof"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getInclusionProof"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1187,83 +256,7 @@ export interface paths {
             cookie?: never;
         };
         /** RFC 9162 consistency proof between two tree sizes ([] when they are equal) */
-        get: {
-            parameters: {
-                query: {
-                    from_size: string;
-                    to_size: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ConsistencyProof"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getConsistencyProof"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1280,82 +273,7 @@ export interface paths {
             cookie?: never;
         };
         /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof against a signed checkpoint */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ManifestInclusion"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getManifestInclusion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1372,81 +290,7 @@ export interface paths {
             cookie?: never;
         };
         /** HALTed cases awaiting (or given) a human resolution, with what the HALT found */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "open" | "resolved";
-                    case?: "outcome" | "fanout";
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Escalation"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listEscalations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1463,35 +307,7 @@ export interface paths {
             cookie?: never;
         };
         /** Public keys (RFC 8037 OKP) of every key that ever signed a manifest */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            keys: {
-                                kty: string;
-                                crv: string;
-                                x: string;
-                                kid: string;
-                                alg: string;
-                                use: string;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getJwks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1508,88 +324,7 @@ export interface paths {
             cookie?: never;
         };
         /** List manifest envelopes of every kind, in log order */
-        get: {
-            parameters: {
-                query?: {
-                    kind?: "outcome" | "reconciliation" | "review";
-                    subagent_id?: string;
-                    outcome_id?: string;
-                    fanout_id?: string;
-                    review_id?: string;
-                    verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
-                    directive?: "PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
-                    /** @description RFC 3339 time of issue */
-                    since?: string;
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["ManifestEnvelope"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listManifests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1606,26 +341,7 @@ export interface paths {
             cookie?: never;
         };
         /** Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    "last-event-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["streamManifests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1642,82 +358,7 @@ export interface paths {
             cookie?: never;
         };
         /** One signed manifest envelope */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getManifest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1734,199 +375,10 @@ export interface paths {
             cookie?: never;
         };
         /** List outcomes, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    subagent_id?: string;
-                    status?: "open" | "decided" | "halted" | "resolved";
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Outcome"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listOutcomes"];
         put?: never;
         /** Record a sub-agent result and its evidence (idempotent on subagent_id + run_id) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        subagent_id: string;
-                        run_id: string;
-                        evidence: components["schemas"]["EvidenceItemInput"][];
-                        expected_orchestrators?: string[];
-                        /** Format: date-time */
-                        deadline?: string;
-                        arbiter_orchestrator_id?: string;
-                        probe?: {
-                            /**
-                             * Format: uuid
-                             * @description Required unless the sub-agent's policy names the probe; then, if given, that probe's id
-                             */
-                            probe_id?: string;
-                            params?: {
-                                [key: string]: components["schemas"]["schema0"];
-                            };
-                        };
-                        /** @enum {string} */
-                        fallback_policy?: "escalate" | "strictest_wins";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Outcome"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Outcome"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createOutcome"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1941,82 +393,7 @@ export interface paths {
             cookie?: never;
         };
         /** One outcome: evidence versions, latest interpretation per orchestrator, current manifest id */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Outcome"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getOutcome"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2035,106 +412,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Add evidence items; the outcome gets a new evidence_hash over the union (200 when nothing new) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        evidence: components["schemas"]["EvidenceItemInput"][];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Outcome"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Outcome"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["addOutcomeEvidence"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2151,144 +429,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Submit an orchestrator's interpretation (a new revision unless identical to its latest) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        orchestrator_id: string;
-                        success_criterion?: components["schemas"]["schema0"];
-                        success_criterion_hash?: string;
-                        /** @enum {string} */
-                        outcome_interpretation: "success" | "partial" | "failure";
-                        evidence_hash?: string;
-                        intended_action?: components["schemas"]["IntendedActionInput"];
-                        rationale?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            orchestrator_id: string;
-                            success_criterion_signature: string;
-                            /** @enum {string} */
-                            outcome_interpretation: "success" | "partial" | "failure";
-                            evidence_hash: string;
-                            intended_action: components["schemas"]["IntendedAction"] | null;
-                            revision: number;
-                            received_at: string;
-                            /** Format: uuid */
-                            interpretation_id: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            orchestrator_id: string;
-                            success_criterion_signature: string;
-                            /** @enum {string} */
-                            outcome_interpretation: "success" | "partial" | "failure";
-                            evidence_hash: string;
-                            intended_action: components["schemas"]["IntendedAction"] | null;
-                            revision: number;
-                            received_at: string;
-                            /** Format: uuid */
-                            interpretation_id: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["submitInterpretation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2305,104 +446,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OutcomeManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["EvaluationPending"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["evaluateOutcome"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2419,109 +463,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        outcome: "success" | "partial" | "failure";
-                        rationale: string;
-                        action_owner?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OutcomeManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["resolveOutcome"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2536,349 +478,10 @@ export interface paths {
             cookie?: never;
         };
         /** One outcome's reconciled story: every audit record about it and its current manifest */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            outcome_id: string;
-                            /** @enum {string} */
-                            status: "open" | "decided" | "halted" | "resolved";
-                            records: components["schemas"]["AuditRecord"][];
-                            manifest: components["schemas"]["OutcomeManifestEnvelope"] | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getOutcomeStory"];
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/subagents/{subagent_id}/policy": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The sub-agent's policy */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    subagent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SubagentPolicy"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        /** Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs) */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    subagent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        expected_orchestrators: string[];
-                        arbiter_orchestrator_id?: string;
-                        /** @description Each outcome's deadline is its creation time plus this many seconds */
-                        deadline_seconds?: number;
-                        /** @enum {string} */
-                        fallback_policy?: "escalate" | "strictest_wins";
-                        probe?: {
-                            /** Format: uuid */
-                            probe_id: string;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SubagentPolicy"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        post?: never;
-        /** Remove the sub-agent's policy: its next outcomes set their own rules again */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    subagent_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Removed */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
         options?: never;
         head?: never;
         patch?: never;
@@ -2892,179 +495,10 @@ export interface paths {
             cookie?: never;
         };
         /** List reviews, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    orchestrator_id?: string;
-                    status?: "open" | "decided" | "handed_back";
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Review"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listReviews"];
         put?: never;
         /** Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateReviewInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Review"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Review"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3079,82 +513,7 @@ export interface paths {
             cookie?: never;
         };
         /** One review: its panel, current revision and subject, verdicts of that revision, latest manifest id */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Review"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getReview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3173,113 +532,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["JudgeVerdictInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReviewVerdictRecorded"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReviewVerdictRecorded"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["submitReviewVerdict"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3296,106 +549,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        subject: components["schemas"]["SubmittedSubjectInput"];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Review"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createReviewRevision"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3412,95 +566,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Decide the current revision and return the signed review manifest (202 while verdicts are awaited) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReviewManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReviewPending"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["decideReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3515,89 +581,7 @@ export interface paths {
             cookie?: never;
         };
         /** One review's story: every audit record about it and its latest manifest */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            review_id: string;
-                            /** @enum {string} */
-                            status: "open" | "decided" | "handed_back";
-                            records: components["schemas"]["AuditRecord"][];
-                            manifest: components["schemas"]["ReviewManifestEnvelope"] | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getReviewStory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3614,309 +598,10 @@ export interface paths {
             cookie?: never;
         };
         /** List fan-outs, oldest first */
-        get: {
-            parameters: {
-                query?: {
-                    orchestrator_id?: string;
-                    status?: "open" | "decided" | "halted" | "resolved";
-                    /** @description page size (default 50, at most 500) */
-                    limit?: string;
-                    /** @description opaque cursor from a previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "items": [
-                         *         {
-                         *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-                         *           "orchestrator_id": "scout",
-                         *           "fanout_key": "vantage-pricing-2026-11",
-                         *           "question": "How did Vantage change enterprise pricing over the last 18 months?",
-                         *           "facts": [
-                         *             "vantage.enterprise.floor"
-                         *           ],
-                         *           "subtasks": [
-                         *             {
-                         *               "subtask_id": "st_3",
-                         *               "scope": "archived pricing pages, vantage.com",
-                         *               "facts": [
-                         *                 "vantage.enterprise.floor"
-                         *               ]
-                         *             },
-                         *             {
-                         *               "subtask_id": "st_5",
-                         *               "scope": "CRM call notes, competitive-loss field",
-                         *               "facts": [
-                         *                 "vantage.enterprise.floor"
-                         *               ]
-                         *             }
-                         *           ],
-                         *           "deadline": "2026-11-30T18:00:00.000Z",
-                         *           "policy": {
-                         *             "resolve": [
-                         *               "source_priority",
-                         *               "corroboration"
-                         *             ],
-                         *             "source_priority": [
-                         *               "https://vantage.com/",
-                         *               "crm://"
-                         *             ],
-                         *             "min_independent_sources": 1,
-                         *             "on_qualifier_difference": "halt",
-                         *             "on_incomplete": "halt",
-                         *             "decomposition": "warn"
-                         *           },
-                         *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
-                         *           "decomposition": {
-                         *             "uncovered_facts": [],
-                         *             "overlaps": [
-                         *               {
-                         *                 "fact": "vantage.enterprise.floor",
-                         *                 "subtasks": [
-                         *                   "st_3",
-                         *                   "st_5"
-                         *                 ]
-                         *               }
-                         *             ]
-                         *           },
-                         *           "status": "halted",
-                         *           "results": [
-                         *             {
-                         *               "subtask_id": "st_3",
-                         *               "revision": 1,
-                         *               "status": "DONE",
-                         *               "late": false,
-                         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
-                         *               "received_at": "2026-11-29T10:00:00.000Z"
-                         *             },
-                         *             {
-                         *               "subtask_id": "st_5",
-                         *               "revision": 1,
-                         *               "status": "DONE",
-                         *               "late": false,
-                         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
-                         *               "received_at": "2026-11-29T11:00:00.000Z"
-                         *             }
-                         *           ],
-                         *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
-                         *           "created_at": "2026-11-29T09:00:00.000Z"
-                         *         }
-                         *       ],
-                         *       "next_cursor": null
-                         *     }
-                         */
-                        "application/json": {
-                            items: components["schemas"]["Fanout"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listFanouts"];
         put?: never;
         /** Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "orchestrator_id": "scout",
-                     *       "fanout_key": "vantage-pricing-2026-11",
-                     *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
-                     *       "facts": [
-                     *         "vantage.enterprise.floor"
-                     *       ],
-                     *       "subtasks": [
-                     *         {
-                     *           "subtask_id": "st_3",
-                     *           "scope": "archived pricing pages, vantage.com",
-                     *           "facts": [
-                     *             "vantage.enterprise.floor"
-                     *           ]
-                     *         },
-                     *         {
-                     *           "subtask_id": "st_5",
-                     *           "scope": "CRM call notes, competitive-loss field",
-                     *           "facts": [
-                     *             "vantage.enterprise.floor"
-                     *           ]
-                     *         }
-                     *       ],
-                     *       "deadline": "2026-11-30T18:00:00Z",
-                     *       "policy": {
-                     *         "resolve": [
-                     *           "source_priority",
-                     *           "corroboration"
-                     *         ],
-                     *         "source_priority": [
-                     *           "https://vantage.com/",
-                     *           "crm://"
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        orchestrator_id: string;
-                        fanout_key: string;
-                        question: string;
-                        facts: string[];
-                        subtasks: {
-                            subtask_id: string;
-                            scope?: string | null;
-                            facts: string[];
-                        }[];
-                        deadline?: string | null;
-                        policy?: components["schemas"]["FanoutPolicyInput"];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Fanout"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Fanout"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createFanout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3931,82 +616,7 @@ export interface paths {
             cookie?: never;
         };
         /** One fan-out: its subtasks, policy, decomposition check, latest result per subtask, manifest id */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Fanout"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getFanout"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4025,113 +635,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["FanoutResultInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FanoutResultRecorded"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["FanoutResultRecorded"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["submitFanoutResult"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4148,97 +652,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reconcile the latest results by the policy and return the signed manifest (202 while subtasks are out; {"close": true} stops waiting) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        close?: boolean;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReconcilePending"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["reconcileFanout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4255,139 +669,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "facts": [
-                     *         {
-                     *           "fact": "vantage.enterprise.floor",
-                     *           "answer": {
-                     *             "value": {
-                     *               "amount": 60000,
-                     *               "currency": "USD",
-                     *               "per": "year"
-                     *             },
-                     *             "effective_date": "2025-01-22",
-                     *             "qualifiers": {
-                     *               "applies_to": "new_logos"
-                     *             }
-                     *           }
-                     *         }
-                     *       ],
-                     *       "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
-                     *     }
-                     */
-                    "application/json": {
-                        facts: {
-                            fact: string;
-                            answer: {
-                                value: string | number | boolean | components["schemas"]["schema0"][] | {
-                                    [key: string]: components["schemas"]["schema1"];
-                                };
-                                effective_date?: string | null;
-                                qualifiers?: {
-                                    [key: string]: string | number | boolean;
-                                };
-                            } | null;
-                        }[];
-                        rationale: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["resolveFanout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4402,279 +684,24 @@ export interface paths {
             cookie?: never;
         };
         /** One fan-out's reconciled story: every audit record about it and its current manifest */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-                         *       "status": "halted",
-                         *       "records": [
-                         *         {
-                         *           "seq": 1,
-                         *           "at": "2026-11-29T09:00:00.000Z",
-                         *           "kind": "fanout.created",
-                         *           "actor": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a097",
-                         *           "outcome_id": null,
-                         *           "manifest_id": null,
-                         *           "subagent_id": null,
-                         *           "orchestrator_id": "scout",
-                         *           "verdict": null,
-                         *           "data": {
-                         *             "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-                         *             "fanout_key": "vantage-pricing-2026-11"
-                         *           },
-                         *           "prev_hash": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
-                         *           "hash": "sha256:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
-                         *         }
-                         *       ],
-                         *       "manifest": {
-                         *         "manifest": {
-                         *           "kind": "reconciliation",
-                         *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
-                         *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-                         *           "orchestrator_id": "scout",
-                         *           "fanout_key": "vantage-pricing-2026-11",
-                         *           "issued_at": "2026-11-29T12:00:01.000Z",
-                         *           "verdict": "CONTESTED",
-                         *           "directive": "HALT",
-                         *           "policy": {
-                         *             "resolve": [
-                         *               "source_priority",
-                         *               "corroboration"
-                         *             ],
-                         *             "source_priority": [
-                         *               "https://vantage.com/",
-                         *               "crm://"
-                         *             ],
-                         *             "min_independent_sources": 1,
-                         *             "on_qualifier_difference": "halt",
-                         *             "on_incomplete": "halt",
-                         *             "decomposition": "warn"
-                         *           },
-                         *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
-                         *           "coverage": {
-                         *             "subtasks": [
-                         *               {
-                         *                 "subtask_id": "st_3",
-                         *                 "status": "DONE",
-                         *                 "revision": 1,
-                         *                 "received_at": "2026-11-29T10:00:00.000Z",
-                         *                 "late": false,
-                         *                 "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
-                         *               },
-                         *               {
-                         *                 "subtask_id": "st_5",
-                         *                 "status": "DONE",
-                         *                 "revision": 1,
-                         *                 "received_at": "2026-11-29T11:00:00.000Z",
-                         *                 "late": false,
-                         *                 "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
-                         *               }
-                         *             ],
-                         *             "missing_subtasks": [],
-                         *             "late_subtasks": [],
-                         *             "needs_context": [],
-                         *             "blocked": [],
-                         *             "concerns": [],
-                         *             "uncovered_facts": [],
-                         *             "overlaps": [
-                         *               {
-                         *                 "fact": "vantage.enterprise.floor",
-                         *                 "subtasks": [
-                         *                   "st_3",
-                         *                   "st_5"
-                         *                 ]
-                         *               }
-                         *             ]
-                         *           },
-                         *           "facts": [
-                         *             {
-                         *               "fact": "vantage.enterprise.floor",
-                         *               "status": "contested",
-                         *               "answer": null,
-                         *               "variants": [],
-                         *               "rule": null,
-                         *               "reason": "qualifier_difference",
-                         *               "positions": [
-                         *                 {
-                         *                   "position_id": "p1",
-                         *                   "value": {
-                         *                     "amount": 60000,
-                         *                     "currency": "USD",
-                         *                     "per": "year"
-                         *                   },
-                         *                   "effective_date": "2025-01-22",
-                         *                   "qualifiers": {
-                         *                     "applies_to": "new_logos"
-                         *                   },
-                         *                   "claims": [
-                         *                     "st_5#0"
-                         *                   ],
-                         *                   "independent_sources": 1,
-                         *                   "lost_by": null
-                         *                 },
-                         *                 {
-                         *                   "position_id": "p2",
-                         *                   "value": {
-                         *                     "amount": 60000,
-                         *                     "currency": "USD",
-                         *                     "per": "year"
-                         *                   },
-                         *                   "effective_date": "2025-03-01",
-                         *                   "qualifiers": {},
-                         *                   "claims": [
-                         *                     "st_3#0"
-                         *                   ],
-                         *                   "independent_sources": 1,
-                         *                   "lost_by": null
-                         *                 }
-                         *               ],
-                         *               "claims": [
-                         *                 {
-                         *                   "claim_ref": "st_3#0",
-                         *                   "subtask_id": "st_3",
-                         *                   "revision": 1,
-                         *                   "position_id": "p2",
-                         *                   "confidence": 0.81,
-                         *                   "sources": [
-                         *                     {
-                         *                       "uri": "https://vantage.com/pricing",
-                         *                       "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
-                         *                       "observed_at": "2025-03-04T09:12:00Z"
-                         *                     }
-                         *                   ],
-                         *                   "out_of_scope": false
-                         *                 },
-                         *                 {
-                         *                   "claim_ref": "st_5#0",
-                         *                   "subtask_id": "st_5",
-                         *                   "revision": 1,
-                         *                   "position_id": "p1",
-                         *                   "confidence": 0.66,
-                         *                   "sources": [
-                         *                     {
-                         *                       "uri": "crm://opp/118204",
-                         *                       "excerpt": "their AE confirmed 60k floor, new business only"
-                         *                     }
-                         *                   ],
-                         *                   "out_of_scope": false
-                         *                 }
-                         *               ],
-                         *               "conflicts": [
-                         *                 {
-                         *                   "a": "p1",
-                         *                   "b": "p2",
-                         *                   "differs": [
-                         *                     "effective_date",
-                         *                     "qualifiers"
-                         *                   ],
-                         *                   "qualifier_differences": [
-                         *                     {
-                         *                       "pointer": "/applies_to",
-                         *                       "a": "new_logos"
-                         *                     }
-                         *                   ]
-                         *                 }
-                         *               ],
-                         *               "echoes": []
-                         *             }
-                         *           ],
-                         *           "reasons": [
-                         *             {
-                         *               "code": "contested_fact",
-                         *               "subject": "vantage.enterprise.floor"
-                         *             }
-                         *           ],
-                         *           "supersedes": null,
-                         *           "resolution": null
-                         *         },
-                         *         "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
-                         *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
-                         *         "audit_seq": 7
-                         *       }
-                         *     }
-                         */
-                        "application/json": {
-                            /** Format: uuid */
-                            fanout_id: string;
-                            /** @enum {string} */
-                            status: "open" | "decided" | "halted" | "resolved";
-                            records: components["schemas"]["AuditRecord"][];
-                            manifest: components["schemas"]["ReconciliationManifestEnvelope"] | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Problem"];
-                    };
-                };
-            };
+        get: operations["getFanoutStory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /** The ops console (the page holds no data; its API calls carry the key typed into it) */
+        get: operations["getConsole"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4687,37 +714,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description RFC 9457 problem details */
-        ProblemInput: {
-            type: string;
-            title: string;
-            status: number;
-            detail: string;
-            instance?: string;
-            errors?: {
-                path: string;
-                message: string;
-            }[];
-        } & {
-            [key: string]: unknown;
-        };
-        AuditRecordInput: {
-            seq: number;
-            at: string;
-            /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
-            actor: string;
-            outcome_id: string | null;
-            manifest_id: string | null;
-            subagent_id: string | null;
-            orchestrator_id: string | null;
-            verdict: string | null;
-            data: {
-                [key: string]: components["schemas"]["schema0"];
-            };
-            prev_hash: string;
-            hash: string;
-        };
+        /** @description Any JSON value. */
+        JsonValueInput: JsonValue;
         ClaimSourceInput: {
             uri: string;
             excerpt?: string | null;
@@ -4726,8 +724,8 @@ export interface components {
         };
         ClaimInput: {
             fact: string;
-            value: string | number | boolean | components["schemas"]["schema1"][] | {
-                [key: string]: components["schemas"]["schema2"];
+            value: string | number | boolean | components["schemas"]["JsonValueInput"][] | {
+                [key: string]: components["schemas"]["JsonValueInput"];
             };
             effective_date?: string | null;
             qualifiers?: {
@@ -4812,7 +810,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema3"][];
+            evidence: components["schemas"]["JsonValueInput"][];
             claims?: components["schemas"]["ClaimInput"][];
             concerns?: unknown;
             blocking_question?: unknown;
@@ -4826,7 +824,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema4"][];
+            evidence: components["schemas"]["JsonValueInput"][];
             concerns: string[];
             claims?: components["schemas"]["ClaimInput"][];
             blocking_question?: unknown;
@@ -4876,783 +874,16 @@ export interface components {
             /** @enum {string} */
             decomposition?: "warn" | "strict";
         };
-        FanoutPolicyWithDefaultsInput: {
-            resolve: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
-            source_priority: string[];
-            min_independent_sources: number;
-            /** @enum {string} */
-            on_qualifier_difference: "halt" | "keep_all";
-            /** @enum {string} */
-            on_incomplete: "halt" | "proceed";
-            /** @enum {string} */
-            decomposition: "warn" | "strict";
-        };
-        /**
-         * @example {
-         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-         *       "subtask_id": "st_5",
-         *       "revision": 1,
-         *       "status": "DONE",
-         *       "late": false,
-         *       "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
-         *       "received_at": "2026-11-29T11:00:00.000Z"
-         *     }
-         */
-        FanoutResultRecordedInput: {
-            /** Format: uuid */
-            fanout_id: string;
-            subtask_id: string;
-            revision: number;
-            /** @enum {string} */
-            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-            late: boolean;
-            result_digest: string;
-            received_at: string;
-        };
-        /**
-         * @example {
-         *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-         *       "orchestrator_id": "scout",
-         *       "fanout_key": "vantage-pricing-2026-11",
-         *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
-         *       "facts": [
-         *         "vantage.enterprise.floor"
-         *       ],
-         *       "subtasks": [
-         *         {
-         *           "subtask_id": "st_3",
-         *           "scope": "archived pricing pages, vantage.com",
-         *           "facts": [
-         *             "vantage.enterprise.floor"
-         *           ]
-         *         },
-         *         {
-         *           "subtask_id": "st_5",
-         *           "scope": "CRM call notes, competitive-loss field",
-         *           "facts": [
-         *             "vantage.enterprise.floor"
-         *           ]
-         *         }
-         *       ],
-         *       "deadline": "2026-11-30T18:00:00.000Z",
-         *       "policy": {
-         *         "resolve": [
-         *           "source_priority",
-         *           "corroboration"
-         *         ],
-         *         "source_priority": [
-         *           "https://vantage.com/",
-         *           "crm://"
-         *         ],
-         *         "min_independent_sources": 1,
-         *         "on_qualifier_difference": "halt",
-         *         "on_incomplete": "halt",
-         *         "decomposition": "warn"
-         *       },
-         *       "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
-         *       "decomposition": {
-         *         "uncovered_facts": [],
-         *         "overlaps": [
-         *           {
-         *             "fact": "vantage.enterprise.floor",
-         *             "subtasks": [
-         *               "st_3",
-         *               "st_5"
-         *             ]
-         *           }
-         *         ]
-         *       },
-         *       "status": "halted",
-         *       "results": [
-         *         {
-         *           "subtask_id": "st_3",
-         *           "revision": 1,
-         *           "status": "DONE",
-         *           "late": false,
-         *           "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
-         *           "received_at": "2026-11-29T10:00:00.000Z"
-         *         },
-         *         {
-         *           "subtask_id": "st_5",
-         *           "revision": 1,
-         *           "status": "DONE",
-         *           "late": false,
-         *           "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
-         *           "received_at": "2026-11-29T11:00:00.000Z"
-         *         }
-         *       ],
-         *       "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
-         *       "created_at": "2026-11-29T09:00:00.000Z"
-         *     }
-         */
-        FanoutInput: {
-            /** Format: uuid */
-            fanout_id: string;
-            orchestrator_id: string;
-            fanout_key: string;
-            question: string;
-            facts: string[];
-            subtasks: {
-                subtask_id: string;
-                scope: string | null;
-                facts: string[];
-            }[];
-            deadline: string | null;
-            policy: components["schemas"]["FanoutPolicyWithDefaultsInput"];
-            policy_digest: string;
-            decomposition: {
-                uncovered_facts: string[];
-                overlaps: {
-                    fact: string;
-                    subtasks: string[];
-                }[];
-            };
-            /** @enum {string} */
-            status: "open" | "decided" | "halted" | "resolved";
-            results: {
-                subtask_id: string;
-                revision: number;
-                /** @enum {string} */
-                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-                late: boolean;
-                result_digest: string;
-                received_at: string;
-            }[];
-            manifest_id: string | null;
-            created_at: string;
-        };
-        /**
-         * @example {
-         *       "status": "pending",
-         *       "missing_subtasks": [
-         *         "st_5"
-         *       ]
-         *     }
-         */
-        ReconcilePendingInput: {
-            /** @constant */
-            status: "pending";
-            missing_subtasks: string[];
-        };
-        FactAnswerInput: {
-            value: components["schemas"]["schema5"];
-            effective_date: string | null;
-            qualifiers: {
-                [key: string]: string | number | boolean;
-            };
-        };
-        ReconciledFactInput: {
-            fact: string;
-            /** @enum {string} */
-            status: "unclaimed" | "agreed" | "resolved" | "contested" | "scoped";
-            answer: components["schemas"]["FactAnswerInput"] | null;
-            variants: {
-                qualifiers: {
-                    [key: string]: string | number | boolean;
-                };
-                /** @enum {string} */
-                status: "agreed" | "resolved" | "contested";
-                answer: components["schemas"]["FactAnswerInput"] | null;
-                rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
-                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
-            }[];
-            rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence" | "human") | null;
-            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
-            positions: {
-                position_id: string;
-                value: components["schemas"]["schema5"];
-                effective_date: string | null;
-                qualifiers: {
-                    [key: string]: string | number | boolean;
-                };
-                claims: string[];
-                independent_sources: number;
-                lost_by: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
-            }[];
-            claims: {
-                claim_ref: string;
-                subtask_id: string;
-                revision: number;
-                position_id: string;
-                confidence: number | null;
-                sources: components["schemas"]["ClaimSourceInput"][];
-                out_of_scope: boolean;
-            }[];
-            conflicts: {
-                a: string;
-                b: string;
-                differs: ("effective_date" | "qualifiers" | "value")[];
-                qualifier_differences: {
-                    pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
-                }[];
-            }[];
-            echoes: {
-                source: string;
-                claims: string[];
-            }[];
-        };
-        FanoutCoverageInput: {
-            subtasks: {
-                subtask_id: string;
-                /** @enum {string} */
-                status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "MISSING";
-                revision: number | null;
-                received_at: string | null;
-                late: boolean;
-                result_digest: string | null;
-            }[];
-            missing_subtasks: string[];
-            late_subtasks: string[];
-            needs_context: {
-                subtask_id: string;
-                blocking_question: string | null;
-            }[];
-            blocked: {
-                subtask_id: string;
-                blocking_reason: string | null;
-            }[];
-            concerns: {
-                subtask_id: string;
-                concerns: string[];
-            }[];
-            uncovered_facts: string[];
-            overlaps: {
-                fact: string;
-                subtasks: string[];
-            }[];
-        };
-        ReconciliationManifestInput: {
-            /** @constant */
-            kind: "reconciliation";
-            /** Format: uuid */
-            manifest_id: string;
-            /** Format: uuid */
-            fanout_id: string;
-            orchestrator_id: string;
-            fanout_key: string;
-            issued_at: string;
-            /** @enum {string} */
-            verdict: "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "HUMAN_RESOLVED";
-            /** @enum {string} */
-            directive: "PROCEED" | "REEVALUATE" | "HALT";
-            policy: components["schemas"]["FanoutPolicyWithDefaultsInput"];
-            policy_digest: string;
-            coverage: components["schemas"]["FanoutCoverageInput"];
-            facts: components["schemas"]["ReconciledFactInput"][];
-            reasons: {
-                /** @enum {string} */
-                code: "needs_context" | "blocked" | "missing_subtask" | "uncovered_fact" | "contested_fact";
-                subject: string;
-            }[];
-            supersedes: string | null;
-            resolution: {
-                by: string;
-                rationale: string;
-            } | null;
-        };
-        /**
-         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
-         * @example {
-         *       "manifest": {
-         *         "kind": "reconciliation",
-         *         "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
-         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-         *         "orchestrator_id": "scout",
-         *         "fanout_key": "vantage-pricing-2026-11",
-         *         "issued_at": "2026-11-29T12:00:01.000Z",
-         *         "verdict": "CONTESTED",
-         *         "directive": "HALT",
-         *         "policy": {
-         *           "resolve": [
-         *             "source_priority",
-         *             "corroboration"
-         *           ],
-         *           "source_priority": [
-         *             "https://vantage.com/",
-         *             "crm://"
-         *           ],
-         *           "min_independent_sources": 1,
-         *           "on_qualifier_difference": "halt",
-         *           "on_incomplete": "halt",
-         *           "decomposition": "warn"
-         *         },
-         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
-         *         "coverage": {
-         *           "subtasks": [
-         *             {
-         *               "subtask_id": "st_3",
-         *               "status": "DONE",
-         *               "revision": 1,
-         *               "received_at": "2026-11-29T10:00:00.000Z",
-         *               "late": false,
-         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
-         *             },
-         *             {
-         *               "subtask_id": "st_5",
-         *               "status": "DONE",
-         *               "revision": 1,
-         *               "received_at": "2026-11-29T11:00:00.000Z",
-         *               "late": false,
-         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
-         *             }
-         *           ],
-         *           "missing_subtasks": [],
-         *           "late_subtasks": [],
-         *           "needs_context": [],
-         *           "blocked": [],
-         *           "concerns": [],
-         *           "uncovered_facts": [],
-         *           "overlaps": [
-         *             {
-         *               "fact": "vantage.enterprise.floor",
-         *               "subtasks": [
-         *                 "st_3",
-         *                 "st_5"
-         *               ]
-         *             }
-         *           ]
-         *         },
-         *         "facts": [
-         *           {
-         *             "fact": "vantage.enterprise.floor",
-         *             "status": "contested",
-         *             "answer": null,
-         *             "variants": [],
-         *             "rule": null,
-         *             "reason": "qualifier_difference",
-         *             "positions": [
-         *               {
-         *                 "position_id": "p1",
-         *                 "value": {
-         *                   "amount": 60000,
-         *                   "currency": "USD",
-         *                   "per": "year"
-         *                 },
-         *                 "effective_date": "2025-01-22",
-         *                 "qualifiers": {
-         *                   "applies_to": "new_logos"
-         *                 },
-         *                 "claims": [
-         *                   "st_5#0"
-         *                 ],
-         *                 "independent_sources": 1,
-         *                 "lost_by": null
-         *               },
-         *               {
-         *                 "position_id": "p2",
-         *                 "value": {
-         *                   "amount": 60000,
-         *                   "currency": "USD",
-         *                   "per": "year"
-         *                 },
-         *                 "effective_date": "2025-03-01",
-         *                 "qualifiers": {},
-         *                 "claims": [
-         *                   "st_3#0"
-         *                 ],
-         *                 "independent_sources": 1,
-         *                 "lost_by": null
-         *               }
-         *             ],
-         *             "claims": [
-         *               {
-         *                 "claim_ref": "st_3#0",
-         *                 "subtask_id": "st_3",
-         *                 "revision": 1,
-         *                 "position_id": "p2",
-         *                 "confidence": 0.81,
-         *                 "sources": [
-         *                   {
-         *                     "uri": "https://vantage.com/pricing",
-         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
-         *                     "observed_at": "2025-03-04T09:12:00Z"
-         *                   }
-         *                 ],
-         *                 "out_of_scope": false
-         *               },
-         *               {
-         *                 "claim_ref": "st_5#0",
-         *                 "subtask_id": "st_5",
-         *                 "revision": 1,
-         *                 "position_id": "p1",
-         *                 "confidence": 0.66,
-         *                 "sources": [
-         *                   {
-         *                     "uri": "crm://opp/118204",
-         *                     "excerpt": "their AE confirmed 60k floor, new business only"
-         *                   }
-         *                 ],
-         *                 "out_of_scope": false
-         *               }
-         *             ],
-         *             "conflicts": [
-         *               {
-         *                 "a": "p1",
-         *                 "b": "p2",
-         *                 "differs": [
-         *                   "effective_date",
-         *                   "qualifiers"
-         *                 ],
-         *                 "qualifier_differences": [
-         *                   {
-         *                     "pointer": "/applies_to",
-         *                     "a": "new_logos"
-         *                   }
-         *                 ]
-         *               }
-         *             ],
-         *             "echoes": []
-         *           }
-         *         ],
-         *         "reasons": [
-         *           {
-         *             "code": "contested_fact",
-         *             "subject": "vantage.enterprise.floor"
-         *           }
-         *         ],
-         *         "supersedes": null,
-         *         "resolution": null
-         *       },
-         *       "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
-         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
-         *       "audit_seq": 7
-         *     }
-         * @example {
-         *       "manifest": {
-         *         "kind": "reconciliation",
-         *         "manifest_id": "b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e",
-         *         "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
-         *         "orchestrator_id": "scout",
-         *         "fanout_key": "vantage-pricing-2026-11",
-         *         "issued_at": "2026-11-29T15:30:00.000Z",
-         *         "verdict": "HUMAN_RESOLVED",
-         *         "directive": "PROCEED",
-         *         "policy": {
-         *           "resolve": [
-         *             "source_priority",
-         *             "corroboration"
-         *           ],
-         *           "source_priority": [
-         *             "https://vantage.com/",
-         *             "crm://"
-         *           ],
-         *           "min_independent_sources": 1,
-         *           "on_qualifier_difference": "halt",
-         *           "on_incomplete": "halt",
-         *           "decomposition": "warn"
-         *         },
-         *         "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
-         *         "coverage": {
-         *           "subtasks": [
-         *             {
-         *               "subtask_id": "st_3",
-         *               "status": "DONE",
-         *               "revision": 1,
-         *               "received_at": "2026-11-29T10:00:00.000Z",
-         *               "late": false,
-         *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
-         *             },
-         *             {
-         *               "subtask_id": "st_5",
-         *               "status": "DONE",
-         *               "revision": 1,
-         *               "received_at": "2026-11-29T11:00:00.000Z",
-         *               "late": false,
-         *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
-         *             }
-         *           ],
-         *           "missing_subtasks": [],
-         *           "late_subtasks": [],
-         *           "needs_context": [],
-         *           "blocked": [],
-         *           "concerns": [],
-         *           "uncovered_facts": [],
-         *           "overlaps": [
-         *             {
-         *               "fact": "vantage.enterprise.floor",
-         *               "subtasks": [
-         *                 "st_3",
-         *                 "st_5"
-         *               ]
-         *             }
-         *           ]
-         *         },
-         *         "facts": [
-         *           {
-         *             "fact": "vantage.enterprise.floor",
-         *             "status": "resolved",
-         *             "answer": {
-         *               "effective_date": "2025-01-22",
-         *               "qualifiers": {
-         *                 "applies_to": "new_logos"
-         *               },
-         *               "value": {
-         *                 "amount": 60000,
-         *                 "currency": "USD",
-         *                 "per": "year"
-         *               }
-         *             },
-         *             "variants": [],
-         *             "rule": "human",
-         *             "reason": null,
-         *             "positions": [
-         *               {
-         *                 "position_id": "p1",
-         *                 "value": {
-         *                   "amount": 60000,
-         *                   "currency": "USD",
-         *                   "per": "year"
-         *                 },
-         *                 "effective_date": "2025-01-22",
-         *                 "qualifiers": {
-         *                   "applies_to": "new_logos"
-         *                 },
-         *                 "claims": [
-         *                   "st_5#0"
-         *                 ],
-         *                 "independent_sources": 1,
-         *                 "lost_by": null
-         *               },
-         *               {
-         *                 "position_id": "p2",
-         *                 "value": {
-         *                   "amount": 60000,
-         *                   "currency": "USD",
-         *                   "per": "year"
-         *                 },
-         *                 "effective_date": "2025-03-01",
-         *                 "qualifiers": {},
-         *                 "claims": [
-         *                   "st_3#0"
-         *                 ],
-         *                 "independent_sources": 1,
-         *                 "lost_by": null
-         *               }
-         *             ],
-         *             "claims": [
-         *               {
-         *                 "claim_ref": "st_3#0",
-         *                 "subtask_id": "st_3",
-         *                 "revision": 1,
-         *                 "position_id": "p2",
-         *                 "confidence": 0.81,
-         *                 "sources": [
-         *                   {
-         *                     "uri": "https://vantage.com/pricing",
-         *                     "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
-         *                     "observed_at": "2025-03-04T09:12:00Z"
-         *                   }
-         *                 ],
-         *                 "out_of_scope": false
-         *               },
-         *               {
-         *                 "claim_ref": "st_5#0",
-         *                 "subtask_id": "st_5",
-         *                 "revision": 1,
-         *                 "position_id": "p1",
-         *                 "confidence": 0.66,
-         *                 "sources": [
-         *                   {
-         *                     "uri": "crm://opp/118204",
-         *                     "excerpt": "their AE confirmed 60k floor, new business only"
-         *                   }
-         *                 ],
-         *                 "out_of_scope": false
-         *               }
-         *             ],
-         *             "conflicts": [
-         *               {
-         *                 "a": "p1",
-         *                 "b": "p2",
-         *                 "differs": [
-         *                   "effective_date",
-         *                   "qualifiers"
-         *                 ],
-         *                 "qualifier_differences": [
-         *                   {
-         *                     "pointer": "/applies_to",
-         *                     "a": "new_logos"
-         *                   }
-         *                 ]
-         *               }
-         *             ],
-         *             "echoes": []
-         *           }
-         *         ],
-         *         "reasons": [
-         *           {
-         *             "code": "contested_fact",
-         *             "subject": "vantage.enterprise.floor"
-         *           }
-         *         ],
-         *         "supersedes": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
-         *         "resolution": {
-         *           "by": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a098",
-         *           "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
-         *         }
-         *       },
-         *       "manifest_digest": "sha256:ec90151b793ed23f50b3eeda5d7f3a5b753e01387eb76530194c5f02ba440ea6",
-         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
-         *       "audit_seq": 10
-         *     }
-         */
-        ReconciliationManifestEnvelopeInput: {
-            manifest: components["schemas"]["ReconciliationManifestInput"];
-            manifest_digest: string;
-            jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
-            audit_seq: number | null;
-        };
-        GroundTruthArbiterPredicateInput: {
-            probe_id: string;
-            probe_version: number;
-            probe_digest: string;
-            request: {
-                method: string;
-                url: string;
-            };
-            executed_at: string;
-            attempts: number;
-            http_status: number | null;
-            response_digest: string | null;
-            result: ("success" | "partial" | "failure") | null;
-            error: {
-                code: string;
-                detail: string;
-            } | null;
-        };
         EvidenceItemInput: {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema5"];
+            content: components["schemas"]["JsonValueInput"];
         };
         IntendedActionInput: {
             /** @enum {string} */
             kind: "proceed" | "compensate" | "retry" | "halt" | "other";
             resources: string[];
-        };
-        SubagentPolicyInput: {
-            subagent_id: string;
-            expected_orchestrators: string[];
-            arbiter_orchestrator_id: string | null;
-            deadline_seconds: number | null;
-            /** @enum {string} */
-            fallback_policy: "escalate" | "strictest_wins";
-            probe: {
-                /** Format: uuid */
-                probe_id: string;
-            } | null;
-            updated_at: string;
-        };
-        ManifestInterpretationInput: {
-            orchestrator_id: string;
-            success_criterion_signature: string;
-            /** @enum {string} */
-            outcome_interpretation: "success" | "partial" | "failure";
-            evidence_hash: string;
-            intended_action: components["schemas"]["IntendedActionInput"] | null;
-            revision: number;
-            received_at: string;
-        };
-        DivergenceReceiptInput: {
-            /** @enum {string} */
-            kind: "criteria" | "evidence_seen" | "interpretation";
-            actions_disjoint: boolean;
-            pairs: {
-                a: string;
-                b: string;
-                /** @enum {string} */
-                a_interpretation: "success" | "partial" | "failure";
-                /** @enum {string} */
-                b_interpretation: "success" | "partial" | "failure";
-                a_criterion_signature: string;
-                b_criterion_signature: string;
-                criteria_divergence: {
-                    pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
-                }[] | null;
-                evidence_divergence: {
-                    a_evidence_hash: string;
-                    b_evidence_hash: string;
-                    only_in_a: string[];
-                    only_in_b: string[];
-                } | null;
-            }[];
-            receipt_digest: string;
-        };
-        OutcomeManifestInput: {
-            /** @constant */
-            kind: "outcome";
-            /** Format: uuid */
-            manifest_id: string;
-            /** Format: uuid */
-            outcome_id: string;
-            subagent_id: string;
-            run_id: string;
-            issued_at: string;
-            /** @enum {string} */
-            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED";
-            /** @enum {string} */
-            directive: "PROCEED" | "REEVALUATE" | "HALT";
-            resolved_outcome: ("success" | "partial" | "failure") | null;
-            subagent_outcome_evidence_hash: string;
-            interpretations: components["schemas"]["ManifestInterpretationInput"][];
-            interpretation_divergence_receipt: components["schemas"]["DivergenceReceiptInput"] | null;
-            ground_truth_arbiter_predicate: components["schemas"]["GroundTruthArbiterPredicateInput"] | null;
-            action_owner: string | null;
-            missing_orchestrators: string[];
-            supersedes: string | null;
-            resolution: {
-                by: string;
-                rationale: string;
-            } | null;
-        };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
-        OutcomeManifestEnvelopeInput: {
-            manifest: components["schemas"]["OutcomeManifestInput"];
-            manifest_digest: string;
-            jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
-            audit_seq: number | null;
-        };
-        EvaluationPendingInput: {
-            /** @constant */
-            status: "pending";
-            missing_orchestrators: string[];
-        };
-        OutcomeInput: {
-            /** Format: uuid */
-            outcome_id: string;
-            subagent_id: string;
-            run_id: string;
-            /** @enum {string} */
-            status: "open" | "decided" | "halted" | "resolved";
-            evidence_hash: string;
-            evidence_versions: {
-                evidence_hash: string;
-                item_hashes: string[];
-                created_at: string;
-            }[];
-            evidence: components["schemas"]["EvidenceItemInput"][];
-            interpretations: components["schemas"]["ManifestInterpretationInput"][];
-            expected_orchestrators: string[];
-            deadline: string | null;
-            arbiter_orchestrator_id: string | null;
-            probe: {
-                probe_id: string;
-                params: {
-                    [key: string]: components["schemas"]["schema5"];
-                };
-            } | null;
-            /** @enum {string} */
-            fallback_policy: "escalate" | "strictest_wins";
-            manifest_id: string | null;
-            reevaluation_rounds: number;
-            created_at: string;
         };
         SubmittedSubjectInput: {
             digest: string;
@@ -5842,7 +1073,7 @@ export interface components {
             /** @constant */
             status: "DONE";
             summary: string;
-            evidence: components["schemas"]["schema6"][];
+            evidence: components["schemas"]["JsonValueInput"][];
             concerns?: unknown;
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -5853,7 +1084,7 @@ export interface components {
             /** @constant */
             status: "DONE_WITH_CONCERNS";
             summary: string;
-            evidence: components["schemas"]["schema7"][];
+            evidence: components["schemas"]["JsonValueInput"][];
             concerns: string[];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -5882,662 +1113,6 @@ export interface components {
             judge_id: string;
             revision: number;
             findings?: components["schemas"]["CouncilFindingInput"][];
-        };
-        ReviewSubjectInput: {
-            digest: string;
-            description: string | null;
-            uri: string | null;
-        };
-        ReviewJudgeInput: {
-            judge_id: string;
-            model: string;
-            context_id: string;
-            stage: (1 | 2) | null;
-            role: ("judge" | "meta") | null;
-        };
-        ReviewVerdictItemInput: {
-            judge_id: string;
-            model: string;
-            stage: (1 | 2) | null;
-            role: ("judge" | "meta") | null;
-            /** @enum {string} */
-            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-            summary: string;
-            concerns: string[];
-            blocking_question: string | null;
-            blocking_reason: string | null;
-            verdict_digest: string;
-        };
-        ReviewInput: {
-            /** Format: uuid */
-            review_id: string;
-            orchestrator_id: string;
-            review_key: string;
-            /** @enum {string} */
-            mode: "do_and_judge" | "two_stage" | "debate" | "council";
-            subject: components["schemas"]["ReviewSubjectInput"];
-            implementer: {
-                model: string;
-                context_id: string;
-            };
-            judges: components["schemas"]["ReviewJudgeInput"][];
-            revision: number;
-            /** @enum {string} */
-            status: "open" | "decided" | "handed_back";
-            /** @description the latest verdict of each judge in the current revision */
-            verdicts: components["schemas"]["ReviewVerdictItemInput"][];
-            /** @description the latest manifest of the review */
-            manifest_id: string | null;
-            created_at: string;
-        };
-        ReviewVerdictRecordedInput: {
-            /** Format: uuid */
-            review_id: string;
-            judge_id: string;
-            revision: number;
-            /** @enum {string} */
-            status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-            /** @description sha256(JCS(body as submitted)) */
-            verdict_digest: string;
-            received_at: string;
-        };
-        ReviewFindingInput: {
-            fingerprint: string;
-            /** @enum {string} */
-            severity: "low" | "medium" | "high" | "critical";
-            title: string;
-            location: string | null;
-            reported_by: string[];
-            models: string[];
-            confidence: number;
-        };
-        /**
-         * @description One example per mode: do_and_judge, two_stage, debate, council.
-         * @example {
-         *       "kind": "review",
-         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
-         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
-         *       "orchestrator_id": "orch-a",
-         *       "revision": 0,
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "issued_at": "2026-11-29T18:00:00.000Z",
-         *       "supersedes": null,
-         *       "review_key": "PR-480",
-         *       "mode": "do_and_judge",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "typo fix in the refund mail",
-         *         "uri": null
-         *       },
-         *       "judges": [
-         *         {
-         *           "stage": null,
-         *           "role": null,
-         *           "judge_id": "solo",
-         *           "model": "model-m",
-         *           "context_id": "ctx-9"
-         *         }
-         *       ],
-         *       "verdict": "BLOCKED",
-         *       "directive": "REVISE",
-         *       "verdicts": [
-         *         {
-         *           "judge_id": "solo",
-         *           "model": "model-m",
-         *           "stage": null,
-         *           "role": null,
-         *           "status": "BLOCKED",
-         *           "summary": "solo returned BLOCKED",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": "the refund is retried twice",
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         }
-         *       ],
-         *       "concerns": [],
-         *       "blocking_question": null,
-         *       "blocking_reason": "the refund is retried twice",
-         *       "divergence": null,
-         *       "findings": []
-         *     }
-         * @example {
-         *       "kind": "review",
-         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
-         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
-         *       "orchestrator_id": "orch-a",
-         *       "revision": 0,
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "issued_at": "2026-11-29T18:00:00.000Z",
-         *       "supersedes": null,
-         *       "review_key": "PR-481",
-         *       "mode": "two_stage",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "refund retry fix",
-         *         "uri": "https://git.example/pr/481"
-         *       },
-         *       "judges": [
-         *         {
-         *           "stage": 1,
-         *           "role": null,
-         *           "judge_id": "spec",
-         *           "model": "model-l",
-         *           "context_id": "ctx-2"
-         *         },
-         *         {
-         *           "stage": 2,
-         *           "role": null,
-         *           "judge_id": "quality",
-         *           "model": "model-l",
-         *           "context_id": "ctx-3"
-         *         }
-         *       ],
-         *       "verdict": "DONE_WITH_CONCERNS",
-         *       "directive": "APPLY",
-         *       "verdicts": [
-         *         {
-         *           "judge_id": "quality",
-         *           "model": "model-l",
-         *           "stage": 2,
-         *           "role": null,
-         *           "status": "DONE_WITH_CONCERNS",
-         *           "summary": "quality returned DONE_WITH_CONCERNS",
-         *           "concerns": [
-         *             "rename retryOnce"
-         *           ],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         },
-         *         {
-         *           "judge_id": "spec",
-         *           "model": "model-l",
-         *           "stage": 1,
-         *           "role": null,
-         *           "status": "DONE_WITH_CONCERNS",
-         *           "summary": "spec returned DONE_WITH_CONCERNS",
-         *           "concerns": [
-         *             "no test for the retry path"
-         *           ],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         }
-         *       ],
-         *       "concerns": [
-         *         {
-         *           "judge_id": "quality",
-         *           "concern": "rename retryOnce"
-         *         },
-         *         {
-         *           "judge_id": "spec",
-         *           "concern": "no test for the retry path"
-         *         }
-         *       ],
-         *       "blocking_question": null,
-         *       "blocking_reason": null,
-         *       "divergence": null,
-         *       "findings": []
-         *     }
-         * @example {
-         *       "kind": "review",
-         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
-         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
-         *       "orchestrator_id": "orch-a",
-         *       "revision": 2,
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "issued_at": "2026-11-29T18:00:00.000Z",
-         *       "supersedes": null,
-         *       "review_key": "PR-482",
-         *       "mode": "debate",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "drop the legacy refunds column",
-         *         "uri": null
-         *       },
-         *       "judges": [
-         *         {
-         *           "stage": null,
-         *           "role": "judge",
-         *           "judge_id": "amy",
-         *           "model": "model-l",
-         *           "context_id": "ctx-2"
-         *         },
-         *         {
-         *           "stage": null,
-         *           "role": "judge",
-         *           "judge_id": "zed",
-         *           "model": "model-k",
-         *           "context_id": "ctx-3"
-         *         },
-         *         {
-         *           "stage": null,
-         *           "role": "meta",
-         *           "judge_id": "moderator",
-         *           "model": "model-j",
-         *           "context_id": "ctx-4"
-         *         }
-         *       ],
-         *       "verdict": "BLOCKED",
-         *       "directive": "HAND_BACK",
-         *       "verdicts": [
-         *         {
-         *           "judge_id": "amy",
-         *           "model": "model-l",
-         *           "stage": null,
-         *           "role": "judge",
-         *           "status": "DONE",
-         *           "summary": "amy returned DONE",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         },
-         *         {
-         *           "judge_id": "zed",
-         *           "model": "model-k",
-         *           "stage": null,
-         *           "role": "judge",
-         *           "status": "BLOCKED",
-         *           "summary": "zed returned BLOCKED",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": "migration drops a column in use",
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         }
-         *       ],
-         *       "concerns": [],
-         *       "blocking_question": null,
-         *       "blocking_reason": "migration drops a column in use",
-         *       "divergence": {
-         *         "a": "amy",
-         *         "b": "zed",
-         *         "a_status": "DONE",
-         *         "b_status": "BLOCKED"
-         *       },
-         *       "findings": []
-         *     }
-         * @example {
-         *       "kind": "review",
-         *       "manifest_id": "0b7f6c1e-2f1d-4c55-9a8e-2d1c4b5a6f70",
-         *       "review_id": "5d1e8f3a-7b2c-4d9e-8f10-3a2b1c0d9e8f",
-         *       "orchestrator_id": "orch-a",
-         *       "revision": 0,
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "issued_at": "2026-11-29T18:00:00.000Z",
-         *       "supersedes": null,
-         *       "review_key": "PR-483",
-         *       "mode": "council",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "cache layer for refund lookups",
-         *         "uri": null
-         *       },
-         *       "judges": [
-         *         {
-         *           "stage": null,
-         *           "role": null,
-         *           "judge_id": "c1",
-         *           "model": "model-a",
-         *           "context_id": "ctx-5"
-         *         },
-         *         {
-         *           "stage": null,
-         *           "role": null,
-         *           "judge_id": "c2",
-         *           "model": "model-b",
-         *           "context_id": "ctx-6"
-         *         },
-         *         {
-         *           "stage": null,
-         *           "role": null,
-         *           "judge_id": "c3",
-         *           "model": "model-c",
-         *           "context_id": "ctx-7"
-         *         }
-         *       ],
-         *       "verdict": "ADVISORY",
-         *       "directive": "ADVISORY",
-         *       "verdicts": [
-         *         {
-         *           "judge_id": "c1",
-         *           "model": "model-a",
-         *           "stage": null,
-         *           "role": null,
-         *           "status": "DONE",
-         *           "summary": "c1 returned DONE",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         },
-         *         {
-         *           "judge_id": "c2",
-         *           "model": "model-b",
-         *           "stage": null,
-         *           "role": null,
-         *           "status": "DONE",
-         *           "summary": "c2 returned DONE",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         },
-         *         {
-         *           "judge_id": "c3",
-         *           "model": "model-c",
-         *           "stage": null,
-         *           "role": null,
-         *           "status": "DONE",
-         *           "summary": "c3 returned DONE",
-         *           "concerns": [],
-         *           "blocking_question": null,
-         *           "blocking_reason": null,
-         *           "verdict_digest": "sha256:a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
-         *         }
-         *       ],
-         *       "concerns": [],
-         *       "blocking_question": null,
-         *       "blocking_reason": null,
-         *       "divergence": null,
-         *       "findings": [
-         *         {
-         *           "fingerprint": "sha256:c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4",
-         *           "severity": "critical",
-         *           "title": "race in cache",
-         *           "location": "cache.ts",
-         *           "reported_by": [
-         *             "c1",
-         *             "c2"
-         *           ],
-         *           "models": [
-         *             "model-a",
-         *             "model-b"
-         *           ],
-         *           "confidence": 0.6666666666666666
-         *         }
-         *       ]
-         *     }
-         */
-        ReviewManifestInput: {
-            /** @constant */
-            kind: "review";
-            /** Format: uuid */
-            manifest_id: string;
-            /** Format: uuid */
-            review_id: string;
-            orchestrator_id: string;
-            review_key: string;
-            /** @enum {string} */
-            mode: "do_and_judge" | "two_stage" | "debate" | "council";
-            revision: number;
-            subject: components["schemas"]["ReviewSubjectInput"];
-            implementer: {
-                model: string;
-                context_id: string;
-            };
-            judges: components["schemas"]["ReviewJudgeInput"][];
-            issued_at: string;
-            /** @enum {string} */
-            verdict: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
-            /** @enum {string} */
-            directive: "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
-            verdicts: components["schemas"]["ReviewVerdictItemInput"][];
-            concerns: {
-                judge_id: string;
-                concern: string;
-            }[];
-            blocking_question: string | null;
-            blocking_reason: string | null;
-            divergence: {
-                a: string;
-                b: string;
-                /** @enum {string} */
-                a_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-                /** @enum {string} */
-                b_status: "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED";
-            } | null;
-            findings: components["schemas"]["ReviewFindingInput"][];
-            supersedes: string | null;
-        };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
-        ReviewManifestEnvelopeInput: {
-            manifest: components["schemas"]["ReviewManifestInput"];
-            manifest_digest: string;
-            jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
-            audit_seq: number | null;
-        };
-        ReviewPendingInput: {
-            /** @constant */
-            status: "pending";
-            missing_judges: string[];
-        };
-        /**
-         * @example {
-         *       "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
-         *       "tree_size": 20,
-         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
-         *       "head_seq": 20,
-         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
-         *       "at": "2026-11-30T17:09:58.991Z"
-         *     }
-         */
-        LogCheckpointInput: {
-            /** @description the log's name: the note's first line and the note key's name */
-            origin: string;
-            /** @description number of records in the tree */
-            tree_size: number;
-            /** @description RFC 9162 root over the first tree_size records, base64 */
-            root_hash: string;
-            /** @description seq of the last record in the tree (= tree_size) */
-            head_seq: number;
-            /** @description that record's chain hash */
-            head_hash: string;
-            /** @description when the checkpoint was signed */
-            at: string;
-        };
-        /**
-         * @example {
-         *       "checkpoint": {
-         *         "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
-         *         "tree_size": 20,
-         *         "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
-         *         "head_seq": 20,
-         *         "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
-         *         "at": "2026-11-30T17:09:58.991Z"
-         *       },
-         *       "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
-         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
-         *     }
-         */
-        SignedCheckpointInput: {
-            checkpoint: components["schemas"]["LogCheckpointInput"];
-            /** @description C2SP signed note of the tlog-checkpoint body (origin, tree size, base64 root), signed with Ed25519; key name = origin */
-            note: string;
-            /** @description compact JWS over JCS(checkpoint), same key and header as manifests */
-            jws: string;
-        };
-        /**
-         * @example {
-         *       "seq": 17,
-         *       "leaf_index": 16,
-         *       "tree_size": 20,
-         *       "leaf_hash": "69Ss+uZfdVCsCPC2AGls7A4DtM+S5HQiaMNvFyRwPnM=",
-         *       "proof": [
-         *         "HVyEI4TTxqB5SNHqXLlHJHCCX7XJtJUlsj0rRVJR5yU=",
-         *         "JnAAS7f2j6Eu+0oNpJw9QQDaffwyHSwgTik2YCQC+Y0=",
-         *         "66QuDJd1hYg3SwzgbEttfODmF//tAjfFEAuFaphyDbA="
-         *       ],
-         *       "checkpoint": {
-         *         "checkpoint": {
-         *           "origin": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90",
-         *           "tree_size": 20,
-         *           "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
-         *           "head_seq": 20,
-         *           "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
-         *           "at": "2026-11-30T17:09:58.991Z"
-         *         },
-         *         "note": "arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90\n20\npVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=\n\n— arbiter.local/log/0b6f4f5e-3f0a-4c8e-9d56-3c2e8f1a7b90 iQHkMU+fMr5IlpmouxBvDM2j+pIe978oFz9oV3ys7neqdQeajPySdJ9vAho2/y85qT1VloG/V1aMFyIu6WkshxN4gAs=\n",
-         *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiNG9ROUpVR2RoWXd4Q3ljZ3lOU3hUbVBUUUxxYkRvTUdyQ1cyalJ4UTNZayJ9.eyJhdCI6IjIwMjYtMTEtMzBUMTc6MDk6NTguOTkxWiIsImhlYWRfaGFzaCI6InNoYTI1NjoyMzJlYjhlNTVkODZjZDljN2FjNzg2ODFkZjg4NmMzY2M4ZjQzYTNkNjcyY2EzYzY3OGMwYjlmNmZjYzAxMTRiIiwiaGVhZF9zZXEiOjIwLCJvcmlnaW4iOiJhcmJpdGVyLmxvY2FsL2xvZy8wYjZmNGY1ZS0zZjBhLTRjOGUtOWQ1Ni0zYzJlOGYxYTdiOTAiLCJyb290X2hhc2giOiJwVnp5enVabG40T3U4Ym0wWDJYQlNSVGV2SGxmTFh4ZmN6eER0cXA4WG00PSIsInRyZWVfc2l6ZSI6MjB9.n5LZW4XtjnRM2rgtXnzmyIIWfPt4pjlLSjQllSINUgKXOBD3xgIJ0f7Y5pwY8Zblds0LWgdrK48NKOysfPi0Cw"
-         *       }
-         *     }
-         */
-        InclusionProofInput: {
-            seq: number;
-            /** @description seq − 1 */
-            leaf_index: number;
-            tree_size: number;
-            /** @description SHA-256(0x00 ‖ JCS(record)), base64 */
-            leaf_hash: string;
-            /** @description RFC 9162 inclusion path, bottom to top */
-            proof: string[];
-            /** @description the signed checkpoint of tree_size, when one is stored (always without ?tree_size) */
-            checkpoint: components["schemas"]["SignedCheckpointInput"] | null;
-        };
-        /**
-         * @example {
-         *       "from_size": 7,
-         *       "to_size": 20,
-         *       "proof": [
-         *         "0ZPevPh0nMB89l+xXMrvkEFWzC5J1UdU7JPzs5dnQkE=",
-         *         "Pkzekm5dClca/CKgmaJBorwHpLLPeuIt+TIM3yAUjvk=",
-         *         "hJRIpoXulZq1qEYyGJbe8DOZvO75RjS7jmLHoiEiNHY=",
-         *         "g9EuBLIyb/uXpFqcZAAtDN65ggd37h4VXu54FmVSg4U=",
-         *         "e3QNI+CHjrA6K54beA4FdHm/+XxJk84Omas2XpM8hf8=",
-         *         "+hmO1bOc+5QlEtMeeRU5AkccdCZ32Ku9YOJ+3yGHSNA="
-         *       ]
-         *     }
-         */
-        ConsistencyProofInput: {
-            from_size: number;
-            to_size: number;
-            /** @description RFC 9162 consistency proof; [] when the sizes are equal */
-            proof: string[];
-        };
-        /**
-         * @example {
-         *       "ok": true,
-         *       "checked": 20,
-         *       "head_seq": 20,
-         *       "head_hash": "sha256:232eb8e55d86cd9c7ac78681df886c3cc8f43a3d672ca3c678c0b9f6fcc0114b",
-         *       "tree_size": 20,
-         *       "root_hash": "pVzyzuZln4Ou8bm0X2XBSRTevHlfLXxfczxDtqp8Xm4=",
-         *       "checkpoints_checked": 3,
-         *       "first_bad_seq": null
-         *     }
-         */
-        AuditVerifyReportInput: {
-            ok: boolean;
-            /** @description records checked */
-            checked: number;
-            /** @description last record checked */
-            head_seq: number | null;
-            head_hash: string | null;
-            /** @description size of the tree the check reached */
-            tree_size: number;
-            /** @description root of that tree, recomputed from the records */
-            root_hash: string;
-            checkpoints_checked: number;
-            /** @description first seq at which a record, tree node or checkpoint does not verify (a node or checkpoint counts at the seq that completed it); null when ok */
-            first_bad_seq: number | null;
-        };
-        EscalationInput: {
-            /** @enum {string} */
-            case: "outcome" | "fanout";
-            outcome_id: string | null;
-            fanout_id: string | null;
-            subagent_id: string | null;
-            run_id: string | null;
-            /** @enum {string} */
-            status: "open" | "resolved";
-            /** Format: uuid */
-            manifest_id: string;
-            /** @enum {string} */
-            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
-            interpretation_divergence_receipt: components["schemas"]["DivergenceReceiptInput"] | null;
-            opened_at: string;
-            resolved_at: string | null;
-        };
-        ApiKeyInput: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            role: "orchestrator" | "dashboard" | "ops" | "admin";
-            orchestrator_ids: string[];
-            label: string;
-            created_at: string;
-            revoked_at: string | null;
-        };
-        ProbeInput: {
-            /** Format: uuid */
-            probe_id: string;
-            name: string;
-            version: number;
-            probe_digest: string;
-            definition: {
-                name: string;
-                request: {
-                    /** @enum {string} */
-                    method: "GET" | "HEAD" | "POST";
-                    url: string;
-                    headers: {
-                        [key: string]: string | {
-                            env: string;
-                        };
-                    };
-                };
-                timeout_ms: number;
-                retries: number;
-                predicate: {
-                    status: number;
-                    pointer: string;
-                    map: {
-                        [key: string]: "success" | "partial" | "failure";
-                    };
-                };
-            };
-            created_at: string;
-        };
-        CreatedApiKeyInput: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            role: "orchestrator" | "dashboard" | "ops" | "admin";
-            orchestrator_ids: string[];
-            label: string;
-            created_at: string;
-            key: string;
-        };
-        ManifestInclusionInput: {
-            /** Format: uuid */
-            manifest_id: string;
-            record: components["schemas"]["AuditRecordInput"];
-            leaf_index: number;
-            tree_size: number;
-            leaf_hash: string;
-            proof: string[];
-            checkpoint: components["schemas"]["SignedCheckpointInput"];
-        };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
-        ManifestEnvelopeInput: {
-            manifest: components["schemas"]["OutcomeManifestInput"] | components["schemas"]["ReviewManifestInput"] | components["schemas"]["ReconciliationManifestInput"];
-            manifest_digest: string;
-            jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
-            audit_seq: number | null;
         };
         /** @description RFC 9457 problem details */
         Problem: {
@@ -6553,11 +1128,45 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Any JSON value. */
+        JsonValue: JsonValue;
+        /**
+         * @example {
+         *       "seq": 6,
+         *       "at": "2026-11-30T17:56:56.996Z",
+         *       "kind": "outcome.created",
+         *       "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "manifest_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "orchestrator_id": null,
+         *       "verdict": null,
+         *       "data": {
+         *         "run_id": "run-2026-11-30-0042",
+         *         "deadline": "2026-11-30T18:00:00.000Z",
+         *         "probe_id": null,
+         *         "item_hashes": [
+         *           "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+         *           "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+         *         ],
+         *         "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *         "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
+         *         "fallback_policy": "escalate",
+         *         "expected_orchestrators": [
+         *           "planner",
+         *           "reviewer"
+         *         ],
+         *         "arbiter_orchestrator_id": null
+         *       },
+         *       "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
+         *       "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
+         *     }
+         */
         AuditRecord: {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -6565,7 +1174,7 @@ export interface components {
             orchestrator_id: string | null;
             verdict: string | null;
             data: {
-                [key: string]: components["schemas"]["schema0"];
+                [key: string]: components["schemas"]["JsonValue"];
             };
             prev_hash: string;
             hash: string;
@@ -6575,158 +1184,6 @@ export interface components {
             excerpt?: string | null;
             content_digest?: string | null;
             observed_at?: string | null;
-        };
-        Claim: {
-            fact: string;
-            value: string | number | boolean | components["schemas"]["schema1"][] | {
-                [key: string]: components["schemas"]["schema2"];
-            };
-            effective_date?: string | null;
-            qualifiers?: {
-                [key: string]: string | number | boolean;
-            };
-            confidence?: number | null;
-            sources: components["schemas"]["ClaimSource"][];
-        };
-        /**
-         * @example {
-         *       "subtask_id": "st_3",
-         *       "status": "DONE",
-         *       "summary": "Archived pricing page shows a $60k enterprise floor from March 2025.",
-         *       "evidence": [
-         *         "web.archive.org capture 2025-03-04"
-         *       ],
-         *       "claims": [
-         *         {
-         *           "fact": "vantage.enterprise.floor",
-         *           "value": {
-         *             "amount": 60000,
-         *             "currency": "USD",
-         *             "per": "year"
-         *           },
-         *           "effective_date": "2025-03-01",
-         *           "confidence": 0.81,
-         *           "sources": [
-         *             {
-         *               "uri": "https://vantage.com/pricing",
-         *               "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
-         *               "observed_at": "2025-03-04T09:12:00Z"
-         *             }
-         *           ]
-         *         }
-         *       ],
-         *       "worker": {
-         *         "model": "model-x",
-         *         "context_id": "ctx-3"
-         *       }
-         *     }
-         * @example {
-         *       "subtask_id": "st_5",
-         *       "status": "DONE",
-         *       "summary": "CRM notes show the new floor applies to new logos only.",
-         *       "evidence": [
-         *         "opp 118204 note"
-         *       ],
-         *       "claims": [
-         *         {
-         *           "fact": "vantage.enterprise.floor",
-         *           "value": {
-         *             "amount": 60000,
-         *             "currency": "USD",
-         *             "per": "year"
-         *           },
-         *           "effective_date": "2025-01-22",
-         *           "qualifiers": {
-         *             "applies_to": "new_logos"
-         *           },
-         *           "confidence": 0.66,
-         *           "sources": [
-         *             {
-         *               "uri": "crm://opp/118204",
-         *               "excerpt": "their AE confirmed 60k floor, new business only"
-         *             }
-         *           ]
-         *         }
-         *       ],
-         *       "worker": {
-         *         "model": "model-x",
-         *         "context_id": "ctx-5"
-         *       }
-         *     }
-         * @example {
-         *       "subtask_id": "st_5",
-         *       "status": "NEEDS_CONTEXT",
-         *       "summary": "Two CRM fields disagree on the floor.",
-         *       "blocking_question": "Which CRM field is authoritative: competitive_loss or deal_notes?"
-         *     }
-         */
-        FanoutResult: {
-            /** @constant */
-            status: "DONE";
-            summary: string;
-            evidence: components["schemas"]["schema3"][];
-            claims?: components["schemas"]["Claim"][];
-            concerns?: unknown;
-            blocking_question?: unknown;
-            blocking_reason?: unknown;
-            subtask_id: string;
-            worker?: {
-                model?: string | null;
-                context_id?: string | null;
-            };
-        } | {
-            /** @constant */
-            status: "DONE_WITH_CONCERNS";
-            summary: string;
-            evidence: components["schemas"]["schema4"][];
-            concerns: string[];
-            claims?: components["schemas"]["Claim"][];
-            blocking_question?: unknown;
-            blocking_reason?: unknown;
-            subtask_id: string;
-            worker?: {
-                model?: string | null;
-                context_id?: string | null;
-            };
-        } | {
-            /** @constant */
-            status: "NEEDS_CONTEXT";
-            summary: string;
-            blocking_question: string;
-            evidence?: unknown;
-            concerns?: unknown;
-            blocking_reason?: unknown;
-            claims?: unknown;
-            subtask_id: string;
-            worker?: {
-                model?: string | null;
-                context_id?: string | null;
-            };
-        } | {
-            /** @constant */
-            status: "BLOCKED";
-            summary: string;
-            blocking_reason: string;
-            evidence?: unknown;
-            concerns?: unknown;
-            blocking_question?: unknown;
-            claims?: unknown;
-            subtask_id: string;
-            worker?: {
-                model?: string | null;
-                context_id?: string | null;
-            };
-        };
-        FanoutPolicy: {
-            resolve?: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
-            source_priority?: string[];
-            min_independent_sources?: number;
-            /** @enum {string} */
-            on_qualifier_difference?: "halt" | "keep_all";
-            /** @enum {string} */
-            on_incomplete?: "halt" | "proceed";
-            /** @enum {string} */
-            decomposition?: "warn" | "strict";
         };
         FanoutPolicyWithDefaults: {
             resolve: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence")[];
@@ -6887,7 +1344,7 @@ export interface components {
             missing_subtasks: string[];
         };
         FactAnswer: {
-            value: components["schemas"]["schema5"];
+            value: components["schemas"]["JsonValue"];
             effective_date: string | null;
             qualifiers: {
                 [key: string]: string | number | boolean;
@@ -6912,7 +1369,7 @@ export interface components {
             reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
             positions: {
                 position_id: string;
-                value: components["schemas"]["schema5"];
+                value: components["schemas"]["JsonValue"];
                 effective_date: string | null;
                 qualifiers: {
                     [key: string]: string | number | boolean;
@@ -6936,8 +1393,8 @@ export interface components {
                 differs: ("effective_date" | "qualifiers" | "value")[];
                 qualifier_differences: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    a?: components["schemas"]["JsonValue"];
+                    b?: components["schemas"]["JsonValue"];
                 }[];
             }[];
             echoes: {
@@ -7357,6 +1814,23 @@ export interface components {
             /** @description seq of the manifest's manifest.issued audit record; outside the signature */
             audit_seq: number | null;
         };
+        /**
+         * @example {
+         *       "probe_id": "0a2c82e2-b46d-4774-92d0-d0c413a2cbb9",
+         *       "probe_version": 1,
+         *       "probe_digest": "sha256:ef2b7c379f7648172eefbeb27292ed820ab697c7a1f5f36cde2e98591954fe15",
+         *       "request": {
+         *         "method": "GET",
+         *         "url": "https://payments.internal.example/refunds/re_1"
+         *       },
+         *       "executed_at": "2026-11-30T17:56:58.096Z",
+         *       "attempts": 1,
+         *       "http_status": 200,
+         *       "response_digest": "sha256:3b1f0e2c9d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c",
+         *       "result": "success",
+         *       "error": null
+         *     }
+         */
         GroundTruthArbiterPredicate: {
             probe_id: string;
             probe_version: number;
@@ -7379,25 +1853,12 @@ export interface components {
             /** @enum {string} */
             kind: "result_payload" | "exit_code" | "side_effect_receipt" | "log" | "other";
             name?: string;
-            content: components["schemas"]["schema5"];
+            content: components["schemas"]["JsonValue"];
         };
         IntendedAction: {
             /** @enum {string} */
             kind: "proceed" | "compensate" | "retry" | "halt" | "other";
             resources: string[];
-        };
-        SubagentPolicy: {
-            subagent_id: string;
-            expected_orchestrators: string[];
-            arbiter_orchestrator_id: string | null;
-            deadline_seconds: number | null;
-            /** @enum {string} */
-            fallback_policy: "escalate" | "strictest_wins";
-            probe: {
-                /** Format: uuid */
-                probe_id: string;
-            } | null;
-            updated_at: string;
         };
         ManifestInterpretation: {
             orchestrator_id: string;
@@ -7424,8 +1885,8 @@ export interface components {
                 b_criterion_signature: string;
                 criteria_divergence: {
                     pointer: string;
-                    a?: components["schemas"]["schema5"];
-                    b?: components["schemas"]["schema5"];
+                    a?: components["schemas"]["JsonValue"];
+                    b?: components["schemas"]["JsonValue"];
                 }[] | null;
                 evidence_divergence: {
                     a_evidence_hash: string;
@@ -7463,7 +1924,160 @@ export interface components {
                 rationale: string;
             } | null;
         };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T17:59:57.513Z",
+         *         "verdict": "CRITERIA_DIFFER",
+         *         "directive": "HALT",
+         *         "resolved_outcome": null,
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": null,
+         *         "missing_orchestrators": [],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:8129ee348daf62560989e57ceec8e7d4429b66e562e713cf910163c2312ce7fe",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOm51bGwsImRpcmVjdGl2ZSI6IkhBTFQi…",
+         *       "audit_seq": 11
+         *     }
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "e6db0b8b-3fdb-4210-8d31-2e1a4855f53d",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T18:05:57.559Z",
+         *         "verdict": "HUMAN_RESOLVED",
+         *         "directive": "PROCEED",
+         *         "resolved_outcome": "failure",
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": "reviewer",
+         *         "missing_orchestrators": [],
+         *         "supersedes": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "resolution": {
+         *           "by": "b8d3d659-6d10-442d-ba70-f2d4becfb5ab",
+         *           "rationale": "the receipt is missing: retry"
+         *         }
+         *       },
+         *       "manifest_digest": "sha256:f8211d78c4e480d3b8aad8920edad569a35ecb62cd0134d97522e257ead5dbbd",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOiJyZXZpZXdlciIsImRpcmVjdGl2ZSI6IlBST0NFRUQi…",
+         *       "audit_seq": 13
+         *     }
+         */
         OutcomeManifestEnvelope: {
             manifest: components["schemas"]["OutcomeManifest"];
             manifest_digest: string;
@@ -7471,11 +2085,64 @@ export interface components {
             /** @description seq of the manifest's manifest.issued audit record; outside the signature */
             audit_seq: number | null;
         };
+        /**
+         * @example {
+         *       "status": "pending",
+         *       "missing_orchestrators": [
+         *         "reviewer"
+         *       ]
+         *     }
+         */
         EvaluationPending: {
             /** @constant */
             status: "pending";
             missing_orchestrators: string[];
         };
+        /**
+         * @example {
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "subagent_id": "refund-agent",
+         *       "run_id": "run-2026-11-30-0042",
+         *       "status": "open",
+         *       "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *       "evidence_versions": [
+         *         {
+         *           "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *           "item_hashes": [
+         *             "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+         *             "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+         *           ],
+         *           "created_at": "2026-11-30T17:56:56.996Z"
+         *         }
+         *       ],
+         *       "evidence": [
+         *         {
+         *           "kind": "result_payload",
+         *           "name": "result",
+         *           "content": {
+         *             "refund_id": "re_1",
+         *             "status": "ok"
+         *           }
+         *         },
+         *         {
+         *           "kind": "exit_code",
+         *           "content": 0
+         *         }
+         *       ],
+         *       "interpretations": [],
+         *       "expected_orchestrators": [
+         *         "planner",
+         *         "reviewer"
+         *       ],
+         *       "deadline": "2026-11-30T18:00:00.000Z",
+         *       "arbiter_orchestrator_id": null,
+         *       "probe": null,
+         *       "fallback_policy": "escalate",
+         *       "manifest_id": null,
+         *       "reevaluation_rounds": 0,
+         *       "created_at": "2026-11-30T17:56:56.996Z"
+         *     }
+         */
         Outcome: {
             /** Format: uuid */
             outcome_id: string;
@@ -7497,7 +2164,7 @@ export interface components {
             probe: {
                 probe_id: string;
                 params: {
-                    [key: string]: components["schemas"]["schema5"];
+                    [key: string]: components["schemas"]["JsonValue"];
                 };
             } | null;
             /** @enum {string} */
@@ -7505,235 +2172,6 @@ export interface components {
             manifest_id: string | null;
             reevaluation_rounds: number;
             created_at: string;
-        };
-        SubmittedSubject: {
-            digest: string;
-            description?: string | null;
-            uri?: string | null;
-        };
-        PanelJudge: {
-            judge_id: string;
-            model: string;
-            context_id: string;
-            stage?: (1 | 2) | null;
-            role?: ("judge" | "meta") | null;
-        };
-        /**
-         * @description A change and the panel that judges it. One example per mode: do_and_judge, two_stage, debate, council.
-         * @example {
-         *       "orchestrator_id": "orch-a",
-         *       "review_key": "PR-480",
-         *       "mode": "do_and_judge",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "typo fix in the refund mail"
-         *       },
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "judges": [
-         *         {
-         *           "judge_id": "solo",
-         *           "model": "model-m",
-         *           "context_id": "ctx-9"
-         *         }
-         *       ]
-         *     }
-         * @example {
-         *       "orchestrator_id": "orch-a",
-         *       "review_key": "PR-481",
-         *       "mode": "two_stage",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "refund retry fix",
-         *         "uri": "https://git.example/pr/481"
-         *       },
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "judges": [
-         *         {
-         *           "judge_id": "spec",
-         *           "model": "model-l",
-         *           "context_id": "ctx-2",
-         *           "stage": 1
-         *         },
-         *         {
-         *           "judge_id": "quality",
-         *           "model": "model-l",
-         *           "context_id": "ctx-3",
-         *           "stage": 2
-         *         }
-         *       ]
-         *     }
-         * @example {
-         *       "orchestrator_id": "orch-a",
-         *       "review_key": "PR-482",
-         *       "mode": "debate",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "drop the legacy refunds column"
-         *       },
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "judges": [
-         *         {
-         *           "judge_id": "amy",
-         *           "model": "model-l",
-         *           "context_id": "ctx-2",
-         *           "role": "judge"
-         *         },
-         *         {
-         *           "judge_id": "zed",
-         *           "model": "model-k",
-         *           "context_id": "ctx-3",
-         *           "role": "judge"
-         *         },
-         *         {
-         *           "judge_id": "moderator",
-         *           "model": "model-j",
-         *           "context_id": "ctx-4",
-         *           "role": "meta"
-         *         }
-         *       ]
-         *     }
-         * @example {
-         *       "orchestrator_id": "orch-a",
-         *       "review_key": "PR-483",
-         *       "mode": "council",
-         *       "subject": {
-         *         "digest": "sha256:3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f",
-         *         "description": "cache layer for refund lookups"
-         *       },
-         *       "implementer": {
-         *         "model": "model-m",
-         *         "context_id": "ctx-1"
-         *       },
-         *       "judges": [
-         *         {
-         *           "judge_id": "c1",
-         *           "model": "model-a",
-         *           "context_id": "ctx-5"
-         *         },
-         *         {
-         *           "judge_id": "c2",
-         *           "model": "model-b",
-         *           "context_id": "ctx-6"
-         *         },
-         *         {
-         *           "judge_id": "c3",
-         *           "model": "model-c",
-         *           "context_id": "ctx-7"
-         *         }
-         *       ]
-         *     }
-         */
-        CreateReview: {
-            orchestrator_id: string;
-            review_key: string;
-            /** @enum {string} */
-            mode: "do_and_judge" | "two_stage" | "debate" | "council";
-            subject: components["schemas"]["SubmittedSubject"];
-            implementer: {
-                model: string;
-                context_id: string;
-            };
-            judges: components["schemas"]["PanelJudge"][];
-        };
-        CouncilFinding: {
-            /** @enum {string} */
-            severity: "low" | "medium" | "high" | "critical";
-            title: string;
-            location?: string | null;
-            lens?: string | null;
-            detail?: string | null;
-        };
-        /**
-         * @example {
-         *       "judge_id": "spec",
-         *       "revision": 0,
-         *       "status": "DONE_WITH_CONCERNS",
-         *       "summary": "Retries are bounded as the spec asks.",
-         *       "evidence": [
-         *         "test refund_retry_once passes"
-         *       ],
-         *       "concerns": [
-         *         "no test for the retry path after a timeout"
-         *       ]
-         *     }
-         * @example {
-         *       "judge_id": "zed",
-         *       "revision": 0,
-         *       "status": "BLOCKED",
-         *       "summary": "The migration drops a column still read by the ledger job.",
-         *       "blocking_reason": "refunds.legacy_id is read by ledger-sync"
-         *     }
-         * @example {
-         *       "judge_id": "c1",
-         *       "revision": 0,
-         *       "status": "DONE",
-         *       "summary": "Two issues found.",
-         *       "evidence": [
-         *         "read cache.ts"
-         *       ],
-         *       "findings": [
-         *         {
-         *           "severity": "medium",
-         *           "title": "Race in cache",
-         *           "location": "cache.ts",
-         *           "lens": "concurrency"
-         *         }
-         *       ]
-         *     }
-         */
-        JudgeVerdict: {
-            /** @constant */
-            status: "DONE";
-            summary: string;
-            evidence: components["schemas"]["schema6"][];
-            concerns?: unknown;
-            blocking_question?: unknown;
-            blocking_reason?: unknown;
-            judge_id: string;
-            revision: number;
-            findings?: components["schemas"]["CouncilFinding"][];
-        } | {
-            /** @constant */
-            status: "DONE_WITH_CONCERNS";
-            summary: string;
-            evidence: components["schemas"]["schema7"][];
-            concerns: string[];
-            blocking_question?: unknown;
-            blocking_reason?: unknown;
-            judge_id: string;
-            revision: number;
-            findings?: components["schemas"]["CouncilFinding"][];
-        } | {
-            /** @constant */
-            status: "NEEDS_CONTEXT";
-            summary: string;
-            blocking_question: string;
-            evidence?: unknown;
-            concerns?: unknown;
-            blocking_reason?: unknown;
-            judge_id: string;
-            revision: number;
-            findings?: components["schemas"]["CouncilFinding"][];
-        } | {
-            /** @constant */
-            status: "BLOCKED";
-            summary: string;
-            blocking_reason: string;
-            evidence?: unknown;
-            concerns?: unknown;
-            blocking_question?: unknown;
-            judge_id: string;
-            revision: number;
-            findings?: components["schemas"]["CouncilFinding"][];
         };
         ReviewSubject: {
             digest: string;
@@ -8306,6 +2744,42 @@ export interface components {
             /** @description first seq at which a record, tree node or checkpoint does not verify (a node or checkpoint counts at the seq that completed it); null when ok */
             first_bad_seq: number | null;
         };
+        /**
+         * @example {
+         *       "case": "outcome",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "fanout_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "run_id": "run-2026-11-30-0042",
+         *       "status": "open",
+         *       "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *       "verdict": "CRITERIA_DIFFER",
+         *       "interpretation_divergence_receipt": {
+         *         "kind": "criteria",
+         *         "actions_disjoint": false,
+         *         "pairs": [
+         *           {
+         *             "a": "planner",
+         *             "b": "reviewer",
+         *             "a_interpretation": "success",
+         *             "b_interpretation": "failure",
+         *             "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "criteria_divergence": [
+         *               {
+         *                 "pointer": "/require/1",
+         *                 "b": "receipt present"
+         *               }
+         *             ],
+         *             "evidence_divergence": null
+         *           }
+         *         ],
+         *         "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *       },
+         *       "opened_at": "2026-11-30T17:59:57.477Z",
+         *       "resolved_at": null
+         *     }
+         */
         Escalation: {
             /** @enum {string} */
             case: "outcome" | "fanout";
@@ -8323,6 +2797,18 @@ export interface components {
             opened_at: string;
             resolved_at: string | null;
         };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "revoked_at": null
+         *     }
+         */
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -8333,6 +2819,38 @@ export interface components {
             created_at: string;
             revoked_at: string | null;
         };
+        /**
+         * @example {
+         *       "probe_id": "0a2c82e2-b46d-4774-92d0-d0c413a2cbb9",
+         *       "name": "refund-status",
+         *       "version": 1,
+         *       "probe_digest": "sha256:ef2b7c379f7648172eefbeb27292ed820ab697c7a1f5f36cde2e98591954fe15",
+         *       "definition": {
+         *         "name": "refund-status",
+         *         "request": {
+         *           "method": "GET",
+         *           "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+         *           "headers": {
+         *             "authorization": {
+         *               "env": "PAYMENTS_TOKEN"
+         *             }
+         *           }
+         *         },
+         *         "timeout_ms": 2000,
+         *         "retries": 1,
+         *         "predicate": {
+         *           "status": 200,
+         *           "pointer": "/status",
+         *           "map": {
+         *             "settled": "success",
+         *             "pending": "partial",
+         *             "failed": "failure"
+         *           }
+         *         }
+         *       },
+         *       "created_at": "2026-11-30T17:56:57.984Z"
+         *     }
+         */
         Probe: {
             /** Format: uuid */
             probe_id: string;
@@ -8363,6 +2881,18 @@ export interface components {
             };
             created_at: string;
         };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
+         *     }
+         */
         CreatedApiKey: {
             /** Format: uuid */
             id: string;
@@ -8383,7 +2913,83 @@ export interface components {
             proof: string[];
             checkpoint: components["schemas"]["SignedCheckpoint"];
         };
-        /** @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed. */
+        /**
+         * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
+         * @example {
+         *       "manifest": {
+         *         "kind": "outcome",
+         *         "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *         "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *         "subagent_id": "refund-agent",
+         *         "run_id": "run-2026-11-30-0042",
+         *         "issued_at": "2026-11-30T17:59:57.513Z",
+         *         "verdict": "CRITERIA_DIFFER",
+         *         "directive": "HALT",
+         *         "resolved_outcome": null,
+         *         "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *         "interpretations": [
+         *           {
+         *             "orchestrator_id": "planner",
+         *             "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "outcome_interpretation": "success",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "proceed",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:57:57.332Z"
+         *           },
+         *           {
+         *             "orchestrator_id": "reviewer",
+         *             "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "outcome_interpretation": "failure",
+         *             "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+         *             "intended_action": {
+         *               "kind": "retry",
+         *               "resources": [
+         *                 "order/1042"
+         *               ]
+         *             },
+         *             "revision": 1,
+         *             "received_at": "2026-11-30T17:58:57.446Z"
+         *           }
+         *         ],
+         *         "interpretation_divergence_receipt": {
+         *           "kind": "criteria",
+         *           "actions_disjoint": false,
+         *           "pairs": [
+         *             {
+         *               "a": "planner",
+         *               "b": "reviewer",
+         *               "a_interpretation": "success",
+         *               "b_interpretation": "failure",
+         *               "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *               "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *               "criteria_divergence": [
+         *                 {
+         *                   "pointer": "/require/1",
+         *                   "b": "receipt present"
+         *                 }
+         *               ],
+         *               "evidence_divergence": null
+         *             }
+         *           ],
+         *           "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *         },
+         *         "ground_truth_arbiter_predicate": null,
+         *         "action_owner": null,
+         *         "missing_orchestrators": [],
+         *         "supersedes": null,
+         *         "resolution": null
+         *       },
+         *       "manifest_digest": "sha256:8129ee348daf62560989e57ceec8e7d4429b66e562e713cf910163c2312ce7fe",
+         *       "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOm51bGwsImRpcmVjdGl2ZSI6IkhBTFQi…",
+         *       "audit_seq": 11
+         *     }
+         */
         ManifestEnvelope: {
             manifest: components["schemas"]["OutcomeManifest"] | components["schemas"]["ReviewManifest"] | components["schemas"]["ReconciliationManifest"];
             manifest_digest: string;
@@ -8391,14 +2997,6 @@ export interface components {
             /** @description seq of the manifest's manifest.issued audit record; outside the signature */
             audit_seq: number | null;
         };
-        schema0: JsonValue;
-        schema1: JsonValue;
-        schema2: JsonValue;
-        schema3: JsonValue;
-        schema4: JsonValue;
-        schema5: JsonValue;
-        schema6: JsonValue;
-        schema7: JsonValue;
     };
     responses: never;
     parameters: never;
@@ -8407,4 +3005,4207 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getApiDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Swagger UI page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready";
+                    };
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics in the Prometheus text format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document of this service */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ApiKey"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "orchestrator",
+                 *       "orchestrator_ids": [
+                 *         "planner"
+                 *       ],
+                 *       "label": "planner"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    role: "orchestrator" | "dashboard" | "ops" | "admin";
+                    orchestrator_ids?: string[];
+                    label: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listProbes: {
+        parameters: {
+            query?: {
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Probe"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "refund-status",
+                 *       "request": {
+                 *         "method": "GET",
+                 *         "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+                 *         "headers": {
+                 *           "authorization": {
+                 *             "env": "PAYMENTS_TOKEN"
+                 *           }
+                 *         }
+                 *       },
+                 *       "timeout_ms": 2000,
+                 *       "retries": 1,
+                 *       "predicate": {
+                 *         "status": 200,
+                 *         "pointer": "/status",
+                 *         "map": {
+                 *           "settled": "success",
+                 *           "pending": "partial",
+                 *           "failed": "failure"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    request: {
+                        /** @enum {string} */
+                        method?: "GET" | "HEAD" | "POST";
+                        url: string;
+                        headers?: {
+                            [key: string]: string | {
+                                env: string;
+                            };
+                        };
+                    };
+                    timeout_ms?: number;
+                    retries?: number;
+                    predicate: {
+                        status: number;
+                        pointer: string;
+                        map: {
+                            [key: string]: "success" | "partial" | "failure";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Probe"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Probe"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "refund-status",
+                 *       "request": {
+                 *         "method": "GET",
+                 *         "url": "https://payments.internal.example/refunds/{{params.refund_id}}",
+                 *         "headers": {
+                 *           "authorization": {
+                 *             "env": "PAYMENTS_TOKEN"
+                 *           }
+                 *         }
+                 *       },
+                 *       "timeout_ms": 2000,
+                 *       "retries": 1,
+                 *       "predicate": {
+                 *         "status": 200,
+                 *         "pointer": "/status",
+                 *         "map": {
+                 *           "settled": "success",
+                 *           "pending": "partial",
+                 *           "failed": "failure"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    request: {
+                        /** @enum {string} */
+                        method?: "GET" | "HEAD" | "POST";
+                        url: string;
+                        headers?: {
+                            [key: string]: string | {
+                                env: string;
+                            };
+                        };
+                    };
+                    timeout_ms?: number;
+                    retries?: number;
+                    predicate: {
+                        status: number;
+                        pointer: string;
+                        map: {
+                            [key: string]: "success" | "partial" | "failure";
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Probe"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dryRunProbe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    params?: {
+                        [key: string]: components["schemas"]["JsonValueInput"];
+                    };
+                    outcome?: {
+                        subagent_id: string;
+                        run_id: string;
+                    };
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroundTruthArbiterPredicate"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditRecords: {
+        parameters: {
+            query?: {
+                outcome_id?: string;
+                fanout_id?: string;
+                review_id?: string;
+                subagent_id?: string;
+                orchestrator_id?: string;
+                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                from?: string;
+                to?: string;
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["AuditRecord"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyAuditLog: {
+        parameters: {
+            query?: {
+                from_seq?: string;
+                to_seq?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerifyReport"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedCheckpoint"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getInclusionProof: {
+        parameters: {
+            query: {
+                seq: string;
+                tree_size?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InclusionProof"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConsistencyProof: {
+        parameters: {
+            query: {
+                from_size: string;
+                to_size: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsistencyProof"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getManifestInclusion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManifestInclusion"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEscalations: {
+        parameters: {
+            query?: {
+                status?: "open" | "resolved";
+                case?: "outcome" | "fanout";
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Escalation"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            crv: string;
+                            x: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listManifests: {
+        parameters: {
+            query?: {
+                kind?: "outcome" | "reconciliation" | "review";
+                subagent_id?: string;
+                outcome_id?: string;
+                fanout_id?: string;
+                review_id?: string;
+                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                directive?: "PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
+                /** @description RFC 3339 time of issue */
+                since?: string;
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ManifestEnvelope"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamManifests: {
+        parameters: {
+            query?: never;
+            header?: {
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless event stream: one `manifest` event per signed manifest, comment lines as heartbeats */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManifestEnvelope"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOutcomes: {
+        parameters: {
+            query?: {
+                subagent_id?: string;
+                status?: "open" | "decided" | "halted" | "resolved";
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Outcome"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subagent_id": "refund-agent",
+                 *       "run_id": "run-2026-11-30-0042",
+                 *       "evidence": [
+                 *         {
+                 *           "kind": "result_payload",
+                 *           "name": "result",
+                 *           "content": {
+                 *             "refund_id": "re_1",
+                 *             "status": "ok"
+                 *           }
+                 *         },
+                 *         {
+                 *           "kind": "exit_code",
+                 *           "content": 0
+                 *         }
+                 *       ],
+                 *       "expected_orchestrators": [
+                 *         "planner",
+                 *         "reviewer"
+                 *       ],
+                 *       "deadline": "2026-11-30T18:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    subagent_id: string;
+                    run_id: string;
+                    evidence: components["schemas"]["EvidenceItemInput"][];
+                    expected_orchestrators?: string[];
+                    /** Format: date-time */
+                    deadline?: string;
+                    arbiter_orchestrator_id?: string;
+                    probe?: {
+                        /** Format: uuid */
+                        probe_id: string;
+                        params?: {
+                            [key: string]: components["schemas"]["JsonValueInput"];
+                        };
+                    };
+                    /** @enum {string} */
+                    fallback_policy?: "escalate" | "strictest_wins";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Outcome"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Outcome"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Outcome"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addOutcomeEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "evidence": [
+                 *         {
+                 *           "kind": "log",
+                 *           "name": "stdout",
+                 *           "content": "refund re_1 settled"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    evidence: components["schemas"]["EvidenceItemInput"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Outcome"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Outcome"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitInterpretation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    orchestrator_id: string;
+                    success_criterion?: components["schemas"]["JsonValueInput"];
+                    success_criterion_hash?: string;
+                    /** @enum {string} */
+                    outcome_interpretation: "success" | "partial" | "failure";
+                    evidence_hash?: string;
+                    intended_action?: components["schemas"]["IntendedActionInput"];
+                    rationale?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "orchestrator_id": "planner",
+                     *       "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *       "outcome_interpretation": "success",
+                     *       "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *       "intended_action": {
+                     *         "kind": "proceed",
+                     *         "resources": [
+                     *           "order/1042"
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "received_at": "2026-11-30T17:57:57.332Z",
+                     *       "interpretation_id": "7133b99c-3e97-4d0d-8f24-d66834ed1a5d"
+                     *     }
+                     */
+                    "application/json": {
+                        orchestrator_id: string;
+                        success_criterion_signature: string;
+                        /** @enum {string} */
+                        outcome_interpretation: "success" | "partial" | "failure";
+                        evidence_hash: string;
+                        intended_action: components["schemas"]["IntendedAction"] | null;
+                        revision: number;
+                        received_at: string;
+                        /** Format: uuid */
+                        interpretation_id: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "orchestrator_id": "planner",
+                     *       "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *       "outcome_interpretation": "success",
+                     *       "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *       "intended_action": {
+                     *         "kind": "proceed",
+                     *         "resources": [
+                     *           "order/1042"
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "received_at": "2026-11-30T17:57:57.332Z",
+                     *       "interpretation_id": "7133b99c-3e97-4d0d-8f24-d66834ed1a5d"
+                     *     }
+                     */
+                    "application/json": {
+                        orchestrator_id: string;
+                        success_criterion_signature: string;
+                        /** @enum {string} */
+                        outcome_interpretation: "success" | "partial" | "failure";
+                        evidence_hash: string;
+                        intended_action: components["schemas"]["IntendedAction"] | null;
+                        revision: number;
+                        received_at: string;
+                        /** Format: uuid */
+                        interpretation_id: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    evaluateOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Nothing to send: the body may be left out, or be {} */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutcomeManifestEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationPending"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resolveOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "outcome": "failure",
+                 *       "rationale": "the receipt is missing: retry",
+                 *       "action_owner": "reviewer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    outcome: "success" | "partial" | "failure";
+                    rationale: string;
+                    action_owner?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutcomeManifestEnvelope"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOutcomeStory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *       "status": "resolved",
+                     *       "records": [
+                     *         {
+                     *           "seq": 6,
+                     *           "at": "2026-11-30T17:56:56.996Z",
+                     *           "kind": "outcome.created",
+                     *           "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
+                     *           "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *           "manifest_id": null,
+                     *           "subagent_id": "refund-agent",
+                     *           "orchestrator_id": null,
+                     *           "verdict": null,
+                     *           "data": {
+                     *             "run_id": "run-2026-11-30-0042",
+                     *             "deadline": "2026-11-30T18:00:00.000Z",
+                     *             "probe_id": null,
+                     *             "item_hashes": [
+                     *               "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+                     *               "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+                     *             ],
+                     *             "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+                     *             "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
+                     *             "fallback_policy": "escalate",
+                     *             "expected_orchestrators": [
+                     *               "planner",
+                     *               "reviewer"
+                     *             ],
+                     *             "arbiter_orchestrator_id": null
+                     *           },
+                     *           "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
+                     *           "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
+                     *         }
+                     *       ],
+                     *       "manifest": {
+                     *         "manifest": {
+                     *           "kind": "outcome",
+                     *           "manifest_id": "e6db0b8b-3fdb-4210-8d31-2e1a4855f53d",
+                     *           "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+                     *           "subagent_id": "refund-agent",
+                     *           "run_id": "run-2026-11-30-0042",
+                     *           "issued_at": "2026-11-30T18:05:57.559Z",
+                     *           "verdict": "HUMAN_RESOLVED",
+                     *           "directive": "PROCEED",
+                     *           "resolved_outcome": "failure",
+                     *           "subagent_outcome_evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *           "interpretations": [
+                     *             {
+                     *               "orchestrator_id": "planner",
+                     *               "success_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *               "outcome_interpretation": "success",
+                     *               "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *               "intended_action": {
+                     *                 "kind": "proceed",
+                     *                 "resources": [
+                     *                   "order/1042"
+                     *                 ]
+                     *               },
+                     *               "revision": 1,
+                     *               "received_at": "2026-11-30T17:57:57.332Z"
+                     *             },
+                     *             {
+                     *               "orchestrator_id": "reviewer",
+                     *               "success_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+                     *               "outcome_interpretation": "failure",
+                     *               "evidence_hash": "sha256:a43f10e72d7cbcc7c83b05e9bef729be07013b7d5a4b6e2e55c09d73f6204319",
+                     *               "intended_action": {
+                     *                 "kind": "retry",
+                     *                 "resources": [
+                     *                   "order/1042"
+                     *                 ]
+                     *               },
+                     *               "revision": 1,
+                     *               "received_at": "2026-11-30T17:58:57.446Z"
+                     *             }
+                     *           ],
+                     *           "interpretation_divergence_receipt": {
+                     *             "kind": "criteria",
+                     *             "actions_disjoint": false,
+                     *             "pairs": [
+                     *               {
+                     *                 "a": "planner",
+                     *                 "b": "reviewer",
+                     *                 "a_interpretation": "success",
+                     *                 "b_interpretation": "failure",
+                     *                 "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+                     *                 "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+                     *                 "criteria_divergence": [
+                     *                   {
+                     *                     "pointer": "/require/1",
+                     *                     "b": "receipt present"
+                     *                   }
+                     *                 ],
+                     *                 "evidence_divergence": null
+                     *               }
+                     *             ],
+                     *             "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+                     *           },
+                     *           "ground_truth_arbiter_predicate": null,
+                     *           "action_owner": "reviewer",
+                     *           "missing_orchestrators": [],
+                     *           "supersedes": "064b3364-7244-4c23-9751-c89c40747cbe",
+                     *           "resolution": {
+                     *             "by": "b8d3d659-6d10-442d-ba70-f2d4becfb5ab",
+                     *             "rationale": "the receipt is missing: retry"
+                     *           }
+                     *         },
+                     *         "manifest_digest": "sha256:f8211d78c4e480d3b8aad8920edad569a35ecb62cd0134d97522e257ead5dbbd",
+                     *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoiX3BQUGJRakdIZ3RMNUhSaTBkbjFLdEpnTFd3ZXk5T3E4WXR1Zlp2a2ptdyJ9.eyJhY3Rpb25fb3duZXIiOiJyZXZpZXdlciIsImRpcmVjdGl2ZSI6IlBST0NFRUQi…",
+                     *         "audit_seq": 13
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        outcome_id: string;
+                        /** @enum {string} */
+                        status: "open" | "decided" | "halted" | "resolved";
+                        records: components["schemas"]["AuditRecord"][];
+                        manifest: components["schemas"]["OutcomeManifestEnvelope"] | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReviews: {
+        parameters: {
+            query?: {
+                orchestrator_id?: string;
+                status?: "open" | "decided" | "handed_back";
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Review"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReviewInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitReviewVerdict: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JudgeVerdictInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewVerdictRecorded"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewVerdictRecorded"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createReviewRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    subject: components["schemas"]["SubmittedSubjectInput"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Review"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    decideReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewManifestEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewPending"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReviewStory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        review_id: string;
+                        /** @enum {string} */
+                        status: "open" | "decided" | "handed_back";
+                        records: components["schemas"]["AuditRecord"][];
+                        manifest: components["schemas"]["ReviewManifestEnvelope"] | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFanouts: {
+        parameters: {
+            query?: {
+                orchestrator_id?: string;
+                status?: "open" | "decided" | "halted" | "resolved";
+                /** @description page size (default 50, at most 500) */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                     *           "orchestrator_id": "scout",
+                     *           "fanout_key": "vantage-pricing-2026-11",
+                     *           "question": "How did Vantage change enterprise pricing over the last 18 months?",
+                     *           "facts": [
+                     *             "vantage.enterprise.floor"
+                     *           ],
+                     *           "subtasks": [
+                     *             {
+                     *               "subtask_id": "st_3",
+                     *               "scope": "archived pricing pages, vantage.com",
+                     *               "facts": [
+                     *                 "vantage.enterprise.floor"
+                     *               ]
+                     *             },
+                     *             {
+                     *               "subtask_id": "st_5",
+                     *               "scope": "CRM call notes, competitive-loss field",
+                     *               "facts": [
+                     *                 "vantage.enterprise.floor"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "deadline": "2026-11-30T18:00:00.000Z",
+                     *           "policy": {
+                     *             "resolve": [
+                     *               "source_priority",
+                     *               "corroboration"
+                     *             ],
+                     *             "source_priority": [
+                     *               "https://vantage.com/",
+                     *               "crm://"
+                     *             ],
+                     *             "min_independent_sources": 1,
+                     *             "on_qualifier_difference": "halt",
+                     *             "on_incomplete": "halt",
+                     *             "decomposition": "warn"
+                     *           },
+                     *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+                     *           "decomposition": {
+                     *             "uncovered_facts": [],
+                     *             "overlaps": [
+                     *               {
+                     *                 "fact": "vantage.enterprise.floor",
+                     *                 "subtasks": [
+                     *                   "st_3",
+                     *                   "st_5"
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           },
+                     *           "status": "halted",
+                     *           "results": [
+                     *             {
+                     *               "subtask_id": "st_3",
+                     *               "revision": 1,
+                     *               "status": "DONE",
+                     *               "late": false,
+                     *               "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e",
+                     *               "received_at": "2026-11-29T10:00:00.000Z"
+                     *             },
+                     *             {
+                     *               "subtask_id": "st_5",
+                     *               "revision": 1,
+                     *               "status": "DONE",
+                     *               "late": false,
+                     *               "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539",
+                     *               "received_at": "2026-11-29T11:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                     *           "created_at": "2026-11-29T09:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["Fanout"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createFanout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orchestrator_id": "scout",
+                 *       "fanout_key": "vantage-pricing-2026-11",
+                 *       "question": "How did Vantage change enterprise pricing over the last 18 months?",
+                 *       "facts": [
+                 *         "vantage.enterprise.floor"
+                 *       ],
+                 *       "subtasks": [
+                 *         {
+                 *           "subtask_id": "st_3",
+                 *           "scope": "archived pricing pages, vantage.com",
+                 *           "facts": [
+                 *             "vantage.enterprise.floor"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "subtask_id": "st_5",
+                 *           "scope": "CRM call notes, competitive-loss field",
+                 *           "facts": [
+                 *             "vantage.enterprise.floor"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "deadline": "2026-11-30T18:00:00Z",
+                 *       "policy": {
+                 *         "resolve": [
+                 *           "source_priority",
+                 *           "corroboration"
+                 *         ],
+                 *         "source_priority": [
+                 *           "https://vantage.com/",
+                 *           "crm://"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    orchestrator_id: string;
+                    fanout_key: string;
+                    question: string;
+                    facts: string[];
+                    subtasks: {
+                        subtask_id: string;
+                        scope?: string | null;
+                        facts: string[];
+                    }[];
+                    deadline?: string | null;
+                    policy?: components["schemas"]["FanoutPolicyInput"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fanout"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fanout"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFanout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Fanout"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitFanoutResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FanoutResultInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FanoutResultRecorded"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FanoutResultRecorded"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reconcileFanout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    close?: boolean;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconcilePending"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resolveFanout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "facts": [
+                 *         {
+                 *           "fact": "vantage.enterprise.floor",
+                 *           "answer": {
+                 *             "value": {
+                 *               "amount": 60000,
+                 *               "currency": "USD",
+                 *               "per": "year"
+                 *             },
+                 *             "effective_date": "2025-01-22",
+                 *             "qualifiers": {
+                 *               "applies_to": "new_logos"
+                 *             }
+                 *           }
+                 *         }
+                 *       ],
+                 *       "rationale": "Sales confirmed with Vantage: the $60k floor applies to new logos from 22 January 2025."
+                 *     }
+                 */
+                "application/json": {
+                    facts: {
+                        fact: string;
+                        answer: {
+                            value: string | number | boolean | components["schemas"]["JsonValueInput"][] | {
+                                [key: string]: components["schemas"]["JsonValueInput"];
+                            };
+                            effective_date?: string | null;
+                            qualifiers?: {
+                                [key: string]: string | number | boolean;
+                            };
+                        } | null;
+                    }[];
+                    rationale: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationManifestEnvelope"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getFanoutStory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                     *       "status": "halted",
+                     *       "records": [
+                     *         {
+                     *           "seq": 1,
+                     *           "at": "2026-11-29T09:00:00.000Z",
+                     *           "kind": "fanout.created",
+                     *           "actor": "0f3c2b1a-9e8d-4c7b-a6f5-e4d3c2b1a097",
+                     *           "outcome_id": null,
+                     *           "manifest_id": null,
+                     *           "subagent_id": null,
+                     *           "orchestrator_id": "scout",
+                     *           "verdict": null,
+                     *           "data": {
+                     *             "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                     *             "fanout_key": "vantage-pricing-2026-11"
+                     *           },
+                     *           "prev_hash": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                     *           "hash": "sha256:5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
+                     *         }
+                     *       ],
+                     *       "manifest": {
+                     *         "manifest": {
+                     *           "kind": "reconciliation",
+                     *           "manifest_id": "8c1e2f3a-4b5c-4d6e-8f70-1a2b3c4d5e6f",
+                     *           "fanout_id": "5d0f4a8e-2b1c-4c3e-9a7f-1e2d3c4b5a69",
+                     *           "orchestrator_id": "scout",
+                     *           "fanout_key": "vantage-pricing-2026-11",
+                     *           "issued_at": "2026-11-29T12:00:01.000Z",
+                     *           "verdict": "CONTESTED",
+                     *           "directive": "HALT",
+                     *           "policy": {
+                     *             "resolve": [
+                     *               "source_priority",
+                     *               "corroboration"
+                     *             ],
+                     *             "source_priority": [
+                     *               "https://vantage.com/",
+                     *               "crm://"
+                     *             ],
+                     *             "min_independent_sources": 1,
+                     *             "on_qualifier_difference": "halt",
+                     *             "on_incomplete": "halt",
+                     *             "decomposition": "warn"
+                     *           },
+                     *           "policy_digest": "sha256:0464c0105e4a1f9cbff35e1f96e9eaf8b1ce6b36bd1d4a0724d97076dc36b6af",
+                     *           "coverage": {
+                     *             "subtasks": [
+                     *               {
+                     *                 "subtask_id": "st_3",
+                     *                 "status": "DONE",
+                     *                 "revision": 1,
+                     *                 "received_at": "2026-11-29T10:00:00.000Z",
+                     *                 "late": false,
+                     *                 "result_digest": "sha256:aeeb61b45307a3a81252f7b0dfe2070f09976a7f223a3af5b2481fb00f793e3e"
+                     *               },
+                     *               {
+                     *                 "subtask_id": "st_5",
+                     *                 "status": "DONE",
+                     *                 "revision": 1,
+                     *                 "received_at": "2026-11-29T11:00:00.000Z",
+                     *                 "late": false,
+                     *                 "result_digest": "sha256:c0bc681fef92b4470c0bd4be4db4693f826ae4699ab4a1e9b2c66b208e57a539"
+                     *               }
+                     *             ],
+                     *             "missing_subtasks": [],
+                     *             "late_subtasks": [],
+                     *             "needs_context": [],
+                     *             "blocked": [],
+                     *             "concerns": [],
+                     *             "uncovered_facts": [],
+                     *             "overlaps": [
+                     *               {
+                     *                 "fact": "vantage.enterprise.floor",
+                     *                 "subtasks": [
+                     *                   "st_3",
+                     *                   "st_5"
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           },
+                     *           "facts": [
+                     *             {
+                     *               "fact": "vantage.enterprise.floor",
+                     *               "status": "contested",
+                     *               "answer": null,
+                     *               "variants": [],
+                     *               "rule": null,
+                     *               "reason": "qualifier_difference",
+                     *               "positions": [
+                     *                 {
+                     *                   "position_id": "p1",
+                     *                   "value": {
+                     *                     "amount": 60000,
+                     *                     "currency": "USD",
+                     *                     "per": "year"
+                     *                   },
+                     *                   "effective_date": "2025-01-22",
+                     *                   "qualifiers": {
+                     *                     "applies_to": "new_logos"
+                     *                   },
+                     *                   "claims": [
+                     *                     "st_5#0"
+                     *                   ],
+                     *                   "independent_sources": 1,
+                     *                   "lost_by": null
+                     *                 },
+                     *                 {
+                     *                   "position_id": "p2",
+                     *                   "value": {
+                     *                     "amount": 60000,
+                     *                     "currency": "USD",
+                     *                     "per": "year"
+                     *                   },
+                     *                   "effective_date": "2025-03-01",
+                     *                   "qualifiers": {},
+                     *                   "claims": [
+                     *                     "st_3#0"
+                     *                   ],
+                     *                   "independent_sources": 1,
+                     *                   "lost_by": null
+                     *                 }
+                     *               ],
+                     *               "claims": [
+                     *                 {
+                     *                   "claim_ref": "st_3#0",
+                     *                   "subtask_id": "st_3",
+                     *                   "revision": 1,
+                     *                   "position_id": "p2",
+                     *                   "confidence": 0.81,
+                     *                   "sources": [
+                     *                     {
+                     *                       "uri": "https://vantage.com/pricing",
+                     *                       "excerpt": "capture 2025-03-04: 'Enterprise — from $60,000/yr'",
+                     *                       "observed_at": "2025-03-04T09:12:00Z"
+                     *                     }
+                     *                   ],
+                     *                   "out_of_scope": false
+                     *                 },
+                     *                 {
+                     *                   "claim_ref": "st_5#0",
+                     *                   "subtask_id": "st_5",
+                     *                   "revision": 1,
+                     *                   "position_id": "p1",
+                     *                   "confidence": 0.66,
+                     *                   "sources": [
+                     *                     {
+                     *                       "uri": "crm://opp/118204",
+                     *                       "excerpt": "their AE confirmed 60k floor, new business only"
+                     *                     }
+                     *                   ],
+                     *                   "out_of_scope": false
+                     *                 }
+                     *               ],
+                     *               "conflicts": [
+                     *                 {
+                     *                   "a": "p1",
+                     *                   "b": "p2",
+                     *                   "differs": [
+                     *                     "effective_date",
+                     *                     "qualifiers"
+                     *                   ],
+                     *                   "qualifier_differences": [
+                     *                     {
+                     *                       "pointer": "/applies_to",
+                     *                       "a": "new_logos"
+                     *                     }
+                     *                   ]
+                     *                 }
+                     *               ],
+                     *               "echoes": []
+                     *             }
+                     *           ],
+                     *           "reasons": [
+                     *             {
+                     *               "code": "contested_fact",
+                     *               "subject": "vantage.enterprise.floor"
+                     *             }
+                     *           ],
+                     *           "supersedes": null,
+                     *           "resolution": null
+                     *         },
+                     *         "manifest_digest": "sha256:3a6c9c35720dc30dcce7f136c7c1f86e45e50a8a9aa27bc7100e1997916a807c",
+                     *         "jws": "eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoi…",
+                     *         "audit_seq": 7
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        fanout_id: string;
+                        /** @enum {string} */
+                        status: "open" | "decided" | "halted" | "resolved";
+                        records: components["schemas"]["AuditRecord"][];
+                        manifest: components["schemas"]["ReconciliationManifestEnvelope"] | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The console page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}

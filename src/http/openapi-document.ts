@@ -1,0 +1,225 @@
+/**
+ * What the OpenAPI document says beyond the routes' zod schemas, written in one place: each operation's
+ * `operationId`, the pages that are public but not JSON, and the finishing pass over the generated document
+ * (error answers as problem+json, optional bodies, no unused components). The swagger plugin applies it.
+ */
+
+type Json = Record<string, unknown>
+
+/**
+ * The `operationId` of every operation, by `METHOD /openapi/path`. Stable names clients may generate methods
+ * from: never rename one. A route added without an entry here fails the OpenAPI test that requires one.
+ */
+export const OPERATION_IDS: Readonly<Record<string, string>> = {
+  // operations
+  'GET /healthz': 'getHealth',
+  'GET /readyz': 'getReadiness',
+  'GET /metrics': 'getMetrics',
+  'GET /openapi.json': 'getOpenApiDocument',
+  'GET /docs': 'getApiDocs',
+  'GET /console': 'getConsole',
+  // keys
+  'POST /v1/admin/keys': 'createApiKey',
+  'GET /v1/admin/keys': 'listApiKeys',
+  'DELETE /v1/admin/keys/{id}': 'revokeApiKey',
+  // probes
+  'POST /v1/probes': 'createProbe',
+  'GET /v1/probes': 'listProbes',
+  'GET /v1/probes/{id}': 'getProbe',
+  'PUT /v1/probes/{id}': 'replaceProbe',
+  'POST /v1/probes/{id}/dry-run': 'dryRunProbe',
+  // sub-agent policies
+  'PUT /v1/subagents/{subagent_id}/policy': 'putSubagentPolicy',
+  'GET /v1/subagents/{subagent_id}/policy': 'getSubagentPolicy',
+  'DELETE /v1/subagents/{subagent_id}/policy': 'deleteSubagentPolicy',
+  // the audit log
+  'GET /v1/audit/records': 'listAuditRecords',
+  'GET /v1/audit/verify': 'verifyAuditLog',
+  'GET /v1/audit/checkpoint': 'getAuditCheckpoint',
+  'GET /v1/audit/proofs/inclusion': 'getInclusionProof',
+  'GET /v1/audit/proofs/consistency': 'getConsistencyProof',
+  'GET /v1/audit/outcomes/{id}': 'getOutcomeStory',
+  'GET /v1/audit/fanouts/{id}': 'getFanoutStory',
+  'GET /v1/audit/reviews/{id}': 'getReviewStory',
+  // escalations
+  'GET /v1/escalations': 'listEscalations',
+  // manifests
+  'GET /.well-known/jwks.json': 'getJwks',
+  'GET /v1/manifests': 'listManifests',
+  'GET /v1/manifests/stream': 'streamManifests',
+  'GET /v1/manifests/{id}': 'getManifest',
+  'GET /v1/manifests/{id}/inclusion': 'getManifestInclusion',
+  // outcomes
+  'POST /v1/outcomes': 'createOutcome',
+  'GET /v1/outcomes': 'listOutcomes',
+  'GET /v1/outcomes/{id}': 'getOutcome',
+  'POST /v1/outcomes/{id}/evidence': 'addOutcomeEvidence',
+  'POST /v1/outcomes/{id}/interpretations': 'submitInterpretation',
+  'POST /v1/outcomes/{id}/evaluate': 'evaluateOutcome',
+  'POST /v1/outcomes/{id}/resolution': 'resolveOutcome',
+  // reviews
+  'POST /v1/reviews': 'createReview',
+  'GET /v1/reviews': 'listReviews',
+  'GET /v1/reviews/{id}': 'getReview',
+  'POST /v1/reviews/{id}/verdicts': 'submitReviewVerdict',
+  'POST /v1/reviews/{id}/revisions': 'createReviewRevision',
+  'POST /v1/reviews/{id}/decide': 'decideReview',
+  // fan-outs
+  'POST /v1/fanouts': 'createFanout',
+  'GET /v1/fanouts': 'listFanouts',
+  'GET /v1/fanouts/{id}': 'getFanout',
+  'POST /v1/fanouts/{id}/results': 'submitFanoutResult',
+  'POST /v1/fanouts/{id}/reconcile': 'reconcileFanout',
+  'POST /v1/fanouts/{id}/resolution': 'resolveFanout',
+}
+
+const text = (mediaType: string, description: string) => ({
+  description,
+  content: { [mediaType]: { schema: { type: 'string' } } },
+})
+
+/**
+ * Public routes that answer something other than JSON, and so carry no zod response schema of their own
+ * (`/docs` is registered by @fastify/swagger-ui). The document describes them here; they need no key.
+ */
+export const PUBLIC_PAGES: Readonly<Record<string, Json>> = {
+  '/metrics': {
+    tags: ['operations'],
+    summary: 'Prometheus metrics: request latency, verdicts, probe latency and errors, the database pool',
+    response: { 200: text('text/plain', 'The metrics in the Prometheus text format') },
+  },
+  '/openapi.json': {
+    tags: ['operations'],
+    summary: 'This OpenAPI document',
+    response: {
+      200: {
+        description: 'The OpenAPI 3.1 document of this service',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
+  },
+  '/docs': {
+    tags: ['operations'],
+    summary: 'This document in Swagger UI',
+    response: { 200: text('text/html', 'The Swagger UI page') },
+  },
+  '/console': {
+    tags: ['operations'],
+    summary: 'The ops console (the page holds no data; its API calls carry the key typed into it)',
+    response: {
+      200: text('text/html', 'The console page'),
+      304: { type: 'null', description: 'Unchanged since the ETag sent in If-None-Match' },
+    },
+  },
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+
+/** What each error status means on any route of this service (the route's summary says the rest). */
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  400: 'The request is malformed: `errors` lists each path and what is wrong with it',
+  401: 'No API key, or an unknown or revoked one',
+  403: "The key's role, or the orchestrator ids it is bound to, may not do this",
+  404: 'No such resource',
+  405: 'The path exists, but not with this method (see the Allow header)',
+  409: 'Conflicts with the current state of the case',
+  413: 'The body is larger than the limit',
+  415: 'The body is not application/json',
+  422: 'Well-formed, but the rules of the case refuse it',
+  429: 'Too many requests with this key: retry after Retry-After seconds',
+  503: 'Overloaded or the database is unreachable: retry after Retry-After seconds',
+}
+
+const PROBLEM = 'application/problem+json'
+
+function operationsOf(document: Json): [path: string, method: string, operation: Json][] {
+  const paths = (document.paths ?? {}) as Record<string, Json>
+  return Object.entries(paths).flatMap(([path, item]) =>
+    HTTP_METHODS.filter((method) => item[method] !== undefined).map(
+      (method) => [path, method, item[method] as Json] as [string, string, Json],
+    ),
+  )
+}
+
+/** The operations of a document, each with its `METHOD /path` key; in document order. */
+export function listOperations(document: Json): { key: string; operation: Json }[] {
+  return operationsOf(document).map(([path, method, operation]) => ({
+    key: `${method.toUpperCase()} ${path}`,
+    operation,
+  }))
+}
+
+/** True when a request body's schema accepts JSON `null`, which is what an absent body is read as. */
+function acceptsNull(schema: unknown): boolean {
+  const s = schema as { type?: unknown; anyOf?: unknown[] } | undefined
+  if (!s) return false
+  if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true
+  return Array.isArray(s.anyOf) && s.anyOf.some(acceptsNull)
+}
+
+function finishOperation(key: string, operation: Json) {
+  if (operation.operationId === undefined && OPERATION_IDS[key] !== undefined) {
+    operation.operationId = OPERATION_IDS[key]
+  }
+  const body = operation.requestBody as { required?: boolean; content?: Record<string, Json> } | undefined
+  if (body?.content && Object.values(body.content).every((media) => acceptsNull(media.schema))) {
+    body.required = false
+  }
+  const responses = (operation.responses ?? {}) as Record<string, Json>
+  for (const [status, response] of Object.entries(responses)) {
+    if (Number(status) < 400) continue
+    const content = response.content as Record<string, Json> | undefined
+    if (content?.['application/json']) {
+      response.content = { [PROBLEM]: content['application/json'] }
+    }
+    if (response.description === 'Default Response' && ERROR_DESCRIPTIONS[status]) {
+      response.description = ERROR_DESCRIPTIONS[status]
+    }
+  }
+}
+
+/** Every `#/components/schemas/<name>` a value refers to. */
+function schemaRefs(value: unknown, into: Set<string>) {
+  if (Array.isArray(value)) {
+    for (const item of value) schemaRefs(item, into)
+    return
+  }
+  if (typeof value !== 'object' || value === null) return
+  for (const [key, member] of Object.entries(value)) {
+    if (key === '$ref' && typeof member === 'string' && member.startsWith('#/components/schemas/')) {
+      into.add(member.slice('#/components/schemas/'.length))
+    } else schemaRefs(member, into)
+  }
+}
+
+/** Drops schema components nothing reachable from an operation refers to (the unused half of input/output pairs). */
+function dropUnusedSchemas(document: Json) {
+  const components = document.components as { schemas?: Record<string, unknown> } | undefined
+  const schemas = components?.schemas
+  if (!schemas) return
+  const used = new Set<string>()
+  schemaRefs(document.paths, used)
+  const queue = [...used]
+  while (queue.length > 0) {
+    const found = new Set<string>()
+    schemaRefs(schemas[queue.pop()!], found)
+    for (const name of found) {
+      if (!used.has(name)) {
+        used.add(name)
+        queue.push(name)
+      }
+    }
+  }
+  components.schemas = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)))
+}
+
+/**
+ * The finishing pass over the generated document (it changes the object it is given and returns it): each
+ * operation gets its `operationId`; a request body whose schema accepts null is optional; error answers are
+ * `application/problem+json` with a description of what the status means; unused schema components go.
+ */
+export function finishOpenApiDocument<T extends object>(document: T): T {
+  for (const { key, operation } of listOperations(document as Json)) finishOperation(key, operation)
+  dropUnusedSchemas(document as Json)
+  return document
+}
