@@ -487,6 +487,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subagents/{subagent_id}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sub-agent's policy */
+        get: operations["getSubagentPolicy"];
+        /** Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs) */
+        put: operations["putSubagentPolicy"];
+        post?: never;
+        /** Remove the sub-agent's policy: its next outcomes set their own rules again */
+        delete: operations["deleteSubagentPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reviews": {
         parameters: {
             query?: never;
@@ -1166,7 +1185,7 @@ export interface components {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -1859,6 +1878,19 @@ export interface components {
             /** @enum {string} */
             kind: "proceed" | "compensate" | "retry" | "halt" | "other";
             resources: string[];
+        };
+        SubagentPolicy: {
+            subagent_id: string;
+            expected_orchestrators: string[];
+            arbiter_orchestrator_id: string | null;
+            deadline_seconds: number | null;
+            /** @enum {string} */
+            fallback_policy: "escalate" | "strictest_wins";
+            probe: {
+                /** Format: uuid */
+                probe_id: string;
+            } | null;
+            updated_at: string;
         };
         ManifestInterpretation: {
             orchestrator_id: string;
@@ -3837,7 +3869,7 @@ export interface operations {
                 review_id?: string;
                 subagent_id?: string;
                 orchestrator_id?: string;
-                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked";
+                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
                 verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
                 from?: string;
                 to?: string;
@@ -4721,8 +4753,11 @@ export interface operations {
                     deadline?: string;
                     arbiter_orchestrator_id?: string;
                     probe?: {
-                        /** Format: uuid */
-                        probe_id: string;
+                        /**
+                         * Format: uuid
+                         * @description Required unless the sub-agent's policy names the probe; then, if given, that probe's id
+                         */
+                        probe_id?: string;
                         params?: {
                             [key: string]: components["schemas"]["JsonValueInput"];
                         };
@@ -5356,6 +5391,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests with this key: retry after Retry-After seconds */
             429: {
                 headers: {
@@ -5517,6 +5561,247 @@ export interface operations {
                         manifest: components["schemas"]["OutcomeManifestEnvelope"] | null;
                     };
                 };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSubagentPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subagent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubagentPolicy"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putSubagentPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subagent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expected_orchestrators: string[];
+                    arbiter_orchestrator_id?: string;
+                    /** @description Each outcome's deadline is its creation time plus this many seconds */
+                    deadline_seconds?: number;
+                    /** @enum {string} */
+                    fallback_policy?: "escalate" | "strictest_wins";
+                    probe?: {
+                        /** Format: uuid */
+                        probe_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubagentPolicy"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed, but the rules of the case refuse it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSubagentPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subagent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: `errors` lists each path and what is wrong with it */
             400: {
