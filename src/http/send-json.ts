@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import { envelopeText, type StoredEnvelope } from '../engine/manifests.ts'
 import type { Page } from '../pagination.ts'
 
 /**
@@ -24,4 +25,31 @@ export function objectText(members: Record<string, string>): string {
   return `{${Object.entries(members)
     .map(([name, text]) => `${JSON.stringify(name)}:${text}`)
     .join(',')}}`
+}
+
+/** A signed envelope as stored: its manifest byte for byte as signed. */
+export function sendEnvelope(
+  reply: FastifyReply,
+  statusCode: number,
+  envelope: StoredEnvelope,
+): FastifyReply {
+  return sendJsonText(reply, statusCode, envelopeText(envelope))
+}
+
+/** A case's story as the audit routes answer it: `{<idField>, status, records, manifest}`, the envelope as stored. */
+export function sendCaseStory(
+  reply: FastifyReply,
+  idField: string,
+  story: { id: string; status: string; records: unknown[]; manifest: StoredEnvelope | null },
+): FastifyReply {
+  return sendJsonText(
+    reply,
+    200,
+    objectText({
+      [idField]: JSON.stringify(story.id),
+      status: JSON.stringify(story.status),
+      records: JSON.stringify(story.records),
+      manifest: story.manifest ? envelopeText(story.manifest) : 'null',
+    }),
+  )
 }

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
-import { envelopeText } from '../../engine/manifests.ts'
 import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
@@ -16,7 +15,7 @@ import {
   fanoutResultBody,
   reconcileFanoutBody,
 } from '../../http/schemas/fanouts.ts'
-import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
 import { createFanoutExample, fanoutViewExample, resolutionExample, storyExample } from './examples.ts'
 import { fanoutCase } from './kind.ts'
 import {
@@ -171,7 +170,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
       })
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })
-      return sendJsonText(reply, 200, envelopeText(result.envelope))
+      return sendEnvelope(reply, 200, result.envelope)
     },
   )
 
@@ -203,7 +202,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
         request.body,
         principalOf(request).keyId,
       )
-      return sendJsonText(reply, 201, envelopeText(envelope))
+      return sendEnvelope(reply, 201, envelope)
     },
   )
 
@@ -231,17 +230,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const story = await caseStory(app.services, fanoutCase, request.params.id)
-      return sendJsonText(
-        reply,
-        200,
-        objectText({
-          fanout_id: JSON.stringify(story.id),
-          status: JSON.stringify(story.status),
-          records: JSON.stringify(story.records),
-          manifest: story.manifest ? envelopeText(story.manifest) : 'null',
-        }),
-      )
+      return sendCaseStory(reply, 'fanout_id', await caseStory(app.services, fanoutCase, request.params.id))
     },
   )
 }

@@ -2,14 +2,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
-import { envelopeText } from '../../engine/manifests.ts'
 import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
 import { outcomeStoryExample } from './examples.ts'
 import { outcomeCase } from './kind.ts'
 import {
@@ -200,7 +199,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
       )
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })
-      return sendJsonText(reply, 200, envelopeText(result.envelope))
+      return sendEnvelope(reply, 200, result.envelope)
     },
   )
 
@@ -230,7 +229,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
         request.body,
         principalOf(request).keyId,
       )
-      return sendJsonText(reply, 201, envelopeText(envelope))
+      return sendEnvelope(reply, 201, envelope)
     },
   )
 
@@ -250,17 +249,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const story = await caseStory(app.services, outcomeCase, request.params.id)
-      return sendJsonText(
-        reply,
-        200,
-        objectText({
-          outcome_id: JSON.stringify(story.id),
-          status: JSON.stringify(story.status),
-          records: JSON.stringify(story.records),
-          manifest: story.manifest ? envelopeText(story.manifest) : 'null',
-        }),
-      )
+      return sendCaseStory(reply, 'outcome_id', await caseStory(app.services, outcomeCase, request.params.id))
     },
   )
 

@@ -3,12 +3,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
-import { envelopeText } from '../../engine/manifests.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { objectText, sendJsonText } from '../../http/send-json.ts'
+import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
 import { reviewCase } from './kind.ts'
 import type { ReviewRow } from './repository.ts'
 import {
@@ -224,7 +223,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       )
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })
-      return sendJsonText(reply, 200, envelopeText(result.envelope))
+      return sendEnvelope(reply, 200, result.envelope)
     },
   )
 
@@ -249,17 +248,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const story = await caseStory(app.services, reviewCase, request.params.id)
-      return sendJsonText(
-        reply,
-        200,
-        objectText({
-          review_id: JSON.stringify(story.id),
-          status: JSON.stringify(story.status),
-          records: JSON.stringify(story.records),
-          manifest: story.manifest ? envelopeText(story.manifest) : 'null',
-        }),
-      )
+      return sendCaseStory(reply, 'review_id', await caseStory(app.services, reviewCase, request.params.id))
     },
   )
 }
