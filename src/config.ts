@@ -51,6 +51,11 @@ const envSchema = z.object({
     .string()
     .refine(isValidKeyName, 'expected a log name without spaces or "+" (e.g. example.com/arbiter/log)')
     .optional(),
+  ARBITER_SHUTDOWN_GRACE_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int()
+    .min(0)
+    .default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -73,6 +78,8 @@ export interface Config {
   /** The checkpoint origin; unset means `arbiter.local/log/<log id>`. */
   logOrigin: string | undefined
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
+  /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
+  shutdownGraceMs: number
 }
 
 export class ConfigError extends Error {
@@ -107,5 +114,6 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     checkpointIntervalMs: e.ARBITER_CHECKPOINT_INTERVAL_MS,
     logOrigin: e.ARBITER_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.ARBITER_SHUTDOWN_GRACE_MS,
   })
 }

@@ -36,6 +36,15 @@ export async function serve(): Promise<void> {
     }
     closing = true
     app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+    // A client still sending its body (or holding a request open) must not hold the shutdown: after the grace
+    // period every remaining connection is closed, so the process exits and its database work ends.
+    setTimeout(() => {
+      app.log.warn(
+        { graceMs: config.shutdownGraceMs },
+        'grace period over: closing the remaining connections',
+      )
+      app.server.closeAllConnections()
+    }, config.shutdownGraceMs).unref()
     try {
       await runtime.close()
       process.exit(0)

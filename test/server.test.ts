@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
-import { type AddressInfo, createServer } from 'node:net'
+import { type AddressInfo, connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -163,6 +163,38 @@ describe('the service process', () => {
       assert.equal(failed.stderr, c.message)
       assert.doesNotMatch(failed.stdout, /arb_/)
     }
+  })
+
+  it('on SIGTERM, closes a connection still sending its body once the grace period is over, and exits', {
+    timeout: 90_000,
+  }, async (t) => {
+    const db = await createTestDatabase({ migrate: false })
+    t.after(() => db.stop())
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-grace-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const bootstrap = `boot_${randomBytes(24).toString('hex')}`
+    const service = await startService({
+      DATABASE_URL: db.connectionString,
+      ARBITER_DATA_DIR: dataDir,
+      ARBITER_BOOTSTRAP_ADMIN_KEY: bootstrap,
+      ARBITER_SHUTDOWN_GRACE_MS: '300',
+    })
+    t.after(() => service.stop('SIGKILL'))
+    const { hostname, port } = new URL(service.baseUrl)
+    // A client that sends its headers and one byte of a 100 kB body, then nothing: without a grace period the
+    // shutdown would wait for it until the request timeout (30 s).
+    const socket = connect(Number(port), hostname)
+    await once(socket, 'connect')
+    socket.write(
+      `POST /v1/outcomes HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${bootstrap}\r\n` +
+        'content-type: application/json\r\ncontent-length: 100000\r\n\r\n{',
+    )
+    socket.on('error', () => undefined)
+    const closed = once(socket, 'close')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(await service.stop(), 0, 'a clean exit after the grace period')
+    await closed
+    assert.match(service.stdout(), /grace period over: closing the remaining connections/)
   })
 
   it('refuses a bad configuration with one line naming the variable', async () => {
