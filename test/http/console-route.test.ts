@@ -88,8 +88,13 @@ describe('GET /console', () => {
     assert.doesNotMatch(html, /(?:src|href)="(?:https?:)?\/\//i, 'nothing from another origin')
   })
 
-  it('stays out of the API description', async (t) => {
+  it('is described as one public page, its static assets left out of the API description', async (t) => {
     const { app } = await buildTestApp(t)
-    assert.ok(!Object.keys(app.swagger().paths ?? {}).some((path) => path.startsWith('/console')))
+    const paths = Object.keys(app.swagger().paths ?? {}).filter((path) => path.startsWith('/console'))
+    assert.deepEqual(paths, ['/console'])
+    const page = app.swagger().paths?.['/console']?.get
+    assert.deepEqual(page?.security, [], 'the page needs no key')
+    assert.ok(page?.responses?.['200'] && 'content' in page.responses['200'])
+    assert.ok(Object.keys(page.responses['200'].content ?? {}).includes('text/html'))
   })
 })
