@@ -40,6 +40,11 @@ export function clientErrorHandler(requestTimeoutMs: number) {
           body,
       )
     }
-    socket.destroy(err)
+    // End rather than destroy: destroying with the client's bytes still unread resets the connection, and the
+    // reset can overtake the answer. Whatever the client still sends is dropped until the socket is destroyed.
+    if (socket.writable) {
+      socket.end()
+      setTimeout(() => socket.destroy(), 1000).unref()
+    } else socket.destroy(err)
   }
 }

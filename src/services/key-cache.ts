@@ -109,6 +109,11 @@ export class KeyCache {
     this.entries.clear()
   }
 
+  /** Revocations whose acks are still being counted (0 once every revocation has returned, failed ones included). */
+  get pendingRevocations(): number {
+    return this.waiters.size
+  }
+
   /** Starts counting acks of a revocation before it commits (acks may arrive before the revoker counts). */
   expectAcks(nonce: string): void {
     if (this.mode === 'listen')

@@ -152,6 +152,7 @@ export async function revokeKey(
   const nonce = randomUUID()
   ctx.keyCache?.expectAcks(nonce)
   let changed = false
+  let committed = false
   try {
     await withTransaction(ctx.db, async (client) => {
       const revoked = await revokeApiKey(client, id, new Date())
@@ -164,9 +165,12 @@ export async function revokeKey(
         ])
       }
     })
+    committed = true
   } finally {
     ctx.keyCache?.invalidate()
     keyRevokedInProcess()
+    // A revocation that failed (unknown key, database error) awaits no acks: forget its waiter.
+    if (!committed) await ctx.keyCache?.awaitAcks(nonce, 0)
   }
   if (!changed) {
     await ctx.keyCache?.awaitAcks(nonce, 0)

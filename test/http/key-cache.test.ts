@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import pg from 'pg'
 import { hashApiKey } from '../../src/services/keys.ts'
@@ -67,6 +68,15 @@ describe('API-key cache across replicas', () => {
     await revokedOnAThenRefusedOnB(a, b)
     // And the other way round.
     await revokedOnAThenRefusedOnB(b, a)
+  })
+
+  it('forgets a revocation that failed: nothing is left waiting for acks', async (t) => {
+    const [a] = await twoReplicas(t, postgres ? 'listen' : 'local')
+    for (let i = 0; i < 3; i++) {
+      const missing = await a.request(a.adminKey, { method: 'DELETE', url: `/v1/admin/keys/${randomUUID()}` })
+      assert.equal(missing.statusCode, 404, missing.body)
+    }
+    assert.equal(a.app.services.keyCache!.pendingRevocations, 0)
   })
 
   it('does not serve from memory while its LISTEN connection is down, and serves again once back', {

@@ -872,22 +872,19 @@ describe('hostile clients', () => {
     return { closed: wasClosed, response: Buffer.concat(chunks).toString('latin1') }
   }
 
-  it('refuses 100 KB of headers with 431 (or closes the socket) and keeps serving', async () => {
+  it('refuses 100 KB of headers, or 2,000 of them, with a 431 problem and keeps serving', async () => {
     const { port } = await listening()
     const big = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100 * 1024)}\r\n\r\n`
-    const one = await rawExchange(port, big)
-    assert.ok(one.closed, 'the connection is closed')
-    assert.ok(one.response === '' || one.response.startsWith('HTTP/1.1 431'), one.response.slice(0, 100))
-    if (one.response !== '') {
-      assert.match(one.response, /content-type: application\/problem\+json/i, 'a 431 is a problem too')
-      const problem = JSON.parse(one.response.slice(one.response.indexOf('\r\n\r\n') + 4))
+    const many = `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 2000 }, (_, i) => `X-H${i}: ${'v'.repeat(40)}\r\n`).join('')}\r\n`
+    for (const request of [big, many]) {
+      const answer = await rawExchange(port, request)
+      assert.ok(answer.closed, 'the connection is closed')
+      assert.ok(answer.response.startsWith('HTTP/1.1 431'), answer.response.slice(0, 100))
+      assert.match(answer.response, /content-type: application\/problem\+json/i, 'a 431 is a problem too')
+      const problem = JSON.parse(answer.response.slice(answer.response.indexOf('\r\n\r\n') + 4))
       assert.equal(problem.status, 431)
       assert.equal(problem.type, 'urn:arbiter:problem:headers-too-large')
     }
-    const many = `GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 2000 }, (_, i) => `X-H${i}: ${'v'.repeat(40)}\r\n`).join('')}\r\n`
-    const two = await rawExchange(port, many)
-    assert.ok(two.closed, 'the connection is closed')
-    assert.ok(two.response === '' || two.response.startsWith('HTTP/1.1 431'), two.response.slice(0, 100))
     const fine = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
     assert.match(fine.response, /^HTTP\/1\.1 200/)
   })

@@ -73,7 +73,8 @@ export const authProblems = {
 /**
  * THE query-string integer, used by every route that reads one (`limit`, `from_seq`, `to_seq`, `seq`, sizes): plain
  * decimal — digits only, no sign, no leading zero, no `0x`, no exponent, no whitespace — and at least 1. Numbers
- * past 2^53 are kept as read (a seq or size that large lies beyond any log; a limit that large is clamped).
+ * past 2^53 - 1 are read as 2^53 - 1: a seq or size that large lies beyond any log either way, a limit is clamped
+ * anyway, and the value stays a safe integer that PostgreSQL takes as a bigint.
  */
 export const positiveQueryInteger = z
   .string()
@@ -82,7 +83,7 @@ export const positiveQueryInteger = z
     'must be a plain decimal integer (digits only: no sign, leading zero or exponent)',
   )
   .refine((text) => text !== '0', 'must be at least 1')
-  .transform(Number)
+  .transform((text) => Math.min(Number(text), Number.MAX_SAFE_INTEGER))
 
 /** `?limit=&cursor=` shared by every list: limits above the maximum are clamped, not rejected. */
 export const pageQuery = {
