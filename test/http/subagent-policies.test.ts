@@ -377,6 +377,87 @@ describe('POST /v1/outcomes under a sub-agent policy', () => {
   })
 })
 
+describe('POST /v1/outcomes idempotency under sub-agent policies', () => {
+  function send(app: TestApp, key: string, body: object) {
+    return app.request(key, { method: 'POST', url: '/v1/outcomes', payload: body })
+  }
+
+  it('judges a resent body against the outcome as created, not against the policy now in force', async (t) => {
+    const { app, a } = await setup(t)
+    // Created without a policy, resent after one is set (the body now breaks it): the same outcome.
+    const free = {
+      subagent_id: 'refund-agent',
+      run_id: uniqueRun(),
+      evidence: EVIDENCE,
+      expected_orchestrators: ['orch-a'],
+      arbiter_orchestrator_id: 'orch-a',
+    }
+    const created = await send(app, a, free)
+    assert.equal(created.statusCode, 201, created.body)
+    assert.equal(
+      (await putPolicy(app, 'refund-agent', { expected_orchestrators: ['orch-a', 'orch-b'] })).statusCode,
+      200,
+    )
+    const resent = await send(app, a, free)
+    assert.equal(resent.statusCode, 200, resent.body)
+    assert.deepEqual(resent.json(), created.json())
+    const different = await send(app, a, { ...free, arbiter_orchestrator_id: undefined })
+    assert.equal(different.statusCode, 409, different.body)
+    assert.equal(different.json().outcome_id, created.json().outcome_id)
+
+    // Created under P1, resent under P2 (another fallback policy): the same outcome.
+    const underP1 = { subagent_id: 'refund-agent', run_id: uniqueRun(), evidence: EVIDENCE }
+    const first = await send(app, a, underP1)
+    assert.equal(first.statusCode, 201, first.body)
+    await putPolicy(app, 'refund-agent', {
+      expected_orchestrators: ['orch-c'],
+      fallback_policy: 'strictest_wins',
+    })
+    const again = await send(app, a, underP1)
+    assert.equal(again.statusCode, 200, again.body)
+    assert.deepEqual(again.json(), first.json())
+    assert.deepEqual(again.json().expected_orchestrators, ['orch-a', 'orch-b'])
+    // The current policy's orchestrators are not the ones this outcome was created with: another body.
+    assert.equal((await send(app, a, { ...underP1, expected_orchestrators: ['orch-c'] })).statusCode, 409)
+  })
+
+  it('treats spellings the policy makes equivalent as the same body; a different body is 409', async (t) => {
+    const { app, a } = await setup(t)
+    const probeId = await registerProbe(app)
+    await putPolicy(app, 'refund-agent', {
+      expected_orchestrators: ['orch-a', 'orch-b'],
+      fallback_policy: 'strictest_wins',
+      probe: { probe_id: probeId },
+    })
+    const body = {
+      subagent_id: 'refund-agent',
+      run_id: uniqueRun(),
+      evidence: EVIDENCE,
+      probe: { params: { refund_id: 're_1' } },
+    }
+    const created = await send(app, a, body)
+    assert.equal(created.statusCode, 201, created.body)
+    for (const same of [
+      body,
+      { ...body, probe: { probe_id: probeId, params: { refund_id: 're_1' } } },
+      { ...body, expected_orchestrators: ['orch-b', 'orch-a', 'orch-b'] },
+      { ...body, fallback_policy: 'strictest_wins' },
+    ]) {
+      const response = await send(app, a, same)
+      assert.equal(response.statusCode, 200, `${JSON.stringify(same)}: ${response.body}`)
+      assert.deepEqual(response.json(), created.json())
+    }
+    for (const other of [
+      { ...body, probe: { params: { refund_id: 're_2' } } },
+      { ...body, expected_orchestrators: ['orch-a'] },
+      { ...body, fallback_policy: 'escalate' },
+    ]) {
+      const response = await send(app, a, other)
+      assert.equal(response.statusCode, 409, `${JSON.stringify(other)}: ${response.body}`)
+    }
+  })
+})
+
 describe('POST /v1/outcomes/:id/resolution action_owner', () => {
   it('must be one of the outcome’s expected or interpreting orchestrators (422 before the state check)', async (t) => {
     const { app, a, b, ops } = await setup(t)

@@ -10,7 +10,11 @@ import {
   hashEvidence,
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
-import { outcomeRules } from '../../domain/outcome/subagent-policy.ts'
+import {
+  outcomeBodyFingerprint,
+  outcomeRules,
+  sameOutcomeBody,
+} from '../../domain/outcome/subagent-policy.ts'
 import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -22,6 +26,7 @@ import type { Principal } from '../../services/keys.ts'
 import {
   type EvidenceVersionRow,
   findOutcome,
+  findOutcomeByKey,
   type InterpretationRow,
   insertDissent,
   insertEvidenceItems,
@@ -70,6 +75,10 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
   const currentEvidenceHash = evidenceHash(itemHashes)
   const now = new Date()
   return withTransaction(ctx.db, async (tx) => {
+    // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
+    // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
+    const existing = await findOutcomeByKey(tx, body.subagent_id, body.run_id)
+    if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body) }
     // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
     // against, and keeps it whatever happens to the policy afterwards.
     const policy = (await findSubagentPolicy(tx, body.subagent_id)) ?? null
@@ -90,9 +99,11 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])
     }
-    // "The same body again" is judged with defaults filled in: spelling out the default fallback policy (the
-    // policy's, under a sub-agent policy) is the same body.
-    const requestDigest = hashJson({ ...body, fallback_policy: rules.fallback_policy })
+    // "The same body again" is judged with defaults filled in (the policy's, under a sub-agent policy).
+    const requestDigest = outcomeBodyFingerprint(
+      body,
+      policy ? { ...rules, probe_id: rules.probe?.probe_id ?? null } : null,
+    )
     const { row, inserted } = await insertOutcomeIfAbsent(tx, {
       id: randomUUID(),
       subagent_id: body.subagent_id,
@@ -107,16 +118,8 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
       evidence_hash: currentEvidenceHash,
       created_at: now,
     })
-    if (!inserted) {
-      if (row.request_digest !== requestDigest) {
-        throw new AppError(
-          'CONFLICT',
-          `outcome (${body.subagent_id}, ${body.run_id}) already exists with a different body`,
-          { outcome_id: row.id },
-        )
-      }
-      return { created: false, outcome: await loadOutcomeView(tx, row) }
-    }
+    // Lost a race with a concurrent create of the same key: judged like any resend.
+    if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body) }
     const items = firstOccurrences(hashed)
     await insertEvidenceItems(tx, row.id, items)
     await insertEvidenceVersion(tx, row.id, {
@@ -164,6 +167,18 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     ])
     return { created: true, outcome: view }
   })
+}
+
+/** The existing outcome under `body`'s natural key, if `body` is the one it was created from; else 409. */
+async function existingOutcome(tx: Queryable, row: OutcomeRow, body: NewOutcome) {
+  if (!sameOutcomeBody(body, row)) {
+    throw new AppError(
+      'CONFLICT',
+      `outcome (${body.subagent_id}, ${body.run_id}) already exists with a different body`,
+      { outcome_id: row.id },
+    )
+  }
+  return loadOutcomeView(tx, row)
 }
 
 /** Adds items; the new evidence_hash covers the union of all items so far (earlier hashes stay valid). */

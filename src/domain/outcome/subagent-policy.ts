@@ -1,4 +1,4 @@
-import type { JsonValue } from '../shared/canonical-json.ts'
+import { hashJson, type JsonValue, type Sha256 } from '../shared/canonical-json.ts'
 import type { FieldError } from '../shared/field-error.ts'
 import { sortedUnique } from '../shared/order.ts'
 import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from './vocabulary.ts'
@@ -144,4 +144,55 @@ function policyViolations(body: RequestedRules, policy: SubagentPolicy): FieldEr
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((value, i) => value === b[i])
+}
+
+/** The rule fields stored with an outcome that a fingerprint under a policy fills in. */
+export interface FingerprintRules {
+  expected_orchestrators: readonly string[]
+  arbiter_orchestrator_id: string | null
+  probe_id: string | null
+  fallback_policy: FallbackPolicy
+}
+
+/**
+ * The fingerprint of an outcome body, stored with the outcome to recognise "the same body again" under its
+ * natural key. `rules` is null for an outcome created without a policy: the body with the default fallback
+ * policy spelled out. For one created under a policy, `rules` are the rules it took (the policy's, as copied
+ * into the outcome): every rule field the body leaves out is filled in from them, the orchestrators are compared
+ * as a set and the probe's id is filled in, so the spellings the policy makes equivalent have one fingerprint.
+ * That fingerprint is tagged, so it never equals one taken without a policy. A resent body is judged against
+ * the outcome's stored rules (`sameOutcomeBody`), never against the policy in force now.
+ */
+export function outcomeBodyFingerprint<B extends RequestedRules>(
+  body: B,
+  rules: FingerprintRules | null,
+): Sha256 {
+  if (rules === null)
+    return hashJson({ ...body, fallback_policy: body.fallback_policy ?? DEFAULT_FALLBACK_POLICY })
+  const probeId = body.probe?.probe_id ?? rules.probe_id
+  return hashJson({
+    under_policy: true,
+    ...body,
+    expected_orchestrators:
+      body.expected_orchestrators === undefined
+        ? [...rules.expected_orchestrators]
+        : sortedUnique(body.expected_orchestrators),
+    arbiter_orchestrator_id: body.arbiter_orchestrator_id ?? rules.arbiter_orchestrator_id,
+    probe: probeId === null ? body.probe : { probe_id: probeId, params: body.probe?.params ?? {} },
+    fallback_policy: body.fallback_policy ?? rules.fallback_policy,
+  })
+}
+
+/**
+ * Whether `body` is the body an existing outcome was created from: its stored fingerprint is the body's, taken
+ * without a policy or under the rules the outcome stores (whichever way it was created).
+ */
+export function sameOutcomeBody<B extends RequestedRules>(
+  body: B,
+  stored: { request_digest: string } & FingerprintRules,
+): boolean {
+  return (
+    stored.request_digest === outcomeBodyFingerprint(body, null) ||
+    stored.request_digest === outcomeBodyFingerprint(body, stored)
+  )
 }
