@@ -50,7 +50,10 @@ describe('ground-truth probes', () => {
     assert.equal(replaced.json().version, 2)
     assert.notEqual(replaced.json().probe_digest, probe.probe_digest)
     const audited = async (kind: string) => {
-      const response = await app.request(app.adminKey, { method: 'GET', url: `/v1/audit/records?kind=${kind}` })
+      const response = await app.request(app.adminKey, {
+        method: 'GET',
+        url: `/v1/audit/records?kind=${kind}`,
+      })
       assert.equal(response.statusCode, 200, response.body)
       return response
         .json()

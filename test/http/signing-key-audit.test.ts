@@ -42,6 +42,9 @@ describe('signing_key.added', () => {
       [signingKey.kid, rotated.kid],
     )
     const jwks = (await app.request(null, { method: 'GET', url: '/.well-known/jwks.json' })).json()
-    assert.deepEqual(jwks.keys.map((k: { kid: string }) => k.kid).sort(), [signingKey.kid, rotated.kid].sort())
+    assert.deepEqual(
+      jwks.keys.map((k: { kid: string }) => k.kid).sort(),
+      [signingKey.kid, rotated.kid].sort(),
+    )
   })
 })
