@@ -13,13 +13,13 @@ import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import type { Pool } from './db/pool.ts'
-import { registerSigningKey } from './db/repositories/signing-keys.ts'
 import { ROLES } from './domain/vocabulary.ts'
 import { VerifiableLog } from './log/verifiable-log.ts'
 import { verifyWorkers } from './log/verify-workers.ts'
 import { progressBar } from './progress-bar.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
 import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
+import { registerSigningKey } from './services/signing-keys.ts'
 
 /**
  * The CLI commands that open the database (and `serve`). Loaded only when one of them runs, so `arbiter verify`

@@ -4,8 +4,8 @@ import { loadSigningKey, type SigningKey } from './crypto/signing-key.ts'
 import type { EmbeddedPostgres } from './db/embedded.ts'
 import { migrate } from './db/migrate.ts'
 import { createPool, type Pool } from './db/pool.ts'
-import { registerSigningKey } from './db/repositories/signing-keys.ts'
 import { probeEnvironment } from './probes/probe-environment.ts'
+import { registerSigningKey } from './services/signing-keys.ts'
 
 /**
  * The database the process uses: the server at DATABASE_URL, or the embedded one in the data dir.

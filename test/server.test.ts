@@ -86,7 +86,7 @@ describe('the service process', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line).kind)
-    assert.deepEqual(kinds, ['key.created', 'key.created'])
+    assert.deepEqual(kinds, ['signing_key.added', 'key.created', 'key.created'])
     const migrate = await runCli(['migrate'], env)
     assert.match(migrate.stdout, /nothing to apply/)
   })

@@ -47,13 +47,15 @@ export const ENGINE_AUDIT_KINDS = [
   'resolution.recorded',
 ] as const
 
-/** Audit records of administration: probes, keys and sub-agent policies. */
+/** Audit records of administration: probes, API keys, signing keys and sub-agent policies. */
 export const ADMIN_AUDIT_KINDS = [
   'probe.registered',
+  'probe.updated',
   'key.created',
   'key.revoked',
   'policy.set',
   'policy.removed',
+  'signing_key.added',
 ] as const
 
 export const AUDIT_KINDS = [

@@ -33,9 +33,10 @@ function prepareDefinition(ctx: Pick<ServiceContext, 'probes'>, input: ProbeDefi
   return { definition, digest: hashJson(definition) }
 }
 
-function registeredEntry(row: ProbeRow, actor: Actor): AuditEntry {
+/** `probe.registered` for a new probe (POST), `probe.updated` for a replaced definition (PUT). */
+function probeEntry(kind: 'probe.registered' | 'probe.updated', row: ProbeRow, actor: Actor): AuditEntry {
   return {
-    kind: 'probe.registered',
+    kind,
     actor,
     data: { probe_id: row.id, name: row.name, version: row.version, probe_digest: row.probe_digest },
   }
@@ -55,7 +56,7 @@ export async function registerProbe(ctx: ServiceContext, input: ProbeDefinitionI
   }
   await withTransaction(ctx.db, async (tx) => {
     await insertProbe(tx, row)
-    await appendAuditRecords(tx, [registeredEntry(row, actor)])
+    await appendAuditRecords(tx, [probeEntry('probe.registered', row, actor)])
   })
   return toProbeView(row)
 }
@@ -80,7 +81,7 @@ export async function replaceProbe(
       updated_at: new Date(),
     }
     await updateProbe(tx, row)
-    await appendAuditRecords(tx, [registeredEntry(row, actor)])
+    await appendAuditRecords(tx, [probeEntry('probe.updated', row, actor)])
     return toProbeView(row)
   })
 }

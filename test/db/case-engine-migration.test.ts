@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import { signCanonical, verifyEnvelope } from '../../src/crypto/jws.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
-import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
+import { insertSigningKey } from '../../src/db/repositories/signing-keys.ts'
 import { canonicalJson, sha256 } from '../../src/domain/shared/canonical-json.ts'
 import { buildTestApp, newSigningKey } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
@@ -25,7 +25,7 @@ describe('migration 002_case_engine', () => {
     await migrate(pool, migrations.slice(0, 1))
 
     const key = await newSigningKey()
-    await registerSigningKey(pool, key)
+    await insertSigningKey(pool, key)
     const outcomeId = randomUUID()
     const manifestId = randomUUID()
     const oldManifest = {

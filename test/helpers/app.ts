@@ -3,9 +3,9 @@ import type { TestContext } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type AppConfig, type AppOptions, buildApp } from '../../src/app.ts'
 import { type SigningKey, signingKeyFromPem } from '../../src/crypto/signing-key.ts'
-import { registerSigningKey } from '../../src/db/repositories/signing-keys.ts'
 import type { Role } from '../../src/domain/vocabulary.ts'
 import { createApiKey } from '../../src/services/keys.ts'
+import { registerSigningKey } from '../../src/services/signing-keys.ts'
 import { createTestDatabase, type TestDatabase, testPoolMax } from './database.ts'
 
 export async function newSigningKey(): Promise<SigningKey> {

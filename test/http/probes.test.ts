@@ -49,6 +49,18 @@ describe('ground-truth probes', () => {
     assert.equal(replaced.statusCode, 200)
     assert.equal(replaced.json().version, 2)
     assert.notEqual(replaced.json().probe_digest, probe.probe_digest)
+    const audited = async (kind: string) => {
+      const response = await app.request(app.adminKey, {
+        method: 'GET',
+        url: `/v1/audit/records?kind=${kind}`,
+      })
+      assert.equal(response.statusCode, 200, response.body)
+      return response
+        .json()
+        .items.map((r: { data: { probe_id: string; version: number } }) => [r.data.probe_id, r.data.version])
+    }
+    assert.deepEqual(await audited('probe.registered'), [[probe.probe_id, 1]], 'POST registers')
+    assert.deepEqual(await audited('probe.updated'), [[probe.probe_id, 2]], 'PUT updates')
     const listed = (await app.request(app.adminKey, { method: 'GET', url: '/v1/probes' })).json()
     assert.equal(listed.items.length, 1)
     const bodies = [created.body, replaced.body, JSON.stringify(listed)]
