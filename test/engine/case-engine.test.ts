@@ -242,6 +242,7 @@ describe('the case engine, with a kind it has never seen', () => {
       .json()
       .items.map((r: { kind: string }) => r.kind)
     assert.deepEqual(kinds, [
+      'signing_key.added',
       'key.created',
       'manifest.issued',
       'escalation.opened',

@@ -1185,7 +1185,7 @@ export interface components {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -3869,7 +3869,7 @@ export interface operations {
                 review_id?: string;
                 subagent_id?: string;
                 orchestrator_id?: string;
-                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "key.created" | "key.revoked" | "policy.set" | "policy.removed";
+                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added";
                 verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
                 from?: string;
                 to?: string;
