@@ -6,8 +6,15 @@ import {
   type CompactRange,
   compactRangeRoot,
   type NodeHashes,
-  nodeKey,
 } from './transparency.ts'
+
+/** Stored tree nodes by position (level, idx); undefined for a node that is not stored. */
+export type NodeLookup = (level: number, index: number) => Uint8Array | undefined
+
+/** A lookup over nodes keyed `level:idx` (`nodeKey`), for callers that hold them in a map. */
+export function lookupIn(hashes: NodeHashes): NodeLookup {
+  return (level, index) => hashes.get(`${level}:${index}`)
+}
 
 /**
  * The leaf hash of a record from its canonical text: SHA-256(0x00 ‖ UTF-8(text)), the RFC 9162 leaf hash
@@ -76,13 +83,13 @@ export class LogChecker {
   }
 
   /**
-   * Checks consecutive records with the stored nodes they complete (keyed `level:idx` as this checker's range
-   * numbers them) and runs the tree checks whose size falls among them. Returns false once something is bad
+   * Checks consecutive records with the stored nodes they complete (by position as this checker's range numbers
+   * them) and runs the tree checks whose size falls among them. Returns false once something is bad
    * (the caller may stop reading).
    */
   push(
     records: readonly AuditRecord[],
-    storedNodes: NodeHashes,
+    storedNodes: NodeLookup,
     treeChecks: ReadonlyMap<number, TreeCheck>,
   ): boolean {
     const state = this.state
@@ -116,7 +123,7 @@ export class LogChecker {
       const before = state.range
       const appended = appendLeaves(before, leaves.slice(at, end))
       for (const node of appended.nodes) {
-        const stored = storedNodes.get(nodeKey(node))
+        const stored = storedNodes(node.level, node.index)
         // A node completes with the last leaf it covers: that record's seq is where the tree went wrong.
         if (stored === undefined || !bytesEqual(stored, node.hash)) {
           const badSeq = (node.index + 1) * 2 ** node.level

@@ -1,6 +1,6 @@
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
-import { type CheckpointClaim, LogChecker } from './log-checker.ts'
+import { type CheckpointClaim, LogChecker, type NodeLookup } from './log-checker.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -45,21 +45,19 @@ export interface ChunkResult {
 }
 
 /**
- * Checks one chunk. `storedNodes` are the stored nodes completed by its records, keyed `level:idx` as in the
- * whole tree (nodes above level 13 are ignored: the merge checks those).
+ * Checks one chunk. `storedNodes` finds the stored nodes completed by its records, by their position in the
+ * whole tree (nodes above level 13 are not looked at: the merge checks those).
  */
 export function checkChunk(
   task: ChunkTask,
   records: readonly AuditRecord[],
-  storedNodes: NodeHashes,
+  storedNodes: NodeLookup,
 ): ChunkResult {
   const base = task.from - 1
-  // The chunk's nodes as a tree of its own: node (level, idx) of the whole tree is (level, idx − base/2^level).
-  const local = new Map<string, Uint8Array>()
-  for (const [key, hash] of storedNodes) {
-    const [level, index] = key.split(':').map(Number) as [number, number]
-    if (level <= CHUNK_LEVEL) local.set(`${level}:${index - base / 2 ** level}`, hash)
-  }
+  // The chunk's nodes as a tree of its own: node (level, idx) of the chunk is (level, idx + base/2^level) of the
+  // whole tree.
+  const local: NodeLookup = (level, index) =>
+    level <= CHUNK_LEVEL ? storedNodes(level, index + base / 2 ** level) : undefined
   const first = records[0]
   const checker = new LogChecker({ seq: base, hash: first?.prev_hash ?? '' }, EMPTY_COMPACT_RANGE)
   const atSizes: ChunkResult['atSizes'] = []

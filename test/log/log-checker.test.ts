@@ -6,6 +6,7 @@ import {
   type CheckpointClaim,
   checkpointCheck,
   LogChecker,
+  lookupIn,
   recordLeafHash,
 } from '../../src/log/log-checker.ts'
 import { sequenceEntries } from '../../src/log/sequence-batch.ts'
@@ -57,7 +58,7 @@ function check(
   const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
   const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
   for (let at = 0; at < records.length; at += slice) {
-    if (!checker.push(records.slice(at, at + slice), nodes, bySize)) break
+    if (!checker.push(records.slice(at, at + slice), lookupIn(nodes), bySize)) break
   }
   return checker.result
 }
@@ -149,7 +150,11 @@ describe('LogChecker', () => {
     )
     const checker = new LogChecker({ seq: 10, hash: records[9]!.hash }, range)
     assert.ok(
-      checker.push(records.slice(10), nodes, new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]])),
+      checker.push(
+        records.slice(10),
+        lookupIn(nodes),
+        new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]]),
+      ),
     )
     assert.equal(checker.result.checked, 20)
     assert.equal(checker.result.firstBadSeq, null)

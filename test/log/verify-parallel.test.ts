@@ -73,7 +73,22 @@ describe('audit verify on worker threads', () => {
     )
     assert.equal((await both()).first_bad_seq, CHUNK_SIZE + 4_321)
 
-    // A record in the second chunk, before both.
+    // Nodes missing inside the second chunk, before that checkpoint: an inner one (level 3, index 1030 covers
+    // leaves 8240..8247, completed by seq 8248) and, earlier, a leaf (level 0, index 8222 is seq 8223).
+    await tamper(
+      'merkle_nodes',
+      'merkle_nodes_no_update_delete',
+      `DELETE FROM merkle_nodes WHERE level = 3 AND idx = ${(CHUNK_SIZE + 48) / 8}`,
+    )
+    assert.equal((await both()).first_bad_seq, CHUNK_SIZE + 56)
+    await tamper(
+      'merkle_nodes',
+      'merkle_nodes_no_update_delete',
+      `DELETE FROM merkle_nodes WHERE level = 0 AND idx = ${CHUNK_SIZE + 30}`,
+    )
+    assert.equal((await both()).first_bad_seq, CHUNK_SIZE + 31)
+
+    // A record in the second chunk, before all of these.
     await tamper(
       'audit_records',
       'audit_records_no_update_delete',
