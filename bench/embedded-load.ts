@@ -24,7 +24,6 @@
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1 (dist/ is already built);
  * investigation only: BENCH_NODE_ARGS (extra node flags for the server, space-separated).
  */
-import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -32,6 +31,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
+import { buildForBench } from './build.ts'
 import { type BenchDatabase, createDatabase } from './database.ts'
 import { HttpTarget, type LatencySummary, summarize } from './load.ts'
 import { CpuWindow, freePort, type ManagedProcess, startProcess, waitReady } from './processes.ts'
@@ -72,20 +72,15 @@ export interface ModeResult {
   postgresCpuMsPerRequest: number
 }
 
-function build(): void {
-  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' })
-  if (result.status !== 0) throw new Error('npm run build failed')
-}
-
 async function main(): Promise<void> {
-  if (process.env.BENCH_SKIP_BUILD !== '1') build()
+  buildForBench([repoRoot])
   const results: ModeResult[] = []
   for (const mode of modes) results.push(await measure(mode))
   print(results)
 }
 
 /**
- * Both modes, one after the other, for `npm run bench` (BENCH_PHASES=embedded): builds dist/ unless told not to,
+ * Both modes, one after the other, for `npm run bench` (BENCH_PHASES=embedded), on the dist/ the run built:
  * prints the comparison and returns it.
  */
 export async function compareEmbedded(options: {
@@ -93,13 +88,11 @@ export async function compareEmbedded(options: {
   warmupS: number
   connections: number
   adminUrl: string
-  skipBuild: boolean
 }): Promise<ModeResult[]> {
   durationS = options.durationS
   warmupS = options.warmupS
   connections = options.connections
   adminUrl = options.adminUrl
-  if (!options.skipBuild) build()
   const results: ModeResult[] = []
   for (const mode of ['embedded', 'postgres'] as const) results.push(await measure(mode))
   print(results)

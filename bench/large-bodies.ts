@@ -1,3 +1,4 @@
+import { buildForBench } from './build.ts'
 import { cfg, repoRoot } from './config.ts'
 import { createDatabase } from './database.ts'
 import { HttpTarget } from './load.ts'
@@ -49,6 +50,7 @@ async function measureCheckout(root: string, tag: string): Promise<LargeBodiesPh
 async function main(): Promise<number> {
   cleanUpOnSignals()
   const compareRoot = process.env.BENCH_COMPARE_ROOT
+  buildForBench(compareRoot ? [compareRoot, cfg.arbiterRoot] : [cfg.arbiterRoot])
   const before = compareRoot ? await measureCheckout(compareRoot, 'before') : undefined
   const after = await measureCheckout(cfg.arbiterRoot, 'after')
   if (before && compareRoot) printLargeBodies(`before: ${compareRoot}`, before)

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import os from 'node:os'
+import { buildForBench } from './build.ts'
 import { cfg, repoRoot } from './config.ts'
 import { createDatabase, withClient } from './database.ts'
 import { HttpTarget, runLoops } from './load.ts'
@@ -94,6 +95,8 @@ async function main(): Promise<number> {
     log(`Arbiter from ANOTHER checkout (investigation run): ${cfg.arbiterRoot}`)
   if (cfg.cpuProfileDir) await mkdir(cfg.cpuProfileDir, { recursive: true })
 
+  log('building dist/ and the baseline (what production runs; BENCH_SKIP_BUILD=1 skips it)')
+  buildForBench([cfg.arbiterRoot])
   const mainDb = await createDatabase(cfg.adminUrl, 'main', cfg.dbSettings)
   onCleanup('drop main database', () => mainDb.drop())
   log(`database ${mainDb.name} created`)

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { BASELINE_BUILD_DIR } from './build.ts'
 import { freePort, type ManagedProcess, MemorySampler, startProcess, waitReady } from './processes.ts'
 
 /** The two servers under test, each a child process started the way production starts it. */
@@ -28,7 +29,7 @@ function baseEnv(): Record<string, string> {
   return env
 }
 
-/** `node --import tsx src/server.ts` on `databaseUrl`, ready once GET /readyz answers 200. */
+/** `node dist/server.js` (built by `buildForBench`) on `databaseUrl`, ready once GET /readyz answers 200. */
 export async function startArbiter(options: {
   repoRoot: string
   databaseUrl: string
@@ -43,7 +44,7 @@ export async function startArbiter(options: {
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []
   const proc = startProcess({
     name: options.name,
-    args: [...profile, '--import', 'tsx', 'src/server.ts'],
+    args: [...profile, 'dist/server.js'],
     cwd: options.repoRoot,
     port,
     env: {
@@ -75,7 +76,7 @@ export async function startArbiter(options: {
   return { proc, origin: proc.origin, memory, adminKey, stop }
 }
 
-/** bench/baseline-server.ts: bare fastify + pg with the same pool size, on the same database server. */
+/** bench/baseline-server.ts, compiled by `buildForBench`: bare fastify + pg with the same pool size, on the same database server. */
 export async function startBaseline(options: {
   repoRoot: string
   databaseUrl: string
@@ -84,7 +85,7 @@ export async function startBaseline(options: {
   const port = await freePort()
   const proc = startProcess({
     name: 'baseline',
-    args: ['--import', 'tsx', 'bench/baseline-server.ts'],
+    args: [join(BASELINE_BUILD_DIR, 'baseline-server.js')],
     cwd: options.repoRoot,
     port,
     env: {

@@ -15,13 +15,12 @@ export interface EmbeddedPhase {
 }
 
 export async function phaseEmbedded(): Promise<EmbeddedPhase> {
-  log(`embedded: building dist/, then the decide flow on the embedded database and on PostgreSQL`)
+  log(`embedded: the decide flow on the embedded database and on PostgreSQL`)
   const results = await compareEmbedded({
     durationS: cfg.durationS,
     warmupS: cfg.warmupS,
     connections: cfg.connections,
     adminUrl: cfg.adminUrl,
-    skipBuild: process.env.BENCH_SKIP_BUILD === '1',
   })
   const embedded = results.find((r) => r.mode === 'embedded')!
   const postgres = results.find((r) => r.mode === 'postgres')!
