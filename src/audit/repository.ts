@@ -1,6 +1,7 @@
 import { queryArrays } from '../db/array-rows.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
 /**
  * audit_records columns, one per field of an audit record (docs/log-format.md):
@@ -101,12 +102,16 @@ export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
 /**
  * Records with from <= seq <= to, ascending, for bulk checking: rows as arrays and `at` formatted by the
  * database exactly as the API writes it (millisecond RFC 3339 UTC), so a million rows cost no Date objects.
+ * With `storedText`, a record that has its canonical text stored is checked on that text (its other columns are
+ * compared with it; its `data` is not read, the database holding it equal to the text's) and only the others
+ * have their text rebuilt from the columns. Pass it only when `canonicalTextGuarded` says so.
  */
 export async function auditRecordsForCheck(
   db: Queryable,
   fromSeq: number,
   toSeq: number,
-): Promise<AuditRecord[]> {
+  storedText: boolean,
+): Promise<CheckedRecord[]> {
   const rows = await queryArrays<
     [
       number,
@@ -118,29 +123,55 @@ export async function auditRecordsForCheck(
       string | null,
       string | null,
       string | null,
+      string | null,
       string,
       string,
-      string,
+      string | null,
     ]
   >(
     db,
     `SELECT seq, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), kind, actor, outcome_id, manifest_id,
-            subagent_id, orchestrator_id, verdict, data::text, prev_hash, hash
+            subagent_id, orchestrator_id, verdict,
+            ${storedText ? 'CASE WHEN canonical IS NULL THEN data::text END, prev_hash, hash, canonical' : 'data::text, prev_hash, hash, NULL'}
      FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
     [fromSeq, toSeq],
   )
-  return rows.map((r) => ({
-    seq: r[0],
-    at: r[1],
-    kind: r[2] as AuditRecord['kind'],
-    actor: r[3],
-    outcome_id: r[4],
-    manifest_id: r[5],
-    subagent_id: r[6],
-    orchestrator_id: r[7],
-    verdict: r[8],
-    data: JSON.parse(r[9]),
-    prev_hash: r[10],
-    hash: r[11],
-  }))
+  return rows.map((r) => {
+    const fields = {
+      seq: r[0],
+      at: r[1],
+      kind: r[2] as AuditRecord['kind'],
+      actor: r[3],
+      outcome_id: r[4],
+      manifest_id: r[5],
+      subagent_id: r[6],
+      orchestrator_id: r[7],
+      verdict: r[8],
+      prev_hash: r[10],
+      hash: r[11],
+    }
+    return r[12] === null
+      ? checkedRecord({ ...fields, data: JSON.parse(r[9]!) })
+      : storedRecord(fields, r[12])
+  })
 }
+
+/** The constraint that holds each record's `data` equal to its stored canonical text's (migration 007). */
+const CANONICAL_DATA_CONSTRAINT = 'audit_records_canonical_data'
+
+/**
+ * Whether the database still holds every record's `data` equal to its stored canonical text: the constraint is
+ * there, validated, and says what it said when created. Someone who can drop it can also write a `data` that
+ * disagrees with the text; verification then rebuilds every record's text from its columns instead.
+ */
+export async function canonicalTextGuarded(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ def: string }>(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+     WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
+    [CANONICAL_DATA_CONSTRAINT],
+  )
+  return rows.length === 1 && rows[0]!.def.replace(/\s+/g, ' ') === CANONICAL_DATA_CHECK
+}
+
+/** How PostgreSQL prints the constraint's check (14 to 17 alike). */
+const CANONICAL_DATA_CHECK = "CHECK (((canonical IS NULL) OR (((canonical)::jsonb -> 'data'::text) = data)))"

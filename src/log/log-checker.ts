@@ -1,5 +1,12 @@
 import { hash } from 'node:crypto'
-import { type AuditRecord, canonicalAuditParts, GENESIS_HASH } from '../domain/shared/audit-chain.ts'
+import {
+  type AuditRecord,
+  canonicalAuditParts,
+  canonicalAuditPrefix,
+  canonicalAuditTail,
+  GENESIS_HASH,
+  type UnhashedAuditRecord,
+} from '../domain/shared/audit-chain.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -25,6 +32,54 @@ export function recordLeafHash(canonicalRecord: string): Buffer {
   return hash('sha256', `\u0000${canonicalRecord}`, 'buffer') as unknown as Buffer
 }
 
+/**
+ * A record as the checker takes it: its place and links, and its canonical text without `hash` split where
+ * `hash` goes in its leaf (after `data`). `parts` is null when the record's stored forms disagree (its columns do
+ * not spell out its stored canonical text): the record is bad whatever its hash.
+ */
+export interface CheckedRecord {
+  seq: number
+  prev_hash: string
+  hash: string
+  parts: readonly [head: string, tail: string] | null
+}
+
+/** A record whose canonical text is rebuilt from its fields (`data` canonicalized again). */
+export function checkedRecord(record: AuditRecord): CheckedRecord {
+  return {
+    seq: record.seq,
+    prev_hash: record.prev_hash,
+    hash: record.hash,
+    parts: canonicalAuditParts(record),
+  }
+}
+
+/**
+ * A record with its canonical text as stored, checked against its other fields: the text must be exactly the
+ * fields before `data`, a value, and the fields after it. That value is `data`'s only when the database holds
+ * the two equal (the caller's business); everything else is compared here, at the cost of building two short
+ * strings instead of canonicalizing `data`.
+ */
+export function storedRecord(
+  fields: Omit<UnhashedAuditRecord, 'data'> & { hash: string },
+  canonical: string,
+): CheckedRecord {
+  const prefix = canonicalAuditPrefix(fields)
+  const tail = canonicalAuditTail(fields)
+  const split = canonical.length - tail.length
+  const agrees =
+    split > prefix.length &&
+    canonical.startsWith(prefix) &&
+    canonical.endsWith(tail) &&
+    canonical.charCodeAt(split - 1) === 0x2c // the ',' after data's value
+  return {
+    seq: fields.seq,
+    prev_hash: fields.prev_hash,
+    hash: fields.hash,
+    parts: agrees ? [canonical.slice(0, split), tail] : null,
+  }
+}
+
 /** What a stored checkpoint claims about the tree at its size, after its signatures were checked. */
 export interface CheckpointClaim {
   treeSize: number
@@ -38,7 +93,7 @@ export interface CheckpointClaim {
  * A check of the tree at one size, run when the records up to that size have been added: given the tree's
  * compact range there and the last record. Returns whether it holds.
  */
-export type TreeCheck = (range: CompactRange, last: AuditRecord) => boolean
+export type TreeCheck = (range: CompactRange, last: CheckedRecord) => boolean
 
 /** The check of a stored checkpoint: signatures good, head hash and root those of the records' tree. */
 export function checkpointCheck(claim: CheckpointClaim): TreeCheck {
@@ -88,7 +143,7 @@ export class LogChecker {
    * (the caller may stop reading).
    */
   push(
-    records: readonly AuditRecord[],
+    records: readonly CheckedRecord[],
     storedNodes: NodeLookup,
     treeChecks: ReadonlyMap<number, TreeCheck>,
   ): boolean {
@@ -104,7 +159,11 @@ export class LogChecker {
         chainBreak = this.expected.seq + 1
         break
       }
-      const [head, tail] = canonicalAuditParts(record)
+      if (record.parts === null) {
+        chainBreak = record.seq
+        break
+      }
+      const [head, tail] = record.parts
       if (
         record.prev_hash !== this.expected.hash ||
         `sha256:${hash('sha256', record.prev_hash + head + tail, 'hex')}` !== record.hash
@@ -151,7 +210,7 @@ export class LogChecker {
   }
 
   /** Bad at `seq`, found among `records`: every record before it was good. */
-  private failAfter(records: readonly AuditRecord[], seq: number): false {
+  private failAfter(records: readonly CheckedRecord[], seq: number): false {
     const first = records[0]!.seq
     if (seq - 1 >= first) this.state.head = { seq: seq - 1, hash: records[seq - 1 - first]!.hash }
     this.state.checked = seq - this.firstSeq

@@ -1,6 +1,5 @@
-import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
-import { type CheckpointClaim, LogChecker, type NodeLookup } from './log-checker.ts'
+import { type CheckedRecord, type CheckpointClaim, LogChecker, type NodeLookup } from './log-checker.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -26,6 +25,8 @@ export interface ChunkTask {
   to: number
   /** Checkpoint sizes in (from − 1, to]: the chunk reports its part of the tree at each. */
   checkpointSizes: number[]
+  /** Whether records' stored canonical text may be hashed as stored (see `auditRecordsForCheck`). */
+  storedText: boolean
 }
 
 export interface ChunkResult {
@@ -50,7 +51,7 @@ export interface ChunkResult {
  */
 export function checkChunk(
   task: ChunkTask,
-  records: readonly AuditRecord[],
+  records: readonly CheckedRecord[],
   storedNodes: NodeLookup,
 ): ChunkResult {
   const base = task.from - 1
@@ -64,7 +65,7 @@ export function checkChunk(
   const checks = new Map(
     task.checkpointSizes.map((size) => [
       size - base,
-      (range: CompactRange, last: AuditRecord) => {
+      (range: CompactRange, last: CheckedRecord) => {
         atSizes.push({ size, hashes: [...range.hashes], headHash: last.hash })
         return true
       },

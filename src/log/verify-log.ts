@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
-import { auditRange, auditRecordsForCheck, readAuditHead } from '../audit/repository.ts'
+import { auditRange, auditRecordsForCheck, canonicalTextGuarded, readAuditHead } from '../audit/repository.ts'
 import { type Jwks, verifyCompactAgainstJwks } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { type CheckpointRow, checkpointsBetween } from '../db/repositories/audit-checkpoints.ts'
@@ -75,6 +75,7 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   )
   if (fromSeq > 1 && !previousRow) sequentialChecker.fail(fromSeq - 1)
 
+  const storedText = await canonicalTextGuarded(db)
   const keys = await checkpointKeys(db)
   const checkpoints = await checkpointClaims(
     await checkpointsBetween(db, fromSeq === 1 ? 0 : fromSeq, last),
@@ -96,8 +97,13 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   let checker = sequentialChecker
   let done = { checked: 0, checkpoints: 0, last: null as { seq: number; hash: string } | null }
   if (options.parallel && fromSeq === 1 && total >= 2 * CHUNK_SIZE && checker.result.firstBadSeq === null) {
-    const merged = await verifyChunksInParallel(db, options.parallel, last, checkpoints, (checked) =>
-      options.onProgress?.(checked, total),
+    const merged = await verifyChunksInParallel(
+      db,
+      options.parallel,
+      last,
+      checkpoints,
+      storedText,
+      (checked) => options.onProgress?.(checked, total),
     )
     startSeq = merged.range.size + 1
     checker = new LogChecker(merged.last, merged.range)
@@ -107,7 +113,7 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   const readSlice = async (from: number) => {
     const to = Math.min(last, from + SLICE - 1)
     const [records, nodes] = await Promise.all([
-      auditRecordsForCheck(db, from, to),
+      auditRecordsForCheck(db, from, to, storedText),
       readNodesCompletedIn(db, from - 1, to),
     ])
     return { from, to, records, nodes }
@@ -155,6 +161,7 @@ async function verifyChunksInParallel(
   parallel: ParallelVerify,
   last: number,
   claims: ReadonlyMap<number, CheckpointClaim>,
+  storedText: boolean,
   onProgress: (checked: number) => void,
 ): Promise<MergeState> {
   const upperNodes = await readNodesAbove(db, CHUNK_LEVEL)
@@ -162,7 +169,13 @@ async function verifyChunksInParallel(
   const tasks: ChunkTask[] = []
   for (let from = 1, index = 0; from <= last; from += CHUNK_SIZE, index++) {
     const to = Math.min(last, from + CHUNK_SIZE - 1)
-    tasks.push({ index, from, to, checkpointSizes: sizes.filter((size) => size >= from && size <= to) })
+    tasks.push({
+      index,
+      from,
+      to,
+      checkpointSizes: sizes.filter((size) => size >= from && size <= to),
+      storedText,
+    })
   }
   const state = startMerge()
   const workers = Array.from({ length: Math.max(1, Math.min(parallel.workers, tasks.length)) }, () =>

@@ -27,7 +27,7 @@ port.on('message', async (task: ChunkTask | 'close') => {
   }
   try {
     await connected
-    const records = await auditRecordsForCheck(client, task.from, task.to)
+    const records = await auditRecordsForCheck(client, task.from, task.to, task.storedText)
     const nodes = await readNodesCompletedIn(client, task.from - 1, task.to)
     port.postMessage({ result: checkChunk(task, records, nodes) })
   } catch (err) {

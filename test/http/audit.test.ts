@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import pg from 'pg'
+import { canonicalTextGuarded } from '../../src/audit/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { clientHash, createOutcome, evaluate, haltedOutcome } from '../helpers/fixtures.ts'
@@ -173,22 +174,61 @@ describe('the audit log', () => {
   })
 
   it('reports the exact first_bad_seq after a superuser edits a row behind its back', async (t) => {
-    const { app, a, b, ops } = await setup(t)
+    // What a superuser could do: disable the protection (test only), rewrite history, re-enable it. Each record
+    // stores its canonical text beside its columns; whichever of them is edited, verify finds it.
+    const edits = {
+      'data and the stored text dropped': `UPDATE audit_records SET data = '{"forged": true}'::jsonb, canonical = NULL WHERE seq = 4`,
+      'a column': `UPDATE audit_records SET actor = 'mallory' WHERE seq = 4`,
+      'the stored text': `UPDATE audit_records SET canonical = replace(canonical, '"seq":4', '"seq":4 ') WHERE seq = 4`,
+      'data, after dropping the constraint that holds it equal to the text': `
+        ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_data;
+        UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`,
+    }
+    for (const [edit, sql] of Object.entries(edits)) {
+      await t.test(edit, async (t) => {
+        const { app, a, b, ops } = await setup(t)
+        await halted(app, a, b)
+        await asSuperuser(app, async (client) => {
+          const { rows } = await client.query('SELECT canonical FROM audit_records WHERE seq = 4')
+          assert.ok(rows[0].canonical, 'the sequencer stored the text')
+          await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
+          await client.query(sql)
+          await client.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
+        })
+        const report = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+        assert.equal(report.ok, false)
+        assert.equal(report.first_bad_seq, 4)
+        assert.equal(report.head_seq, 3)
+        const before = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?to_seq=3' })).json()
+        assert.equal(before.ok, true)
+        const after = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?from_seq=5' })).json()
+        assert.equal(after.ok, true, 'a range after the edit still links to its own predecessor')
+      })
+    }
+  })
+
+  it('refuses a data column that disagrees with the stored text, even with the append-only trigger off', async (t) => {
+    const { app, a, b } = await setup(t)
     await halted(app, a, b)
-    // What a superuser could do: disable the protection (test only), rewrite history, re-enable it.
     await asSuperuser(app, async (client) => {
       await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
-      await client.query(`UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`)
+      await assert.rejects(
+        client.query(`UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`),
+        /audit_records_canonical_data/,
+      )
       await client.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
+      assert.equal(await canonicalTextGuarded(client), true, 'verify may hash the stored text')
+      await client.query('ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_data')
+      assert.equal(await canonicalTextGuarded(client), false)
+      await client.query(
+        `ALTER TABLE audit_records ADD CONSTRAINT audit_records_canonical_data CHECK (canonical IS NULL OR true)`,
+      )
+      assert.equal(
+        await canonicalTextGuarded(client),
+        false,
+        'a constraint of that name that says something else',
+      )
     })
-    const report = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
-    assert.equal(report.ok, false)
-    assert.equal(report.first_bad_seq, 4)
-    assert.equal(report.head_seq, 3)
-    const before = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?to_seq=3' })).json()
-    assert.equal(before.ok, true)
-    const after = (await app.request(ops, { method: 'GET', url: '/v1/audit/verify?from_seq=5' })).json()
-    assert.equal(after.ok, true, 'a range after the edit still links to its own predecessor')
   })
 
   it('signs checkpoints with the manifest key', async (t) => {

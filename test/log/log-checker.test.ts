@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { type AuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
+import { type AuditRecord, canonicalAuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
 import {
   type CheckpointClaim,
+  checkedRecord,
   checkpointCheck,
   LogChecker,
   lookupIn,
   recordLeafHash,
+  storedRecord,
 } from '../../src/log/log-checker.ts'
 import { sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
@@ -58,7 +60,7 @@ function check(
   const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
   const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
   for (let at = 0; at < records.length; at += slice) {
-    if (!checker.push(records.slice(at, at + slice), lookupIn(nodes), bySize)) break
+    if (!checker.push(records.slice(at, at + slice).map(checkedRecord), lookupIn(nodes), bySize)) break
   }
   return checker.result
 }
@@ -75,6 +77,71 @@ describe('recordLeafHash', () => {
         )
       }),
     )
+  })
+})
+
+describe('storedRecord', () => {
+  const fieldsOf = ({ data: _data, ...fields }: AuditRecord) => fields
+  const record: AuditRecord = {
+    seq: 7,
+    at: '2026-11-30T12:00:00.000Z',
+    kind: 'manifest.issued',
+    actor: 'k-1',
+    outcome_id: '0b5e1c8e-8d7a-4f55-9a31-2f4b1e0b7c11',
+    manifest_id: null,
+    subagent_id: 'sa "one"',
+    orchestrator_id: null,
+    verdict: 'failure',
+    data: { kind: 'nested', hash: 'x', list: [1, 'two', { z: null, a: true }], é: '\u2028' },
+    prev_hash: GENESIS_HASH,
+    hash: 'sha256:00',
+  }
+
+  it('splits the stored text where the columns rebuild it', () => {
+    assert.deepEqual(storedRecord(fieldsOf(record), canonicalAuditRecord(record)), checkedRecord(record))
+  })
+
+  it('refuses a text that any other column does not spell out', () => {
+    const text = canonicalAuditRecord(record)
+    const changes: Partial<AuditRecord>[] = [
+      { seq: 8 },
+      { at: '2026-11-30T12:00:00.001Z' },
+      { kind: 'key.created' },
+      { actor: 'k-2' },
+      { outcome_id: null },
+      { manifest_id: '0b5e1c8e-8d7a-4f55-9a31-2f4b1e0b7c11' },
+      { subagent_id: 'sa' },
+      { orchestrator_id: 'orch-a' },
+      { verdict: null },
+      { prev_hash: 'sha256:11' },
+    ]
+    for (const change of changes) {
+      assert.equal(storedRecord(fieldsOf({ ...record, ...change }), text).parts, null, JSON.stringify(change))
+    }
+    for (const broken of [
+      '',
+      '{}',
+      text.slice(1),
+      `${text} `,
+      text.replace(',"kind":"manifest', '"kind":"manifest'),
+    ]) {
+      assert.equal(storedRecord(fieldsOf(record), broken).parts, null, broken)
+    }
+  })
+
+  it('finds a record whose stored text was edited, and only there', () => {
+    const { records, nodes } = log(12)
+    const stored = records.map((r) => storedRecord(fieldsOf(r), canonicalAuditRecord(r)))
+    const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
+    assert.ok(checker.push(stored, lookupIn(nodes), new Map()))
+    const edited = stored.map((r, i) =>
+      i === 5
+        ? storedRecord(fieldsOf(records[5]!), canonicalAuditRecord(records[5]!).replace('{"i":5}', '{"i":6}'))
+        : r,
+    )
+    const again = new LogChecker(null, EMPTY_COMPACT_RANGE)
+    assert.equal(again.push(edited, lookupIn(nodes), new Map()), false)
+    assert.equal(again.result.firstBadSeq, 6)
   })
 })
 
@@ -151,7 +218,7 @@ describe('LogChecker', () => {
     const checker = new LogChecker({ seq: 10, hash: records[9]!.hash }, range)
     assert.ok(
       checker.push(
-        records.slice(10),
+        records.slice(10).map(checkedRecord),
         lookupIn(nodes),
         new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]]),
       ),

@@ -1,5 +1,5 @@
 import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
-import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
+import { type AuditRecord, canonicalAuditRecord } from '../../domain/shared/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
 import type { IntakeRow } from './audit-intake.ts'
@@ -14,9 +14,9 @@ export interface SequencedWrite {
 }
 
 /**
- * Writes one sequenced batch in one statement (one round trip while the head is locked): the records, the tree
- * nodes they completed, each issued manifest's audit_seq, the removal of the drained intake entries, and the new
- * head. A batch that only adds old records to the tree passes no records and no intake ids.
+ * Writes one sequenced batch in one statement (one round trip while the head is locked): the records (each with
+ * its canonical text, what its hash covers, for verification to hash as stored), the tree nodes they completed,
+ * each issued manifest's audit_seq, the removal of the drained intake entries, and the new head. A batch that only adds old records to the tree passes no records and no intake ids.
  */
 export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite): Promise<void> {
   const { records } = batch
@@ -24,9 +24,9 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
   const [levels, indexes, hashes] = nodeArrays(batch.nodes)
   await db.query(
     `WITH records AS (
-       INSERT INTO audit_records (${AUDIT_COLUMNS})
+       INSERT INTO audit_records (${AUDIT_COLUMNS}, canonical)
        SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
+                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $22::text[])
      ), nodes AS (
        INSERT INTO merkle_nodes (level, idx, hash)
        SELECT * FROM unnest($13::smallint[], $14::bigint[], $15::bytea[])
@@ -60,6 +60,7 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
       batch.head.seq,
       batch.head.hash,
       batch.head.treeSize,
+      records.map(canonicalAuditRecord),
     ],
   )
 }

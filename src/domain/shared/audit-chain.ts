@@ -73,14 +73,23 @@ export function canonicalAuditRecordWithHash(record: AuditRecord): string {
 
 /** The canonical text of the record without its hash, split where `hash` would go (after `data`). */
 export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string, tail: string] {
+  return [`${canonicalAuditPrefix(record)}${canonicalJsonValue(record.data)},`, canonicalAuditTail(record)]
+}
+
+/** The canonical text's fields before `data`'s value: `{"actor":…,"at":…,"data":`. */
+export function canonicalAuditPrefix(record: Pick<AuditEntry, 'actor' | 'at'>): string {
+  return `{"actor":${text(record.actor)},"at":${text(record.at)},"data":`
+}
+
+/** The canonical text's fields after `data` (where the leaf's `hash` goes), from `"kind":` to the end. */
+export function canonicalAuditTail(record: Omit<UnhashedAuditRecord, 'data' | 'actor' | 'at'>): string {
   const seq = Number.isSafeInteger(record.seq) ? String(record.seq) : canonicalJson(record.seq)
-  return [
-    `{"actor":${text(record.actor)},"at":${text(record.at)},"data":${canonicalJsonValue(record.data)},`,
+  return (
     `"kind":${text(record.kind)},"manifest_id":${textOrNull(record.manifest_id)},` +
-      `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
-      `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +
-      `"verdict":${textOrNull(record.verdict)}}`,
-  ]
+    `"orchestrator_id":${textOrNull(record.orchestrator_id)},"outcome_id":${textOrNull(record.outcome_id)},` +
+    `"prev_hash":${text(record.prev_hash)},"seq":${seq},"subagent_id":${textOrNull(record.subagent_id)},` +
+    `"verdict":${textOrNull(record.verdict)}}`
+  )
 }
 
 /** The record's hashed fields as a plain object (what `canonicalAuditRecord` serializes). */
