@@ -4,7 +4,7 @@ import pg from 'pg'
 import { fillAuditLog } from '../../bench/audit-fill.ts'
 import { createPool } from '../../src/db/pool.ts'
 import { signCheckpoint } from '../../src/log/checkpoints.ts'
-import { CHUNK_SIZE } from '../../src/log/verify-chunks.ts'
+import { CHUNK_LEVEL, CHUNK_SIZE } from '../../src/log/verify-chunks.ts'
 import { verifyLog } from '../../src/log/verify-log.ts'
 import { buildTestApp } from '../helpers/app.ts'
 
@@ -24,7 +24,7 @@ describe('audit verify on worker threads', () => {
     t.after(() => db.end())
     // Checkpoints inside chunks and on a chunk boundary, besides the one the API signs at the end.
     const { signer } = app.app.services.auditLog
-    for (const size of [100, CHUNK_SIZE, CHUNK_SIZE + 4_321, TOTAL - 1]) {
+    for (const size of [100, CHUNK_SIZE, CHUNK_SIZE + 1_321, TOTAL - 1]) {
       const { rows } = await db.query('SELECT hash FROM audit_records WHERE seq = $1', [size])
       await signCheckpoint(db, signer, size, rows[0].hash)
     }
@@ -59,7 +59,7 @@ describe('audit verify on worker threads', () => {
     await tamper(
       'merkle_nodes',
       'merkle_nodes_no_update_delete',
-      'UPDATE merkle_nodes SET hash = sha256(hash) WHERE level = 14 AND idx = 0',
+      `UPDATE merkle_nodes SET hash = sha256(hash) WHERE level = ${CHUNK_LEVEL + 1} AND idx = 0`,
     )
     const node = await both()
     assert.equal(node.first_bad_seq, 2 * CHUNK_SIZE)
@@ -69,12 +69,12 @@ describe('audit verify on worker threads', () => {
     await tamper(
       'audit_checkpoints',
       'audit_checkpoints_no_update_delete',
-      `UPDATE audit_checkpoints SET jws = jws || 'x' WHERE tree_size = ${CHUNK_SIZE + 4_321}`,
+      `UPDATE audit_checkpoints SET jws = jws || 'x' WHERE tree_size = ${CHUNK_SIZE + 1_321}`,
     )
-    assert.equal((await both()).first_bad_seq, CHUNK_SIZE + 4_321)
+    assert.equal((await both()).first_bad_seq, CHUNK_SIZE + 1_321)
 
-    // Nodes missing inside the second chunk, before that checkpoint: an inner one (level 3, index 1030 covers
-    // leaves 8240..8247, completed by seq 8248) and, earlier, a leaf (level 0, index 8222 is seq 8223).
+    // Nodes missing inside the second chunk, before that checkpoint: an inner one (level 3, covering the chunk's
+    // leaves 48..55, completed by its 56th record) and, earlier, a leaf (the chunk's 31st record's).
     await tamper(
       'merkle_nodes',
       'merkle_nodes_no_update_delete',
