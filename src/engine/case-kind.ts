@@ -2,6 +2,7 @@ import type { AuditData } from '../audit/audit-log.ts'
 import type { AuditQuery } from '../audit/service.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { ProbeRow } from '../db/repositories/probes.ts'
+import type { Statement } from '../db/statement.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 
 /**
@@ -62,17 +63,12 @@ export interface CaseKind<
    */
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
-   * Moves the case to its state after `decision` (the kind's transition function) and points it at the new
-   * manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the owner
-   * closed). Runs inside the evaluation transaction, before the manifest is issued, whose audit record covers it.
+   * The write that moves the case to its state after `decision` (the kind's transition function) and points it at
+   * the new manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the
+   * owner closed). The engine sends it in the evaluation transaction as one statement with the manifest's own
+   * writes (the manifest, its audit records, an escalation), so it must not read what they write.
    */
-  recordDecision(
-    tx: Queryable,
-    c: Case,
-    decision: Decided<Content>,
-    manifestId: string,
-    input: Input,
-  ): Promise<void>
+  recordDecision(c: Case, decision: Decided<Content>, manifestId: string, input: Input): Statement
 
   /** Present when the kind's decision can ask a ground-truth probe. */
   readonly groundTruth?: GroundTruthSource<Case>

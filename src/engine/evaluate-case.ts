@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
-import { insertEscalation } from '../db/repositories/escalations.ts'
+import { escalationInsert } from '../db/repositories/escalations.ts'
 import { findManifest, type ManifestRow } from '../db/repositories/manifests.ts'
 import { findProbeRun } from '../db/repositories/probe-runs.ts'
 import { AppError } from '../errors.ts'
@@ -154,9 +154,6 @@ async function issueDecision<Case, Input, Content extends ManifestContent, Pendi
   const subject = kind.auditSubject(c)
   const manifestId = randomUUID()
   const ref = { kind: kind.name, id: kind.caseId(c) }
-  // Rows that name the manifest go first: issuing appends to the audit log, which holds its lock until commit.
-  if (decided.escalation) await insertEscalation(tx, ref, manifestId, args.now)
-  await kind.recordDecision(tx, c, decided, manifestId, args.input)
   return issueSignedManifest(tx, ctx, {
     case: ref,
     round: kind.round(c),
@@ -179,5 +176,9 @@ async function issueDecision<Case, Input, Content extends ManifestContent, Pendi
           }),
         ]
       : [],
+    alongside: [
+      ...(decided.escalation ? [escalationInsert(ref, manifestId, args.now)] : []),
+      kind.recordDecision(c, decided, manifestId, args.input),
+    ],
   })
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
+import { runStatement, type Statement } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -118,12 +119,17 @@ export async function updateFanoutState(
   id: string,
   state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
 ): Promise<void> {
-  await db.query('UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1', [
-    id,
-    state.status,
-    state.manifestId,
-    state.closedAt,
-  ])
+  await runStatement(db, fanoutStateUpdate(id, state))
+}
+
+export function fanoutStateUpdate(
+  id: string,
+  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
+): Statement {
+  return {
+    text: 'UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1',
+    values: [id, state.status, state.manifestId, state.closedAt],
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
+import type { Statement } from '../../db/statement.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
@@ -124,16 +125,15 @@ export async function listReviews(
 }
 
 /** The review's state after a manifest: its status, and the manifest as its latest. */
-export async function updateReviewDecision(
-  db: Queryable,
+export function reviewDecisionUpdate(
   id: string,
   state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
-): Promise<void> {
-  await db.query(
-    `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
+): Statement {
+  return {
+    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
      WHERE id = $1`,
-    [id, state.status, state.manifestId, state.revision, state.directive],
-  )
+    values: [id, state.status, state.manifestId, state.revision, state.directive],
+  }
 }
 
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
