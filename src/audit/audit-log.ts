@@ -1,6 +1,6 @@
 import { afterCommit, type Queryable } from '../db/pool.ts'
 import { intakeInsert } from '../db/repositories/audit-intake.ts'
-import type { Statement } from '../db/statement.ts'
+import { runStatement, type Statement } from '../db/statement.ts'
 import type { JsonValue } from '../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../domain/vocabulary.ts'
 import { signalAuditEntriesCommitted } from '../log/intake-signal.ts'
@@ -30,8 +30,7 @@ export interface AuditEntry {
  */
 export async function appendAuditRecords(tx: Queryable, entries: readonly AuditEntry[]): Promise<void> {
   if (entries.length === 0) return
-  const statement = auditAppend(entries)
-  await tx.query(statement.text, statement.values)
+  await runStatement(tx, auditAppend(entries))
   auditAppended(tx)
 }
 

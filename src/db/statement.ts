@@ -1,9 +1,31 @@
-import type { Queryable } from './pool.ts'
+import type { NamedQuery, Queryable } from './pool.ts'
 
 /** A parameterised SQL statement, built apart from running it so several can be sent as one. */
 export interface Statement {
   text: string
   values: unknown[]
+  /**
+   * Prepare it once per connection (see `named`). Only for a text that is one of a few, never built from data:
+   * each connection keeps every statement it prepared.
+   */
+  prepare?: boolean
+}
+
+const names = new Map<string, string>()
+
+/**
+ * `text` as a named statement: parsed and planned once per connection, then only bound and run, which saves the
+ * database most of its work on the statements every request sends. The same text gets the same name everywhere.
+ * Only for a text that is one of a few, never built from data: each connection keeps every statement it prepared.
+ * (On the embedded database the pool runs it unnamed: see PoolOptions.namedStatements.)
+ */
+export function named(text: string, values: unknown[]): NamedQuery {
+  let name = names.get(text)
+  if (name === undefined) {
+    name = `arbiter_${names.size + 1}`
+    names.set(text, name)
+  }
+  return { name, text, values }
 }
 
 /** `text` with every `$n` placeholder moved up by `offset`. */
@@ -14,7 +36,8 @@ export function shiftPlaceholders(text: string, offset: number): string {
 /**
  * Several independent writes (INSERT, UPDATE, DELETE; none reading what another writes) as one statement:
  * `WITH w1 AS (…), w2 AS (…) <last>`. One round trip instead of one per write; the writes still commit or roll
- * back together, with the transaction they run in or as one implicit transaction of their own.
+ * back together, with the transaction they run in or as one implicit transaction of their own. Prepared when
+ * every part is.
  */
 export function combineWrites(statements: readonly Statement[]): Statement {
   if (statements.length === 1) return statements[0]!
@@ -25,9 +48,14 @@ export function combineWrites(statements: readonly Statement[]): Statement {
     return text
   })
   const last = parts.pop()!
-  return { text: `WITH ${parts.map((text, i) => `w${i + 1} AS (${text})`).join(',\n')}\n${last}`, values }
+  return {
+    text: `WITH ${parts.map((text, i) => `w${i + 1} AS (${text})`).join(',\n')}\n${last}`,
+    values,
+    prepare: statements.every((statement) => statement.prepare),
+  }
 }
 
 export async function runStatement(db: Queryable, statement: Statement): Promise<void> {
-  await db.query(statement.text, statement.values)
+  if (statement.prepare) await db.query(named(statement.text, statement.values))
+  else await db.query(statement.text, statement.values)
 }

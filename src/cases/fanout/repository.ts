@@ -129,6 +129,7 @@ export function fanoutStateUpdate(
   return {
     text: 'UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1',
     values: [id, state.status, state.manifestId, state.closedAt],
+    prepare: true,
   }
 }
 

@@ -1,6 +1,6 @@
 import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
-import { runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
+import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
@@ -89,7 +89,8 @@ export async function insertNewOutcome(
   audit: Statement,
 ): Promise<boolean> {
   const { rows } = await db.query(
-    `WITH created AS (
+    named(
+      `WITH created AS (
        INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
          arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
        SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12
@@ -107,25 +108,26 @@ export async function insertNewOutcome(
        ${shiftPlaceholders(audit.text, 15)} WHERE EXISTS (SELECT 1 FROM created)
      )
      SELECT id FROM created`,
-    [
-      outcome.id,
-      outcome.subagent_id,
-      outcome.run_id,
-      outcome.request_digest,
-      outcome.expected_orchestrators,
-      outcome.deadline,
-      outcome.arbiter_orchestrator_id,
-      outcome.probe_id,
-      outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
-      outcome.fallback_policy,
-      outcome.evidence_hash,
-      outcome.created_at,
-      evidence.items.map((i) => i.item_hash),
-      // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
-      `[${evidence.items.map((i) => i.canonical).join(',')}]`,
-      evidence.item_hashes,
-      ...audit.values,
-    ],
+      [
+        outcome.id,
+        outcome.subagent_id,
+        outcome.run_id,
+        outcome.request_digest,
+        outcome.expected_orchestrators,
+        outcome.deadline,
+        outcome.arbiter_orchestrator_id,
+        outcome.probe_id,
+        outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
+        outcome.fallback_policy,
+        outcome.evidence_hash,
+        outcome.created_at,
+        evidence.items.map((i) => i.item_hash),
+        // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
+        `[${evidence.items.map((i) => i.canonical).join(',')}]`,
+        evidence.item_hashes,
+        ...audit.values,
+      ],
+    ),
   )
   return rows.length === 1
 }
@@ -140,8 +142,7 @@ export async function findOutcomeByKey(db: Queryable, subagentId: string, runId:
 
 export async function findOutcome(db: Queryable, id: string, options: { lock?: boolean } = {}) {
   const { rows } = await db.query<OutcomeRow>(
-    `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
+    named(`SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
   )
   return rows[0]
 }
@@ -177,6 +178,7 @@ export function outcomeStateUpdate(
   return {
     text: 'UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4 WHERE id = $1',
     values: [id, state.status, state.manifestId, state.reevaluation_rounds],
+    prepare: true,
   }
 }
 
@@ -314,7 +316,8 @@ export async function insertFirstInterpretation(
   audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
 ): Promise<{ subagent_id: string; evidence_hash: string } | undefined> {
   const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
-    `WITH target AS (
+    named(
+      `WITH target AS (
        SELECT id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash FROM outcomes
        WHERE id = $1 AND status = 'open'
        FOR UPDATE
@@ -334,24 +337,25 @@ export async function insertFirstInterpretation(
        FROM judged
      )
      SELECT subagent_id, evidence_hash FROM judged`,
-    [
-      row.outcome_id,
-      row.evidence_hash,
-      row.orchestrator_id,
-      row.id,
-      row.has_criterion,
-      row.has_criterion ? JSON.stringify(row.success_criterion) : null,
-      row.success_criterion_signature,
-      row.outcome_interpretation,
-      row.intended_action === null ? null : JSON.stringify(row.intended_action),
-      row.rationale,
-      row.received_at,
-      row.api_key_id,
-      audit.at,
-      audit.kind,
-      audit.actor,
-      JSON.stringify(audit.data),
-    ],
+      [
+        row.outcome_id,
+        row.evidence_hash,
+        row.orchestrator_id,
+        row.id,
+        row.has_criterion,
+        row.has_criterion ? JSON.stringify(row.success_criterion) : null,
+        row.success_criterion_signature,
+        row.outcome_interpretation,
+        row.intended_action === null ? null : JSON.stringify(row.intended_action),
+        row.rationale,
+        row.received_at,
+        row.api_key_id,
+        audit.at,
+        audit.kind,
+        audit.actor,
+        JSON.stringify(audit.data),
+      ],
+    ),
   )
   return rows[0]
 }
@@ -379,7 +383,8 @@ export async function latestInterpretationsJudging(
   outcomeId: string,
 ): Promise<(InterpretationRow & { item_hashes: string[] })[]> {
   const { rows } = await db.query<InterpretationRow & { item_hashes: string[] }>(
-    `SELECT DISTINCT ON (i.orchestrator_id) i.id, i.outcome_id, i.orchestrator_id, i.revision,
+    named(
+      `SELECT DISTINCT ON (i.orchestrator_id) i.id, i.outcome_id, i.orchestrator_id, i.revision,
        i.has_criterion, i.success_criterion, i.success_criterion_signature, i.outcome_interpretation, i.evidence_hash,
        i.intended_action, i.rationale, i.received_at, i.api_key_id,
        coalesce(v.item_hashes, '{}') AS item_hashes
@@ -387,7 +392,8 @@ export async function latestInterpretationsJudging(
      LEFT JOIN evidence_versions v ON v.outcome_id = i.outcome_id AND v.evidence_hash = i.evidence_hash
      WHERE i.outcome_id = $1
      ORDER BY i.orchestrator_id, i.revision DESC`,
-    [outcomeId],
+      [outcomeId],
+    ),
   )
   return rows
 }

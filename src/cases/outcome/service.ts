@@ -4,6 +4,7 @@ import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
+import { runStatement } from '../../db/statement.ts'
 import {
   type EvidenceItem,
   evidenceHash,
@@ -126,7 +127,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
       item_hashes: itemHashes,
       created_at: now,
     })
-    await tx.query(created.audit.text, created.audit.values)
+    await runStatement(tx, created.audit)
     auditAppended(tx)
     return { created: true, outcome: created.view }
   })

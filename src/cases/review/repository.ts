@@ -133,6 +133,7 @@ export function reviewDecisionUpdate(
     text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
      WHERE id = $1`,
     values: [id, state.status, state.manifestId, state.revision, state.directive],
+    prepare: true,
   }
 }
 

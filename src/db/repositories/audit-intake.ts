@@ -29,6 +29,7 @@ export function intakeInsert(entries: readonly AuditEntry[]): Statement {
       entries.map((e) => e.verdict),
       entries.map((e) => JSON.stringify(e.data)),
     ],
+    prepare: true,
   }
 }
 

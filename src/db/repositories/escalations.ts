@@ -22,6 +22,7 @@ export function escalationInsert(of: CaseRef, manifestId: string, openedAt: Date
   return {
     text: `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) VALUES ($1, $2, $3, 'open', $4)`,
     values: [of.kind, of.id, manifestId, openedAt],
+    prepare: true,
   }
 }
 

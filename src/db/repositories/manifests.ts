@@ -50,6 +50,7 @@ export function manifestInsert(row: ManifestRow): Statement {
       row.manifest_digest,
       row.jws,
     ],
+    prepare: true,
   }
 }
 
