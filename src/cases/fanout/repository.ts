@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
-import { runStatement, type Statement } from '../../db/statement.ts'
+import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -50,30 +50,43 @@ const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_diges
 export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
 
 /** Inserts unless the natural key exists; returns the row that holds the key either way. */
+/**
+ * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
+ * entries) is written in the same statement, only when the fan-out is: one round trip, no transaction needed.
+ */
 export async function insertFanoutIfAbsent(
   db: Queryable,
   fanout: NewFanout,
+  audit: Statement,
 ): Promise<{ row: FanoutRow; inserted: boolean }> {
   const { rows } = await db.query<FanoutRow>(
-    `INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
-       policy, policy_digest, decomposition, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
-     ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
-     RETURNING ${FANOUT_COLUMNS}`,
-    [
-      fanout.id,
-      fanout.orchestrator_id,
-      fanout.fanout_key,
-      fanout.request_digest,
-      fanout.question,
-      fanout.facts,
-      JSON.stringify(fanout.subtasks),
-      fanout.deadline,
-      JSON.stringify(fanout.policy),
-      fanout.policy_digest,
-      JSON.stringify(fanout.decomposition),
-      fanout.created_at,
-    ],
+    named(
+      `WITH created AS (
+         INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
+           policy, policy_digest, decomposition, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
+         ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
+         RETURNING ${FANOUT_COLUMNS}
+       ), audit AS (
+         ${shiftPlaceholders(audit.text, 12)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+      [
+        fanout.id,
+        fanout.orchestrator_id,
+        fanout.fanout_key,
+        fanout.request_digest,
+        fanout.question,
+        fanout.facts,
+        JSON.stringify(fanout.subtasks),
+        fanout.deadline,
+        JSON.stringify(fanout.policy),
+        fanout.policy_digest,
+        JSON.stringify(fanout.decomposition),
+        fanout.created_at,
+        ...audit.values,
+      ],
+    ),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findFanoutByKey(db, fanout.orchestrator_id, fanout.fanout_key)
@@ -92,8 +105,7 @@ export async function findFanoutByKey(db: Queryable, orchestratorId: string, fan
 /** With `lock`, the row is read FOR UPDATE: that lock serializes everything that changes the fan-out. */
 export async function findFanout(db: Queryable, id: string, options: { lock?: boolean } = {}) {
   const { rows } = await db.query<FanoutRow>(
-    `SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
+    named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
   )
   return rows[0]
 }
@@ -171,6 +183,48 @@ export async function insertResult(db: Queryable, row: ResultRow): Promise<void>
       row.api_key_id,
     ],
   )
+}
+
+/**
+ * A subtask's first result on an open fan-out, and its audit entries, in one statement with no transaction
+ * around it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
+ * transaction of submitResult does: a reconciliation that decided first left the fan-out no longer open, and this
+ * writes nothing. Also writes nothing when the subtask has a result already (that is for the transaction to
+ * judge); a concurrent first result of the same subtask fails on the revision's primary key. True when written.
+ */
+export async function insertFirstResult(
+  db: Queryable,
+  row: Omit<ResultRow, 'revision'>,
+  audit: Statement,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    named(
+      `WITH target AS (
+         SELECT id FROM fanouts WHERE id = $1 AND status = 'open' FOR UPDATE
+       ), judged AS (
+         SELECT target.id FROM target
+         WHERE NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = target.id AND r.subtask_id = $2)
+       ), created AS (
+         INSERT INTO fanout_results (${RESULT_COLUMNS})
+         SELECT judged.id, $2, 1, $3, $4, $5, $6, $7::jsonb, $8 FROM judged
+       ), audit AS (
+         ${shiftPlaceholders(audit.text, 8)} WHERE EXISTS (SELECT 1 FROM judged)
+       )
+       SELECT id FROM judged`,
+      [
+        row.fanout_id,
+        row.subtask_id,
+        row.status,
+        row.result_digest,
+        row.late,
+        row.received_at,
+        JSON.stringify(row.body),
+        row.api_key_id,
+        ...audit.values,
+      ],
+    ),
+  )
+  return rows.length === 1
 }
 
 /** The latest revision of one subtask's result (without its body), if any. */
