@@ -1,3 +1,4 @@
+import type { QueryResultRow } from 'pg'
 import type { NamedQuery, Queryable } from './pool.ts'
 
 /** A parameterised SQL statement, built apart from running it so several can be sent as one. */
@@ -55,7 +56,36 @@ export function combineWrites(statements: readonly Statement[]): Statement {
   }
 }
 
+/**
+ * `writes` as one statement that writes only if `guard` (an UPDATE … RETURNING) changed a row, answering the
+ * rows `guard` returned: `WITH guard AS (…), w1 AS (<write> WHERE EXISTS (SELECT 1 FROM guard)), … SELECT * FROM
+ * guard`. Each write must be an INSERT … SELECT without a WHERE clause of its own.
+ */
+export function guardedWrites(guard: Statement, writes: readonly Statement[]): Statement {
+  const values: unknown[] = [...guard.values]
+  const parts = writes.map((statement, i) => {
+    const text = shiftPlaceholders(statement.text, values.length)
+    values.push(...statement.values)
+    return `w${i + 1} AS (${text} WHERE EXISTS (SELECT 1 FROM guard))`
+  })
+  return {
+    text: `WITH guard AS (${guard.text}),\n${parts.join(',\n')}\nSELECT * FROM guard`,
+    values,
+    prepare: guard.prepare && writes.every((statement) => statement.prepare),
+  }
+}
+
 export async function runStatement(db: Queryable, statement: Statement): Promise<void> {
-  if (statement.prepare) await db.query(named(statement.text, statement.values))
-  else await db.query(statement.text, statement.values)
+  await queryStatement(db, statement)
+}
+
+/** Runs `statement` and answers its rows. */
+export async function queryStatement<R extends QueryResultRow = QueryResultRow>(
+  db: Queryable,
+  statement: Statement,
+): Promise<R[]> {
+  const result = statement.prepare
+    ? await db.query<R>(named(statement.text, statement.values))
+    : await db.query<R>(statement.text, statement.values)
+  return result.rows
 }

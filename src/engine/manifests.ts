@@ -7,7 +7,13 @@ import {
   type ManifestRow,
   manifestInsert,
 } from '../db/repositories/manifests.ts'
-import { combineWrites, runStatement, type Statement } from '../db/statement.ts'
+import {
+  combineWrites,
+  guardedWrites,
+  queryStatement,
+  runStatement,
+  type Statement,
+} from '../db/statement.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
@@ -72,6 +78,35 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   ctx: Pick<ServiceContext, 'signingKey'>,
   issue: ManifestToIssue<Content>,
 ): Promise<ManifestRow> {
+  const { row, writes } = await signedManifest(ctx, issue)
+  await runStatement(tx, combineWrites(writes))
+  auditAppended(tx)
+  return row
+}
+
+/**
+ * The same, in one statement with no transaction around it, written only if `guard` (an UPDATE … RETURNING of
+ * the case row, e.g. conditional on the row being as the decision read it) changes a row: undefined otherwise,
+ * and nothing is written.
+ */
+export async function issueSignedManifestIf<Content extends ManifestContent>(
+  db: Queryable,
+  ctx: Pick<ServiceContext, 'signingKey'>,
+  issue: ManifestToIssue<Content>,
+  guard: Statement,
+): Promise<ManifestRow | undefined> {
+  const { row, writes } = await signedManifest(ctx, issue)
+  const rows = await queryStatement(db, guardedWrites(guard, writes))
+  if (rows.length === 0) return undefined
+  auditAppended(db)
+  return row
+}
+
+/** The manifest signed, its row, and the writes that store it: the case's own, its audit records, the row. */
+async function signedManifest<Content extends ManifestContent>(
+  ctx: Pick<ServiceContext, 'signingKey'>,
+  issue: ManifestToIssue<Content>,
+): Promise<{ row: ManifestRow; writes: Statement[] }> {
   const issuedAt = new Date().toISOString()
   const manifest = {
     ...issue.content,
@@ -113,9 +148,7 @@ export async function issueSignedManifest<Content extends ManifestContent>(
     manifest_digest: digest,
     jws,
   }
-  await runStatement(tx, combineWrites([...(issue.alongside ?? []), audit, manifestInsert(row)]))
-  auditAppended(tx)
-  return row
+  return { row, writes: [...(issue.alongside ?? []), audit, manifestInsert(row)] }
 }
 
 /** GET /v1/manifests/{id}. */

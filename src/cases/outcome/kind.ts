@@ -28,11 +28,13 @@ import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
 import {
   findOutcome,
+  findOutcomeVersion,
   type InterpretationRow,
   latestInterpretations,
   latestInterpretationsJudging,
   type OutcomeRow,
   outcomeStateUpdate,
+  outcomeStateUpdateIf,
   updateOutcomeState,
 } from './repository.ts'
 
@@ -214,6 +216,16 @@ export const outcomeCase: CaseKind<
   recordDecision(outcome, decision, manifestId) {
     const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })
     return outcomeStateUpdate(outcome.id, { ...state, manifestId })
+  },
+
+  // Every input of an outcome's decision writes its row: an interpretation (outcomeTouch), new evidence (its
+  // evidence_hash), a decision or resolution (its state); its probe runs are for the transaction path alone.
+  optimistic: {
+    read: findOutcomeVersion,
+    recordDecisionIf(outcome, version, decision, manifestId) {
+      const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })
+      return outcomeStateUpdateIf(outcome.id, version, { ...state, manifestId })
+    },
   },
 
   groundTruth: {

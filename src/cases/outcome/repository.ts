@@ -171,6 +171,42 @@ export async function updateOutcomeState(
   await runStatement(db, outcomeStateUpdate(id, state))
 }
 
+/**
+ * The outcome with its row version (xmin: every write to the row gives it a new one), without locking it: what an
+ * evaluation without a transaction reads (CaseKind.optimistic).
+ */
+export async function findOutcomeVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<OutcomeRow & { row_version: string }>(
+    named(`SELECT ${OUTCOME_COLUMNS}, xmin::text AS row_version FROM outcomes WHERE id = $1`, [id]),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...outcome } = found
+  return { case: outcome, version: row_version }
+}
+
+/** outcomeStateUpdate, only while the row is at `version` (findOutcomeVersion); RETURNING id when it was. */
+export function outcomeStateUpdateIf(
+  id: string,
+  version: string,
+  state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
+): Statement {
+  return {
+    text: `UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4
+     WHERE id = $1 AND xmin::text = $5 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.reevaluation_rounds, version],
+    prepare: true,
+  }
+}
+
+/**
+ * A write of the outcome row that changes nothing but its version: a new interpretation goes with it, so that an
+ * evaluation that read the outcome before (CaseKind.optimistic) does not write a decision that misses it.
+ */
+export function outcomeTouch(id: string): Statement {
+  return { text: 'UPDATE outcomes SET status = status WHERE id = $1', values: [id], prepare: true }
+}
+
 export function outcomeStateUpdate(
   id: string,
   state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
@@ -279,11 +315,11 @@ const INTERPRETATION_COLUMNS = `id, outcome_id, orchestrator_id, revision, has_c
   success_criterion_signature, outcome_interpretation, evidence_hash, intended_action, rationale, received_at,
   api_key_id`
 
-export async function insertInterpretation(db: Queryable, row: InterpretationRow): Promise<void> {
-  await db.query(
-    `INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
+export function interpretationInsert(row: InterpretationRow): Statement {
+  return {
+    text: `INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11, $12, $13)`,
-    [
+    values: [
       row.id,
       row.outcome_id,
       row.orchestrator_id,
@@ -298,15 +334,17 @@ export async function insertInterpretation(db: Queryable, row: InterpretationRow
       row.received_at,
       row.api_key_id,
     ],
-  )
+    prepare: true,
+  }
 }
 
 /**
  * An orchestrator's first interpretation of an open outcome, and its audit entry, in one statement with no
  * transaction around it. The outcome's row lock, held to the end of the statement, orders it against evaluation
  * as the transaction of submitInterpretation does: an evaluation that decided first left the outcome no longer
- * open, and this writes nothing. Also writes nothing when the evidence version judged (`evidence_hash`, null for
- * the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
+ * open, and this writes nothing. While the outcome is open it gives the row a new version (see outcomeTouch),
+ * even when it writes nothing else. It also writes nothing when the evidence version judged (`evidence_hash`,
+ * null for the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
  * A concurrent first submission of the same orchestrator fails on the revision's unique key.
  * Answers the outcome's subagent_id and the evidence version judged when written.
  */
@@ -318,9 +356,9 @@ export async function insertFirstInterpretation(
   const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
     named(
       `WITH target AS (
-       SELECT id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash FROM outcomes
-       WHERE id = $1 AND status = 'open'
-       FOR UPDATE
+       -- Locks the row, and gives it a new version (see outcomeTouch).
+       UPDATE outcomes SET status = status WHERE id = $1 AND status = 'open'
+       RETURNING id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash
      ), judged AS (
        SELECT target.* FROM target
        WHERE EXISTS (SELECT 1 FROM evidence_versions v

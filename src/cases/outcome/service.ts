@@ -4,7 +4,7 @@ import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
-import { runStatement } from '../../db/statement.ts'
+import { combineWrites, runStatement } from '../../db/statement.ts'
 import {
   type EvidenceItem,
   evidenceHash,
@@ -36,9 +36,9 @@ import {
   insertEvidenceItems,
   insertEvidenceVersion,
   insertFirstInterpretation,
-  insertInterpretation,
   insertNewOutcome,
   insertOutcomeIfAbsent,
+  interpretationInsert,
   latestInterpretationOf,
   latestInterpretations,
   listEvidenceItemsFor,
@@ -46,6 +46,7 @@ import {
   listOutcomes,
   type NewOutcome as NewOutcomeRow,
   type OutcomeRow,
+  outcomeTouch,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
 import { findSubagentPolicy, type SubagentPolicyRow } from './subagent-policy-repository.ts'
@@ -388,8 +389,8 @@ export async function submitInterpretation(
       received_at: now,
       api_key_id: principal.keyId,
     }
-    await insertInterpretation(tx, row)
-    await appendAuditRecords(tx, [
+    // The revision, a new version of the outcome row (see outcomeTouch) and the record, in one statement.
+    const audit = auditAppend([
       {
         kind: 'interpretation.recorded',
         actor: principal.keyId,
@@ -407,6 +408,8 @@ export async function submitInterpretation(
         },
       },
     ])
+    await runStatement(tx, combineWrites([interpretationInsert(row), outcomeTouch(outcomeId), audit]))
+    auditAppended(tx)
     return { kind: 'created', interpretation: toInterpretationView(row) }
   })
 }

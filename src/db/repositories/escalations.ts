@@ -20,7 +20,8 @@ export interface EscalationRow {
 
 export function escalationInsert(of: CaseRef, manifestId: string, openedAt: Date): Statement {
   return {
-    text: `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) VALUES ($1, $2, $3, 'open', $4)`,
+    // INSERT … SELECT, so that it can be made conditional (guardedWrites).
+    text: `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) SELECT $1, $2, $3, 'open', $4`,
     values: [of.kind, of.id, manifestId, openedAt],
     prepare: true,
   }

@@ -31,8 +31,9 @@ const COLUMNS = `id, kind, case_kind, case_id, case_round, subagent_id, verdict,
 
 export function manifestInsert(row: ManifestRow): Statement {
   return {
+    // INSERT … SELECT, so that it can be made conditional (guardedWrites).
     text: `INSERT INTO manifests (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15`,
     values: [
       row.id,
       row.kind,
