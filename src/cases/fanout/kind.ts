@@ -23,7 +23,9 @@ import { AppError } from '../../errors.ts'
 import {
   type FanoutRow,
   fanoutStateUpdate,
+  fanoutStateUpdateIf,
   findFanout,
+  findFanoutVersion,
   latestResults,
   type ResultRow,
   updateFanoutState,
@@ -225,6 +227,18 @@ export const fanoutCase: CaseKind<
     // A close is kept: once the owner stopped waiting, later reconciliations do not wait either.
     const closedAt = fanout.closed_at ?? (input.closed ? new Date() : null)
     return fanoutStateUpdate(fanout.id, { status, manifestId, closedAt })
+  },
+
+  // Every input of a reconciliation writes the fan-out's row: a result (fanoutTouch), a decision or resolution
+  // (its state); a close is written by the decision it asks for.
+  optimistic: {
+    read: findFanoutVersion,
+    recordDecisionIf(fanout, version, decision, manifestId, input) {
+      const { verdict, directive } = decision.content
+      const status = nextStatus(fanout, { type: 'manifest_issued', verdict, directive })
+      const closedAt = fanout.closed_at ?? (input.closed ? new Date() : null)
+      return fanoutStateUpdateIf(fanout.id, version, { status, manifestId, closedAt })
+    },
   },
 
   resolution: {

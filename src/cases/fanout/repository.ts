@@ -134,6 +134,42 @@ export async function updateFanoutState(
   await runStatement(db, fanoutStateUpdate(id, state))
 }
 
+/**
+ * The fan-out with its row version (xmin: every write to the row gives it a new one), without locking it: what a
+ * reconciliation without a transaction reads (CaseKind.optimistic).
+ */
+export async function findFanoutVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<FanoutRow & { row_version: string }>(
+    named(`SELECT ${FANOUT_COLUMNS}, xmin::text AS row_version FROM fanouts WHERE id = $1`, [id]),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...fanout } = found
+  return { case: fanout, version: row_version }
+}
+
+/** fanoutStateUpdate, only while the row is at `version` (findFanoutVersion); RETURNING id when it was. */
+export function fanoutStateUpdateIf(
+  id: string,
+  version: string,
+  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
+): Statement {
+  return {
+    text: `UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4
+     WHERE id = $1 AND xmin::text = $5 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.closedAt, version],
+    prepare: true,
+  }
+}
+
+/**
+ * A write of the fan-out row that changes nothing but its version: a new result goes with it, so that a
+ * reconciliation that read the fan-out before (CaseKind.optimistic) does not write a decision that misses it.
+ */
+export function fanoutTouch(id: string): Statement {
+  return { text: 'UPDATE fanouts SET status = status WHERE id = $1', values: [id], prepare: true }
+}
+
 export function fanoutStateUpdate(
   id: string,
   state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
@@ -168,10 +204,10 @@ export type ResultSummaryRow = Omit<ResultRow, 'body' | 'api_key_id'>
 const SUMMARY_COLUMNS = 'fanout_id, subtask_id, revision, status, result_digest, late, received_at'
 const RESULT_COLUMNS = `${SUMMARY_COLUMNS}, body, api_key_id`
 
-export async function insertResult(db: Queryable, row: ResultRow): Promise<void> {
-  await db.query(
-    `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-    [
+export function resultInsert(row: ResultRow): Statement {
+  return {
+    text: `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+    values: [
       row.fanout_id,
       row.subtask_id,
       row.revision,
@@ -182,14 +218,16 @@ export async function insertResult(db: Queryable, row: ResultRow): Promise<void>
       JSON.stringify(row.body),
       row.api_key_id,
     ],
-  )
+    prepare: true,
+  }
 }
 
 /**
  * A subtask's first result on an open fan-out, and its audit entries, in one statement with no transaction
  * around it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
  * transaction of submitResult does: a reconciliation that decided first left the fan-out no longer open, and this
- * writes nothing. Also writes nothing when the subtask has a result already (that is for the transaction to
+ * writes nothing. While the fan-out is open it gives the row a new version (see fanoutTouch), even when it writes
+ * nothing else. Also writes nothing when the subtask has a result already (that is for the transaction to
  * judge); a concurrent first result of the same subtask fails on the revision's primary key. True when written.
  */
 export async function insertFirstResult(
@@ -200,7 +238,8 @@ export async function insertFirstResult(
   const { rows } = await db.query(
     named(
       `WITH target AS (
-         SELECT id FROM fanouts WHERE id = $1 AND status = 'open' FOR UPDATE
+         -- Locks the row, and gives it a new version (see fanoutTouch).
+         UPDATE fanouts SET status = status WHERE id = $1 AND status = 'open' RETURNING id
        ), judged AS (
          SELECT target.id FROM target
          WHERE NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = target.id AND r.subtask_id = $2)

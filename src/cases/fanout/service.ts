@@ -3,6 +3,7 @@ import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from 
 import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
+import { combineWrites, runStatement } from '../../db/statement.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
 import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -15,16 +16,17 @@ import type { Principal } from '../../services/keys.ts'
 import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
+  fanoutTouch,
   findFanout,
   insertFanoutIfAbsent,
   insertFirstResult,
-  insertResult,
   latestResultOf,
   latestResultSummaries,
   listFanouts,
   type NewFanout,
   type ResultRow,
   type ResultSummaryRow,
+  resultInsert,
   type StoredSubtask,
 } from './repository.ts'
 
@@ -189,8 +191,10 @@ export async function submitResult(
       received_at: now,
       api_key_id: principal.keyId,
     }
-    await insertResult(tx, row)
-    await appendAuditRecords(tx, [resultRecorded(row, fanout.orchestrator_id, principal)])
+    // The revision, a new version of the fan-out row (see fanoutTouch) and the record, in one statement.
+    const audit = auditAppend([resultRecorded(row, fanout.orchestrator_id, principal)])
+    await runStatement(tx, combineWrites([resultInsert(row), fanoutTouch(fanoutId), audit]))
+    auditAppended(tx)
     return { kind: 'created', result: toResultView(row) }
   })
 }
@@ -251,17 +255,6 @@ function resultRecorded(row: ResultRow, orchestratorId: string, principal: Princ
       result_digest: row.result_digest,
     },
   }
-}
-
-/** Writes to a fan-out (results, reconcile) are its owner's or an admin's. */
-export async function assertFanoutWriter(
-  ctx: Pick<ServiceContext, 'db'>,
-  fanoutId: string,
-  principal: Principal,
-): Promise<void> {
-  const fanout = await findFanout(ctx.db, fanoutId)
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
-  assertMaySpeakFor(principal, fanout.orchestrator_id)
 }
 
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
