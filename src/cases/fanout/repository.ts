@@ -1,9 +1,11 @@
+import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of fan-out cases: fan-outs and their subtasks' results. Manifests, escalations and audit records are
@@ -223,47 +225,62 @@ export function resultInsert(row: ResultRow): Statement {
 }
 
 /**
- * A subtask's first result on an open fan-out, and its audit entries, in one statement with no transaction
- * around it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
+ * A subtask's first result on an open fan-out, and its audit entry, in one statement with no transaction around
+ * it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
  * transaction of submitResult does: a reconciliation that decided first left the fan-out no longer open, and this
- * writes nothing. While the fan-out is open it gives the row a new version (see fanoutTouch), even when it writes
- * nothing else. Also writes nothing when the subtask has a result already (that is for the transaction to
- * judge); a concurrent first result of the same subtask fails on the revision's primary key. True when written.
+ * writes nothing. It writes nothing either unless the caller may write to the fan-out (an admin, or a key of its
+ * orchestrator), the subtask is one of the fan-out's, the claims' facts are among its facts, and the subtask has
+ * no result yet: the transaction answers all of those. When it writes, it gives the fan-out row a new version (see
+ * fanoutTouch). A concurrent first result of the same subtask fails on the revision's primary key.
+ * Answers the result's `late` flag and the fan-out's orchestrator when written.
  */
 export async function insertFirstResult(
   db: Queryable,
-  row: Omit<ResultRow, 'revision'>,
-  audit: Statement,
-): Promise<boolean> {
-  const { rows } = await db.query(
+  row: Omit<ResultRow, 'revision' | 'late'>,
+  caller: { admin: boolean; orchestratorIds: string[] },
+  claimedFacts: string[],
+  audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
+): Promise<{ late: boolean; orchestrator_id: string } | undefined> {
+  const { rows } = await db.query<{ late: boolean; orchestrator_id: string }>(
     named(
       `WITH target AS (
          -- Locks the row, and gives it a new version (see fanoutTouch).
-         UPDATE fanouts SET status = status WHERE id = $1 AND status = 'open' RETURNING id
+         UPDATE fanouts SET status = status
+         WHERE id = $1 AND status = 'open' AND ($8::boolean OR orchestrator_id = ANY($9::text[]))
+           AND EXISTS (SELECT 1 FROM jsonb_array_elements(subtasks) AS s(subtask) WHERE s.subtask->>'subtask_id' = $2)
+           AND $10::text[] <@ facts
+         RETURNING id, orchestrator_id, (deadline IS NOT NULL AND $5::timestamptz > deadline) AS late
        ), judged AS (
-         SELECT target.id FROM target
+         SELECT target.* FROM target
          WHERE NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = target.id AND r.subtask_id = $2)
        ), created AS (
          INSERT INTO fanout_results (${RESULT_COLUMNS})
-         SELECT judged.id, $2, 1, $3, $4, $5, $6, $7::jsonb, $8 FROM judged
+         SELECT judged.id, $2, 1, $3, $4, judged.late, $5, $6::jsonb, $7 FROM judged
        ), audit AS (
-         ${shiftPlaceholders(audit.text, 8)} WHERE EXISTS (SELECT 1 FROM judged)
+         INSERT INTO audit_intake (at, kind, actor, orchestrator_id, data)
+         SELECT $11, $12, $13, judged.orchestrator_id, $14::jsonb || jsonb_build_object('late', judged.late)
+         FROM judged
        )
-       SELECT id FROM judged`,
+       SELECT late, orchestrator_id FROM judged`,
       [
         row.fanout_id,
         row.subtask_id,
         row.status,
         row.result_digest,
-        row.late,
         row.received_at,
         JSON.stringify(row.body),
         row.api_key_id,
-        ...audit.values,
+        caller.admin,
+        caller.orchestratorIds,
+        claimedFacts,
+        audit.at,
+        audit.kind,
+        audit.actor,
+        JSON.stringify(audit.data),
       ],
     ),
   )
-  return rows.length === 1
+  return rows[0]
 }
 
 /** The latest revision of one subtask's result (without its body), if any. */

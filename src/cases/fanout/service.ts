@@ -200,10 +200,9 @@ export async function submitResult(
 }
 
 /**
- * A subtask's first result on an open fan-out, in one statement (most results are). The checks that need the
- * fan-out read what never changes once it is created (its owner, subtasks, facts, deadline), so they read it
- * without a lock. Undefined when nothing was written: the transaction of submitResult then answers whatever else
- * it is (a revision, a resend, a refusal, an unknown fan-out).
+ * A subtask's first result on an open fan-out, from a caller who may write to it, in one statement (most results
+ * are). Undefined when nothing was written: the transaction of submitResult then answers whatever else it is (a
+ * revision, a resend, a refusal, a 403 or 422, an unknown fan-out).
  */
 async function submitFirstResult(
   ctx: Pick<ServiceContext, 'db'>,
@@ -212,32 +211,49 @@ async function submitFirstResult(
   principal: Principal,
   resultDigest: string,
 ): Promise<ResultView | undefined> {
-  const fanout = await findFanout(ctx.db, fanoutId)
-  if (fanout?.status !== 'open') return undefined
-  assertMaySpeakFor(principal, fanout.orchestrator_id)
-  if (referenceErrors(fanout, body).length > 0) return undefined
   const now = new Date()
-  const row: ResultRow = {
+  const row = {
     fanout_id: fanoutId,
     subtask_id: body.subtask_id,
-    revision: 1,
     status: body.status,
     body: body as unknown as ResultRow['body'],
     result_digest: resultDigest,
-    late: fanout.deadline !== null && now.getTime() > fanout.deadline.getTime(),
     received_at: now,
     api_key_id: principal.keyId,
   }
-  const audit = auditAppend([resultRecorded(row, fanout.orchestrator_id, principal)])
+  const claims = 'claims' in body ? (body.claims ?? []) : []
+  let written: { late: boolean } | undefined
   try {
-    if (!(await insertFirstResult(ctx.db, row, audit))) return undefined
+    written = await insertFirstResult(
+      ctx.db,
+      row,
+      {
+        admin: principal.role === 'admin',
+        orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
+      },
+      claims.map((claim) => claim.fact),
+      // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
+      {
+        at: now.toISOString(),
+        kind: 'result.recorded',
+        actor: principal.keyId,
+        data: {
+          fanout_id: fanoutId,
+          subtask_id: row.subtask_id,
+          revision: 1,
+          status: row.status,
+          result_digest: resultDigest,
+        },
+      },
+    )
   } catch (err) {
     // A concurrent first result of the same subtask won: the transaction judges this one against it.
     if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
     throw err
   }
+  if (!written) return undefined
   auditAppended(ctx.db)
-  return toResultView(row)
+  return toResultView({ ...row, revision: 1, late: written.late })
 }
 
 function resultRecorded(row: ResultRow, orchestratorId: string, principal: Principal): AuditEntry {
