@@ -59,6 +59,11 @@ export interface AppConfig
    * embedded database (one process), 'off' (default) reads every key.
    */
   keyCache?: KeyCacheMode
+  /**
+   * Prepare the hot statements once per connection (src/db/statement.ts); default false. Only on a PostgreSQL
+   * server: the embedded database's connections share one session, where their names would clash.
+   */
+  namedStatements?: boolean
 }
 
 export interface OverloadLimits {

@@ -61,6 +61,7 @@ export async function startRuntime(
         logOrigin: config.logOrigin,
         // The embedded database serves one process: revocations clear its key cache directly.
         keyCache: database.embedded ? 'local' : 'listen',
+        namedStatements: !database.embedded,
       },
       signingKey,
       logger,

@@ -1,5 +1,6 @@
 import { afterCommit, type Queryable } from '../db/pool.ts'
-import { insertIntakeEntries } from '../db/repositories/audit-intake.ts'
+import { intakeInsert } from '../db/repositories/audit-intake.ts'
+import { runStatement, type Statement } from '../db/statement.ts'
 import type { JsonValue } from '../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../domain/vocabulary.ts'
 import { signalAuditEntriesCommitted } from '../log/intake-signal.ts'
@@ -29,9 +30,17 @@ export interface AuditEntry {
  */
 export async function appendAuditRecords(tx: Queryable, entries: readonly AuditEntry[]): Promise<void> {
   if (entries.length === 0) return
+  await runStatement(tx, auditAppend(entries))
+  auditAppended(tx)
+}
+
+/**
+ * The statement that stores `entries`, for a caller that sends it combined with the change it records (one round
+ * trip); after running it, the caller calls `auditAppended` with the same client.
+ */
+export function auditAppend(entries: readonly AuditEntry[]): Statement {
   const now = new Date().toISOString()
-  await insertIntakeEntries(
-    tx,
+  return intakeInsert(
     entries.map((entry) => ({
       at: entry.at ?? now,
       kind: entry.kind,
@@ -44,5 +53,9 @@ export async function appendAuditRecords(tx: Queryable, entries: readonly AuditE
       data: entry.data,
     })),
   )
-  afterCommit(tx, signalAuditEntriesCommitted)
+}
+
+/** Wakes the local sequencer once entries stored through `db` are committed (at once outside a transaction). */
+export function auditAppended(db: Queryable): void {
+  afterCommit(db, signalAuditEntriesCommitted)
 }

@@ -9,6 +9,14 @@ export interface Queryable {
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>>
+  /** A statement with a `name` is parsed and planned once per connection (src/db/statement.ts). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: NamedQuery): Promise<pg.QueryResult<R>>
+}
+
+export interface NamedQuery {
+  name?: string | undefined
+  text: string
+  values?: unknown[]
 }
 
 export type Pool = pg.Pool
@@ -19,6 +27,12 @@ export interface PoolOptions {
   /** How long a request may wait for a connection before it fails with 503. */
   connectionTimeoutMillis?: number
   onError?: (err: Error) => void
+  /**
+   * Keep the names of named statements, so each is prepared once per connection (default false: they run
+   * unnamed). Not for the embedded database: its connections share one session, where a name one connection
+   * prepared would clash with the same name prepared by another.
+   */
+  namedStatements?: boolean
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
@@ -37,8 +51,18 @@ export function createPool(options: PoolOptions): pg.Pool {
   // an uncaught error and crash the process. The query in flight still fails (→ 503), the process lives on.
   pool.on('connect', (client) => {
     client.on('error', (err) => options.onError?.(err))
+    if (!options.namedStatements) runUnnamed(client)
   })
   return pool
+}
+
+/** Makes `client` run every named statement unnamed (parsed each time, as any other). */
+function runUnnamed(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  ;(client as unknown as { query: unknown }).query = (config: unknown, ...rest: unknown[]) =>
+    typeof config === 'object' && config !== null && 'name' in config
+      ? query({ ...config, name: undefined }, ...rest)
+      : query(config, ...rest)
 }
 
 /**

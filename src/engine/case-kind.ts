@@ -2,6 +2,7 @@ import type { AuditData } from '../audit/audit-log.ts'
 import type { AuditQuery } from '../audit/service.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { ProbeRow } from '../db/repositories/probes.ts'
+import type { Statement } from '../db/statement.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 
 /**
@@ -62,22 +63,44 @@ export interface CaseKind<
    */
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
-   * Moves the case to its state after `decision` (the kind's transition function) and points it at the new
-   * manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the owner
-   * closed). Runs inside the evaluation transaction, before the manifest is issued, whose audit record covers it.
+   * The write that moves the case to its state after `decision` (the kind's transition function) and points it at
+   * the new manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the
+   * owner closed). The engine sends it in the evaluation transaction as one statement with the manifest's own
+   * writes (the manifest, its audit records, an escalation), so it must not read what they write.
    */
-  recordDecision(
-    tx: Queryable,
-    c: Case,
-    decision: Decided<Content>,
-    manifestId: string,
-    input: Input,
-  ): Promise<void>
+  recordDecision(c: Case, decision: Decided<Content>, manifestId: string, input: Input): Statement
+
+  /**
+   * Present when the kind can be decided without a transaction (see evaluate-case.ts): the first decision of a
+   * case is then read, decided and written in three statements instead of a transaction of five.
+   */
+  readonly optimistic?: OptimisticDecision<Case, Content, Input>
 
   /** Present when the kind's decision can ask a ground-truth probe. */
   readonly groundTruth?: GroundTruthSource<Case>
   /** Present when the kind escalates HALTs to a human who resolves them. */
   readonly resolution?: ResolutionHandler<Case, Resolution, Content>
+}
+
+/**
+ * Deciding without holding the case's lock: the case is read with its row version, and the decision's writes go
+ * through only while the row is still at that version. It holds only if every change to what the decision reads
+ * writes the case row (a new version): a kind that offers it writes its row with every input it accepts.
+ */
+export interface OptimisticDecision<Case, Content extends ManifestContent, Input> {
+  /** Reads the case (undefined when unknown) and its row version, without locking it. */
+  read(db: Queryable, id: string): Promise<{ case: Case; version: string } | undefined>
+  /**
+   * recordDecision's write made conditional: an UPDATE … RETURNING of the case row that changes it only while
+   * it is at `version`.
+   */
+  recordDecisionIf(
+    c: Case,
+    version: string,
+    decision: Decided<Content>,
+    manifestId: string,
+    input: Input,
+  ): Statement
 }
 
 /** Fields of the manifest the kind fills; the engine adds `kind`, `manifest_id`, `issued_at` and `supersedes`. */

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { PG, pgErrorCode } from '../db/pg-errors.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
-import { insertEscalation } from '../db/repositories/escalations.ts'
+import { escalationInsert } from '../db/repositories/escalations.ts'
 import { findManifest, type ManifestRow } from '../db/repositories/manifests.ts'
 import { findProbeRun } from '../db/repositories/probe-runs.ts'
 import { AppError } from '../errors.ts'
@@ -11,7 +12,12 @@ import type { Actor, ServiceContext } from '../services/context.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { CaseKind, Decided, ManifestContent } from './case-kind.ts'
 import { claimGroundTruth, executeGroundTruth, type GroundTruthStep } from './ground-truth.ts'
-import { issueSignedManifest, type StoredEnvelope } from './manifests.ts'
+import {
+  issueSignedManifest,
+  issueSignedManifestIf,
+  type ManifestToIssue,
+  type StoredEnvelope,
+} from './manifests.ts'
 
 export type Evaluation<Pending> =
   | { kind: 'manifest'; envelope: StoredEnvelope }
@@ -55,6 +61,11 @@ export async function evaluateCase<
   actor: Actor,
   options: EvaluationOptions<Case, Request> = {},
 ): Promise<Evaluation<Pending>> {
+  const decided = kind.optimistic && (await decideOptimistically(ctx, kind, caseId, actor, options))
+  if (decided) {
+    ctx.metrics.manifestsIssued.inc({ verdict: decided.verdict, directive: decided.directive })
+    return { kind: 'manifest', envelope: decided }
+  }
   let waitedMs = 0
   for (;;) {
     if (waitedMs > MAX_PROBE_WAIT_MS) {
@@ -81,6 +92,60 @@ export async function evaluateCase<
         await sleep(pause)
       }
     }
+  }
+}
+
+/**
+ * A case's first decision without a transaction, for kinds that offer it (CaseKind.optimistic): read the case
+ * and its version, read its inputs, decide, then write the case's new state, the manifest and its records in one
+ * statement that writes only if the case row is still at the version read. Any change since (an input accepted,
+ * another caller's decision) gave the row a new version, or holds its lock until it does: the statement writes
+ * nothing and the evaluation takes the transaction path, which sees that change. Anything but a first decision
+ * with no probe (waiting, a manifest already issued, ground truth to fetch) goes that way from the start.
+ */
+async function decideOptimistically<
+  Case,
+  Input,
+  Content extends ManifestContent,
+  Pending,
+  Resolution,
+  Request,
+>(
+  ctx: ServiceContext,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
+  caseId: string,
+  actor: Actor,
+  options: EvaluationOptions<Case, Request>,
+): Promise<ManifestRow | undefined> {
+  const optimistic = kind.optimistic!
+  const now = new Date()
+  const read = await optimistic.read(ctx.db, caseId)
+  if (read === undefined) return undefined
+  const c = read.case
+  if (kind.manifestId(c) !== null || kind.groundTruth?.attached(c)) return undefined
+  options.authorize?.(c)
+  const input = await kind.loadInput(ctx.db, c, now, options.request)
+  const decision = kind.decide(c, input, null)
+  if (decision.kind !== 'decided') return undefined
+  const decided = decision.decided
+  const manifestId = randomUUID()
+  const issue = manifestIssue(kind, c, decided, manifestId, {
+    inputsDigest: kind.inputsDigest(c, input),
+    supersedes: null,
+    actor,
+    now,
+  })
+  try {
+    return await issueSignedManifestIf(
+      ctx.db,
+      ctx,
+      issue,
+      optimistic.recordDecisionIf(c, read.version, decided, manifestId, input),
+    )
+  } catch (err) {
+    // Another caller's manifest took a unique key first: the transaction path answers with it.
+    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
+    throw err
   }
 }
 
@@ -151,13 +216,25 @@ async function issueDecision<Case, Input, Content extends ManifestContent, Pendi
   decided: Decided<Content>,
   args: { input: Input; inputsDigest: string; supersedes: string | null; actor: Actor; now: Date },
 ): Promise<ManifestRow> {
-  const subject = kind.auditSubject(c)
   const manifestId = randomUUID()
-  const ref = { kind: kind.name, id: kind.caseId(c) }
-  // Rows that name the manifest go first: issuing appends to the audit log, which holds its lock until commit.
-  if (decided.escalation) await insertEscalation(tx, ref, manifestId, args.now)
-  await kind.recordDecision(tx, c, decided, manifestId, args.input)
+  const issue = manifestIssue(kind, c, decided, manifestId, args)
   return issueSignedManifest(tx, ctx, {
+    ...issue,
+    alongside: [...(issue.alongside ?? []), kind.recordDecision(c, decided, manifestId, args.input)],
+  })
+}
+
+/** A decided case's manifest to issue, with the escalation (row and record) when the decision opens one. */
+function manifestIssue<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
+  c: Case,
+  decided: Decided<Content>,
+  manifestId: string,
+  args: { inputsDigest: string; supersedes: string | null; actor: Actor; now: Date },
+): ManifestToIssue<Content> {
+  const subject = kind.auditSubject(c)
+  const ref = { kind: kind.name, id: kind.caseId(c) }
+  return {
     case: ref,
     round: kind.round(c),
     manifestKind: kind.manifestKind,
@@ -179,5 +256,6 @@ async function issueDecision<Case, Input, Content extends ManifestContent, Pendi
           }),
         ]
       : [],
-  })
+    alongside: decided.escalation ? [escalationInsert(ref, manifestId, args.now)] : [],
+  }
 }

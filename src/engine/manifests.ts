@@ -1,12 +1,19 @@
-import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
+import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.ts'
 import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {
   findManifest,
-  insertManifest,
   listManifests,
   type ManifestRow,
+  manifestInsert,
 } from '../db/repositories/manifests.ts'
+import {
+  combineWrites,
+  guardedWrites,
+  queryStatement,
+  runStatement,
+  type Statement,
+} from '../db/statement.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
@@ -54,11 +61,16 @@ export interface ManifestToIssue<Content extends ManifestContent> {
   before?: AuditEntry[]
   /** Audit entries after it (e.g. `escalation.opened`). */
   after?: AuditEntry[]
+  /**
+   * The case's own writes that go with the manifest (its new state, an escalation): sent with the manifest and
+   * its audit records as one statement, so none may read what another writes.
+   */
+  alongside?: Statement[]
 }
 
 /**
  * The one way a manifest of any kind is issued: signs it, appends its audit records and stores it, inside the
- * caller's transaction. The manifest's `audit_seq` is the seq of its `manifest.issued` record; it lives in the
+ * caller's transaction, in one statement with the case's writes `alongside`. The manifest's `audit_seq` is the seq of its `manifest.issued` record; it lives in the
  * envelope, outside the signature, because the sequencer assigns it after the commit (null until then).
  */
 export async function issueSignedManifest<Content extends ManifestContent>(
@@ -66,6 +78,35 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   ctx: Pick<ServiceContext, 'signingKey'>,
   issue: ManifestToIssue<Content>,
 ): Promise<ManifestRow> {
+  const { row, writes } = await signedManifest(ctx, issue)
+  await runStatement(tx, combineWrites(writes))
+  auditAppended(tx)
+  return row
+}
+
+/**
+ * The same, in one statement with no transaction around it, written only if `guard` (an UPDATE … RETURNING of
+ * the case row, e.g. conditional on the row being as the decision read it) changes a row: undefined otherwise,
+ * and nothing is written.
+ */
+export async function issueSignedManifestIf<Content extends ManifestContent>(
+  db: Queryable,
+  ctx: Pick<ServiceContext, 'signingKey'>,
+  issue: ManifestToIssue<Content>,
+  guard: Statement,
+): Promise<ManifestRow | undefined> {
+  const { row, writes } = await signedManifest(ctx, issue)
+  const rows = await queryStatement(db, guardedWrites(guard, writes))
+  if (rows.length === 0) return undefined
+  auditAppended(db)
+  return row
+}
+
+/** The manifest signed, its row, and the writes that store it: the case's own, its audit records, the row. */
+async function signedManifest<Content extends ManifestContent>(
+  ctx: Pick<ServiceContext, 'signingKey'>,
+  issue: ManifestToIssue<Content>,
+): Promise<{ row: ManifestRow; writes: Statement[] }> {
   const issuedAt = new Date().toISOString()
   const manifest = {
     ...issue.content,
@@ -77,7 +118,7 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   const jcs = canonicalJson(manifest)
   const digest = sha256(jcs)
   const jws = await signCanonicalText(jcs, ctx.signingKey)
-  await appendAuditRecords(tx, [
+  const audit = auditAppend([
     ...(issue.before ?? []),
     caseAuditEntry(issue.subject, {
       kind: 'manifest.issued',
@@ -107,8 +148,7 @@ export async function issueSignedManifest<Content extends ManifestContent>(
     manifest_digest: digest,
     jws,
   }
-  await insertManifest(tx, row)
-  return row
+  return { row, writes: [...(issue.alongside ?? []), audit, manifestInsert(row)] }
 }
 
 /** GET /v1/manifests/{id}. */

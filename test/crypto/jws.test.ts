@@ -99,6 +99,16 @@ describe('signCanonical', () => {
     }
   })
 
+  it('gives byte for byte the token jose CompactSign gives for the same key and text', async () => {
+    for (const manifest of [sampleManifest(), sampleManifest({ note: 'é ✓ \u{1F600}', n: [1, 2.5, -0] })]) {
+      const jcs = canonicalJson(manifest)
+      const reference = await new jose.CompactSign(utf8.encode(jcs))
+        .setProtectedHeader({ alg: 'Ed25519', kid: key.kid })
+        .sign(key.privateKey)
+      assert.equal(await signCanonical(manifest, key), reference)
+    }
+  })
+
   it('verifies with jose resolving the key from the JWKS by kid', async () => {
     const jws = await signCanonical(sampleManifest(), key)
     const resolver = jose.createLocalJWKSet(jwks as jose.JSONWebKeySet)

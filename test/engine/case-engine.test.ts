@@ -87,9 +87,10 @@ const tallyCase: CaseKind<TallyRow, string[], TallyContent, { votes_needed: numb
     if (votes.length === 2) return decided(content('SPLIT', 'REEVALUATE'), false, null)
     return decided(content('DEADLOCK', 'HALT'), true, { data: { votes } })
   },
-  async recordDecision(tx, row, decision, manifestId) {
-    await writeTally(tx, row.id, nextStatus(row.status, decision.content.directive), manifestId)
-  },
+  recordDecision: (row, decision, manifestId) => ({
+    text: 'UPDATE tallies SET status = $2, manifest_id = $3 WHERE id = $1',
+    values: [row.id, nextStatus(row.status, decision.content.directive), manifestId],
+  }),
   resolution: {
     haltManifestId(row) {
       nextStatus(row.status, 'RESOLVE')

@@ -49,6 +49,8 @@ export async function buildTestApp(
       probeAllowedHosts: [],
       probeAllowPrivate: true,
       probeEnv: {},
+      // As the runtime does: prepared statements on a PostgreSQL server, not on the embedded database.
+      namedStatements: db.kind === 'postgres',
       ...options.config,
       // app.inject shares the event loop with the test's own work (fuzzers, megabyte bodies) on a machine that may
       // be busy: a stalled loop or a long wait for a connection there is the test's, not overload. The overload

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
+import { findOutcomeVersion, outcomeStateUpdateIf } from '../../src/cases/outcome/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import {
@@ -286,6 +288,40 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     current = (await app.request(a, { method: 'GET', url: `/v1/outcomes/${outcome.outcome_id}` })).json()
     assert.equal(current.status, 'halted')
     assert.equal(current.reevaluation_rounds, 2)
+  })
+
+  it('writes no decision read before an input landed: every interpretation gives the outcome a new version', async (t) => {
+    const { app, a, b } = await setup(t)
+    const db = app.app.services.db
+    const outcome = await createOutcome(app, a, { expected_orchestrators: ['orch-a', 'orch-b'] })
+    const id = outcome.outcome_id
+    const version = async () => (await findOutcomeVersion(db, id))!.version
+    const versions = [await version()]
+    // A first interpretation (one statement), then a revision (the transaction): each moves the version.
+    await interpret(app, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
+    versions.push(await version())
+    await interpret(app, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'success' })
+    versions.push(await version())
+    assert.equal(new Set(versions).size, 3)
+    // A decision made from what was read before the revision writes nothing.
+    const stale = outcomeStateUpdateIf(id, versions[1]!, {
+      status: 'decided',
+      reevaluation_rounds: 0,
+      manifestId: randomUUID(),
+    })
+    assert.equal((await db.query(stale.text, stale.values)).rowCount, 0)
+    await interpret(app, b, id, { orchestrator_id: 'orch-b', outcome_interpretation: 'success' })
+    const { manifest } = await evaluate(app, a, id)
+    assert.deepEqual(
+      manifest.interpretations.map((i: { orchestrator_id: string; revision: number }) => [
+        i.orchestrator_id,
+        i.revision,
+      ]),
+      [
+        ['orch-a', 2],
+        ['orch-b', 1],
+      ],
+    )
   })
 
   it('returns one manifest to 20 concurrent callers', async (t) => {

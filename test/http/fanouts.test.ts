@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { fanoutStateUpdateIf, findFanoutVersion } from '../../src/cases/fanout/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
 import {
@@ -478,6 +480,31 @@ describe('POST /v1/fanouts/:id/results', () => {
 })
 
 describe('POST /v1/fanouts/:id/reconcile', () => {
+  it('writes no reconciliation read before a result landed: every result gives the fan-out a new version', async () => {
+    const db = app.app.services.db
+    const fanout = await createFanout(app, scout, vantageBody())
+    const id = fanout.fanout_id
+    const version = async () => (await findFanoutVersion(db, id))!.version
+    const versions = [await version()]
+    // A first result (one statement), then a revision of it (the transaction): each moves the version.
+    await submitResult(app, scout, id, ST3_RESULT)
+    versions.push(await version())
+    await submitResult(app, scout, id, { ...ST3_RESULT, summary: 'revised' })
+    versions.push(await version())
+    assert.equal(new Set(versions).size, 3)
+    // A decision made from what was read before the revision writes nothing.
+    const stale = fanoutStateUpdateIf(id, versions[1]!, {
+      status: 'decided',
+      manifestId: randomUUID(),
+      closedAt: null,
+    })
+    assert.equal((await db.query(stale.text, stale.values)).rowCount, 0)
+    await submitResult(app, scout, id, ST5_RESULT)
+    const { manifest } = await reconcileFanout(app, scout, id)
+    const view = (await app.request(scout, { method: 'GET', url: `/v1/fanouts/${id}` })).json()
+    assert.equal(view.manifest_id, manifest.manifest_id)
+  })
+
   it('answers 202 with the missing subtasks while some are out and the deadline has not passed', async () => {
     for (const deadline of [undefined, FUTURE]) {
       const fanout = await createFanout(app, scout, vantageBody(deadline ? { deadline } : {}))

@@ -20,7 +20,16 @@ import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { compareCodeUnits } from '../../domain/shared/order.ts'
 import type { CaseDecision, CaseKind, StoredManifest } from '../../engine/case-kind.ts'
 import { AppError } from '../../errors.ts'
-import { type FanoutRow, findFanout, latestResults, type ResultRow, updateFanoutState } from './repository.ts'
+import {
+  type FanoutRow,
+  fanoutStateUpdate,
+  fanoutStateUpdateIf,
+  findFanout,
+  findFanoutVersion,
+  latestResults,
+  type ResultRow,
+  updateFanoutState,
+} from './repository.ts'
 
 /** The fields of a reconciliation manifest the fan-out kind fills (the engine adds kind, id, time, supersedes). */
 export interface ReconciliationManifestContent {
@@ -212,12 +221,24 @@ export const fanoutCase: CaseKind<
     }
   },
 
-  async recordDecision(tx, fanout, decision, manifestId, input) {
+  recordDecision(fanout, decision, manifestId, input) {
     const { verdict, directive } = decision.content
     const status = nextStatus(fanout, { type: 'manifest_issued', verdict, directive })
     // A close is kept: once the owner stopped waiting, later reconciliations do not wait either.
     const closedAt = fanout.closed_at ?? (input.closed ? new Date() : null)
-    await updateFanoutState(tx, fanout.id, { status, manifestId, closedAt })
+    return fanoutStateUpdate(fanout.id, { status, manifestId, closedAt })
+  },
+
+  // Every input of a reconciliation writes the fan-out's row: a result (fanoutTouch), a decision or resolution
+  // (its state); a close is written by the decision it asks for.
+  optimistic: {
+    read: findFanoutVersion,
+    recordDecisionIf(fanout, version, decision, manifestId, input) {
+      const { verdict, directive } = decision.content
+      const status = nextStatus(fanout, { type: 'manifest_issued', verdict, directive })
+      const closedAt = fanout.closed_at ?? (input.closed ? new Date() : null)
+      return fanoutStateUpdateIf(fanout.id, version, { status, manifestId, closedAt })
+    },
   },
 
   resolution: {

@@ -1,8 +1,11 @@
+import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
+import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of fan-out cases: fan-outs and their subtasks' results. Manifests, escalations and audit records are
@@ -49,30 +52,43 @@ const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_diges
 export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
 
 /** Inserts unless the natural key exists; returns the row that holds the key either way. */
+/**
+ * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
+ * entries) is written in the same statement, only when the fan-out is: one round trip, no transaction needed.
+ */
 export async function insertFanoutIfAbsent(
   db: Queryable,
   fanout: NewFanout,
+  audit: Statement,
 ): Promise<{ row: FanoutRow; inserted: boolean }> {
   const { rows } = await db.query<FanoutRow>(
-    `INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
-       policy, policy_digest, decomposition, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
-     ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
-     RETURNING ${FANOUT_COLUMNS}`,
-    [
-      fanout.id,
-      fanout.orchestrator_id,
-      fanout.fanout_key,
-      fanout.request_digest,
-      fanout.question,
-      fanout.facts,
-      JSON.stringify(fanout.subtasks),
-      fanout.deadline,
-      JSON.stringify(fanout.policy),
-      fanout.policy_digest,
-      JSON.stringify(fanout.decomposition),
-      fanout.created_at,
-    ],
+    named(
+      `WITH created AS (
+         INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
+           policy, policy_digest, decomposition, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
+         ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
+         RETURNING ${FANOUT_COLUMNS}
+       ), audit AS (
+         ${shiftPlaceholders(audit.text, 12)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+      [
+        fanout.id,
+        fanout.orchestrator_id,
+        fanout.fanout_key,
+        fanout.request_digest,
+        fanout.question,
+        fanout.facts,
+        JSON.stringify(fanout.subtasks),
+        fanout.deadline,
+        JSON.stringify(fanout.policy),
+        fanout.policy_digest,
+        JSON.stringify(fanout.decomposition),
+        fanout.created_at,
+        ...audit.values,
+      ],
+    ),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findFanoutByKey(db, fanout.orchestrator_id, fanout.fanout_key)
@@ -91,8 +107,7 @@ export async function findFanoutByKey(db: Queryable, orchestratorId: string, fan
 /** With `lock`, the row is read FOR UPDATE: that lock serializes everything that changes the fan-out. */
 export async function findFanout(db: Queryable, id: string, options: { lock?: boolean } = {}) {
   const { rows } = await db.query<FanoutRow>(
-    `SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
+    named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
   )
   return rows[0]
 }
@@ -118,12 +133,54 @@ export async function updateFanoutState(
   id: string,
   state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
 ): Promise<void> {
-  await db.query('UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1', [
-    id,
-    state.status,
-    state.manifestId,
-    state.closedAt,
-  ])
+  await runStatement(db, fanoutStateUpdate(id, state))
+}
+
+/**
+ * The fan-out with its row version (xmin: every write to the row gives it a new one), without locking it: what a
+ * reconciliation without a transaction reads (CaseKind.optimistic).
+ */
+export async function findFanoutVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<FanoutRow & { row_version: string }>(
+    named(`SELECT ${FANOUT_COLUMNS}, xmin::text AS row_version FROM fanouts WHERE id = $1`, [id]),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...fanout } = found
+  return { case: fanout, version: row_version }
+}
+
+/** fanoutStateUpdate, only while the row is at `version` (findFanoutVersion); RETURNING id when it was. */
+export function fanoutStateUpdateIf(
+  id: string,
+  version: string,
+  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
+): Statement {
+  return {
+    text: `UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4
+     WHERE id = $1 AND xmin::text = $5 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.closedAt, version],
+    prepare: true,
+  }
+}
+
+/**
+ * A write of the fan-out row that changes nothing but its version: a new result goes with it, so that a
+ * reconciliation that read the fan-out before (CaseKind.optimistic) does not write a decision that misses it.
+ */
+export function fanoutTouch(id: string): Statement {
+  return { text: 'UPDATE fanouts SET status = status WHERE id = $1', values: [id], prepare: true }
+}
+
+export function fanoutStateUpdate(
+  id: string,
+  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
+): Statement {
+  return {
+    text: 'UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1',
+    values: [id, state.status, state.manifestId, state.closedAt],
+    prepare: true,
+  }
 }
 
 /**
@@ -149,10 +206,10 @@ export type ResultSummaryRow = Omit<ResultRow, 'body' | 'api_key_id'>
 const SUMMARY_COLUMNS = 'fanout_id, subtask_id, revision, status, result_digest, late, received_at'
 const RESULT_COLUMNS = `${SUMMARY_COLUMNS}, body, api_key_id`
 
-export async function insertResult(db: Queryable, row: ResultRow): Promise<void> {
-  await db.query(
-    `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-    [
+export function resultInsert(row: ResultRow): Statement {
+  return {
+    text: `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+    values: [
       row.fanout_id,
       row.subtask_id,
       row.revision,
@@ -163,7 +220,67 @@ export async function insertResult(db: Queryable, row: ResultRow): Promise<void>
       JSON.stringify(row.body),
       row.api_key_id,
     ],
+    prepare: true,
+  }
+}
+
+/**
+ * A subtask's first result on an open fan-out, and its audit entry, in one statement with no transaction around
+ * it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
+ * transaction of submitResult does: a reconciliation that decided first left the fan-out no longer open, and this
+ * writes nothing. It writes nothing either unless the caller may write to the fan-out (an admin, or a key of its
+ * orchestrator), the subtask is one of the fan-out's, the claims' facts are among its facts, and the subtask has
+ * no result yet: the transaction answers all of those. When it writes, it gives the fan-out row a new version (see
+ * fanoutTouch). A concurrent first result of the same subtask fails on the revision's primary key.
+ * Answers the result's `late` flag and the fan-out's orchestrator when written.
+ */
+export async function insertFirstResult(
+  db: Queryable,
+  row: Omit<ResultRow, 'revision' | 'late'>,
+  caller: { admin: boolean; orchestratorIds: string[] },
+  claimedFacts: string[],
+  audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
+): Promise<{ late: boolean; orchestrator_id: string } | undefined> {
+  const { rows } = await db.query<{ late: boolean; orchestrator_id: string }>(
+    named(
+      `WITH target AS (
+         -- Locks the row, and gives it a new version (see fanoutTouch).
+         UPDATE fanouts SET status = status
+         WHERE id = $1 AND status = 'open' AND ($8::boolean OR orchestrator_id = ANY($9::text[]))
+           AND EXISTS (SELECT 1 FROM jsonb_array_elements(subtasks) AS s(subtask) WHERE s.subtask->>'subtask_id' = $2)
+           AND $10::text[] <@ facts
+         RETURNING id, orchestrator_id, (deadline IS NOT NULL AND $5::timestamptz > deadline) AS late
+       ), judged AS (
+         SELECT target.* FROM target
+         WHERE NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = target.id AND r.subtask_id = $2)
+       ), created AS (
+         INSERT INTO fanout_results (${RESULT_COLUMNS})
+         SELECT judged.id, $2, 1, $3, $4, judged.late, $5, $6::jsonb, $7 FROM judged
+       ), audit AS (
+         INSERT INTO audit_intake (at, kind, actor, orchestrator_id, data)
+         SELECT $11, $12, $13, judged.orchestrator_id, $14::jsonb || jsonb_build_object('late', judged.late)
+         FROM judged
+       )
+       SELECT late, orchestrator_id FROM judged`,
+      [
+        row.fanout_id,
+        row.subtask_id,
+        row.status,
+        row.result_digest,
+        row.received_at,
+        JSON.stringify(row.body),
+        row.api_key_id,
+        caller.admin,
+        caller.orchestratorIds,
+        claimedFacts,
+        audit.at,
+        audit.kind,
+        audit.actor,
+        JSON.stringify(audit.data),
+      ],
+    ),
   )
+  return rows[0]
 }
 
 /** The latest revision of one subtask's result (without its body), if any. */

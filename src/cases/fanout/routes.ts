@@ -25,7 +25,7 @@ import {
   reconciliationEnvelopeSchema,
   resultAnswerSchema,
 } from './schemas.ts'
-import { assertFanoutWriter, createFanout, getFanout, pageFanouts, submitResult } from './service.ts'
+import { createFanout, getFanout, pageFanouts, submitResult } from './service.ts'
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
@@ -164,9 +164,10 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const principal = principalOf(request)
-      await assertFanoutWriter(app.services, request.params.id, principal)
       const result = await evaluateCase(app.services, fanoutCase, request.params.id, principal.keyId, {
         request: { close: request.body?.close === true },
+        // Writes to a fan-out (results, reconcile) are its owner's or an admin's.
+        authorize: (fanout) => assertMaySpeakFor(principal, fanout.orchestrator_id),
       })
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })

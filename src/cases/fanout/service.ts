@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
+import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
+import { combineWrites, runStatement } from '../../db/statement.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
 import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -14,14 +16,17 @@ import type { Principal } from '../../services/keys.ts'
 import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
+  fanoutTouch,
   findFanout,
   insertFanoutIfAbsent,
-  insertResult,
+  insertFirstResult,
   latestResultOf,
   latestResultSummaries,
   listFanouts,
+  type NewFanout,
   type ResultRow,
   type ResultSummaryRow,
+  resultInsert,
   type StoredSubtask,
 } from './repository.ts'
 
@@ -57,52 +62,52 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
   const requestDigest = hashJson({ ...body, deadline, subtasks, policy })
   const decomposition = checkDecomposition(body.facts, body.subtasks)
   const now = new Date()
-  return withTransaction(ctx.db, async (tx) => {
-    const { row, inserted } = await insertFanoutIfAbsent(tx, {
-      id: randomUUID(),
-      orchestrator_id: body.orchestrator_id,
-      fanout_key: body.fanout_key,
-      request_digest: requestDigest,
-      question: body.question,
-      facts: body.facts,
-      subtasks,
-      deadline: deadline === null ? null : new Date(deadline),
-      policy,
-      policy_digest: hashJson(policy),
-      decomposition,
-      created_at: now,
-    })
-    if (!inserted) {
-      if (row.request_digest !== requestDigest) {
-        throw new AppError(
-          'CONFLICT',
-          `fan-out (${body.orchestrator_id}, ${body.fanout_key}) already exists with a different body`,
-          { fanout_id: row.id },
-        )
-      }
-      return { created: false, fanout: (await loadFanoutViews(tx, [row]))[0]! }
-    }
-    // The audit append holds the log's lock until commit, so it goes last.
-    await appendAuditRecords(tx, [
-      {
-        kind: 'fanout.created',
-        actor,
-        at: now.toISOString(),
-        orchestrator_id: row.orchestrator_id,
-        data: {
-          fanout_id: row.id,
-          fanout_key: row.fanout_key,
-          facts: row.facts,
-          subtasks: subtasks.map((subtask) => subtask.subtask_id),
-          deadline: row.deadline ? row.deadline.toISOString() : null,
-          policy_digest: row.policy_digest,
-          decomposition: decomposition as unknown as JsonValue,
-          request_digest: requestDigest,
-        },
+  const fanout: NewFanout = {
+    id: randomUUID(),
+    orchestrator_id: body.orchestrator_id,
+    fanout_key: body.fanout_key,
+    request_digest: requestDigest,
+    question: body.question,
+    facts: body.facts,
+    subtasks,
+    deadline: deadline === null ? null : new Date(deadline),
+    policy,
+    policy_digest: hashJson(policy),
+    decomposition,
+    created_at: now,
+  }
+  const audit = auditAppend([
+    {
+      kind: 'fanout.created',
+      actor,
+      at: now.toISOString(),
+      orchestrator_id: fanout.orchestrator_id,
+      data: {
+        fanout_id: fanout.id,
+        fanout_key: fanout.fanout_key,
+        facts: fanout.facts,
+        subtasks: subtasks.map((subtask) => subtask.subtask_id),
+        deadline: fanout.deadline ? fanout.deadline.toISOString() : null,
+        policy_digest: fanout.policy_digest,
+        decomposition: decomposition as unknown as JsonValue,
+        request_digest: requestDigest,
       },
-    ])
-    return { created: true, fanout: toFanoutView(row, []) }
-  })
+    },
+  ])
+  // One statement, no transaction: the fan-out and its record, or nothing when the key is taken.
+  const { row, inserted } = await insertFanoutIfAbsent(ctx.db, fanout, audit)
+  if (!inserted) {
+    if (row.request_digest !== requestDigest) {
+      throw new AppError(
+        'CONFLICT',
+        `fan-out (${body.orchestrator_id}, ${body.fanout_key}) already exists with a different body`,
+        { fanout_id: row.id },
+      )
+    }
+    return { created: false, fanout: (await loadFanoutViews(ctx.db, [row]))[0]! }
+  }
+  auditAppended(ctx.db)
+  return { created: true, fanout: toFanoutView(row, []) }
 }
 
 export type SubmitResultOutcome =
@@ -141,6 +146,8 @@ export async function submitResult(
   principal: Principal,
 ): Promise<SubmitResultOutcome> {
   const resultDigest = hashJson(body)
+  const first = await submitFirstResult(ctx, fanoutId, body, principal, resultDigest)
+  if (first) return { kind: 'created', result: first }
   return withTransaction(ctx.db, async (tx) => {
     const fanout = await lockFanout(tx, fanoutId)
     assertMaySpeakFor(principal, fanout.orchestrator_id)
@@ -184,36 +191,86 @@ export async function submitResult(
       received_at: now,
       api_key_id: principal.keyId,
     }
-    await insertResult(tx, row)
-    await appendAuditRecords(tx, [
-      {
-        kind: 'result.recorded',
-        actor: principal.keyId,
-        at: now.toISOString(),
-        orchestrator_id: fanout.orchestrator_id,
-        data: {
-          fanout_id: fanoutId,
-          subtask_id: row.subtask_id,
-          revision: row.revision,
-          status: row.status,
-          late: row.late,
-          result_digest: resultDigest,
-        },
-      },
-    ])
+    // The revision, a new version of the fan-out row (see fanoutTouch) and the record, in one statement.
+    const audit = auditAppend([resultRecorded(row, fanout.orchestrator_id, principal)])
+    await runStatement(tx, combineWrites([resultInsert(row), fanoutTouch(fanoutId), audit]))
+    auditAppended(tx)
     return { kind: 'created', result: toResultView(row) }
   })
 }
 
-/** Writes to a fan-out (results, reconcile) are its owner's or an admin's. */
-export async function assertFanoutWriter(
+/**
+ * A subtask's first result on an open fan-out, from a caller who may write to it, in one statement (most results
+ * are). Undefined when nothing was written: the transaction of submitResult then answers whatever else it is (a
+ * revision, a resend, a refusal, a 403 or 422, an unknown fan-out).
+ */
+async function submitFirstResult(
   ctx: Pick<ServiceContext, 'db'>,
   fanoutId: string,
+  body: FanoutResultBody,
   principal: Principal,
-): Promise<void> {
-  const fanout = await findFanout(ctx.db, fanoutId)
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
-  assertMaySpeakFor(principal, fanout.orchestrator_id)
+  resultDigest: string,
+): Promise<ResultView | undefined> {
+  const now = new Date()
+  const row = {
+    fanout_id: fanoutId,
+    subtask_id: body.subtask_id,
+    status: body.status,
+    body: body as unknown as ResultRow['body'],
+    result_digest: resultDigest,
+    received_at: now,
+    api_key_id: principal.keyId,
+  }
+  const claims = 'claims' in body ? (body.claims ?? []) : []
+  let written: { late: boolean } | undefined
+  try {
+    written = await insertFirstResult(
+      ctx.db,
+      row,
+      {
+        admin: principal.role === 'admin',
+        orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
+      },
+      claims.map((claim) => claim.fact),
+      // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
+      {
+        at: now.toISOString(),
+        kind: 'result.recorded',
+        actor: principal.keyId,
+        data: {
+          fanout_id: fanoutId,
+          subtask_id: row.subtask_id,
+          revision: 1,
+          status: row.status,
+          result_digest: resultDigest,
+        },
+      },
+    )
+  } catch (err) {
+    // A concurrent first result of the same subtask won: the transaction judges this one against it.
+    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
+    throw err
+  }
+  if (!written) return undefined
+  auditAppended(ctx.db)
+  return toResultView({ ...row, revision: 1, late: written.late })
+}
+
+function resultRecorded(row: ResultRow, orchestratorId: string, principal: Principal): AuditEntry {
+  return {
+    kind: 'result.recorded',
+    actor: principal.keyId,
+    at: row.received_at.toISOString(),
+    orchestrator_id: orchestratorId,
+    data: {
+      fanout_id: row.fanout_id,
+      subtask_id: row.subtask_id,
+      revision: row.revision,
+      status: row.status,
+      late: row.late,
+      result_digest: row.result_digest,
+    },
+  }
 }
 
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {

@@ -28,10 +28,13 @@ import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
 import {
   findOutcome,
+  findOutcomeVersion,
   type InterpretationRow,
   latestInterpretations,
-  listEvidenceVersions,
+  latestInterpretationsJudging,
   type OutcomeRow,
+  outcomeStateUpdate,
+  outcomeStateUpdateIf,
   updateOutcomeState,
 } from './repository.ts'
 
@@ -90,14 +93,9 @@ export function toInterpretationInput(row: InterpretationRow, itemHashes: string
 }
 
 async function loadDecisionInput(tx: Queryable, outcome: OutcomeRow, now: Date): Promise<DecisionInput> {
-  // One after another: `tx` is a single client, which runs one query at a time.
-  const rows = await latestInterpretations(tx, [outcome.id])
-  const versions = await listEvidenceVersions(tx, [outcome.id])
-  const itemsByVersion = new Map(versions.map((v) => [v.evidence_hash, v.item_hashes]))
+  const rows = await latestInterpretationsJudging(tx, outcome.id)
   return {
-    interpretations: rows.map((row) =>
-      toInterpretationInput(row, itemsByVersion.get(row.evidence_hash) ?? []),
-    ),
+    interpretations: rows.map((row) => toInterpretationInput(row, row.item_hashes)),
     expected_orchestrators: outcome.expected_orchestrators,
     has_deadline: outcome.deadline !== null,
     deadline_passed: outcome.deadline !== null && outcome.deadline.getTime() <= now.getTime(),
@@ -215,9 +213,19 @@ export const outcomeCase: CaseKind<
     }
   },
 
-  async recordDecision(tx, outcome, decision, manifestId) {
+  recordDecision(outcome, decision, manifestId) {
     const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })
-    await updateOutcomeState(tx, outcome.id, { ...state, manifestId })
+    return outcomeStateUpdate(outcome.id, { ...state, manifestId })
+  },
+
+  // Every input of an outcome's decision writes its row: an interpretation (outcomeTouch), new evidence (its
+  // evidence_hash), a decision or resolution (its state); its probe runs are for the transaction path alone.
+  optimistic: {
+    read: findOutcomeVersion,
+    recordDecisionIf(outcome, version, decision, manifestId) {
+      const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })
+      return outcomeStateUpdateIf(outcome.id, version, { ...state, manifestId })
+    },
   },
 
   groundTruth: {

@@ -1,8 +1,11 @@
+import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
+import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of outcome cases: outcomes, their evidence (items and versions), interpretations and dissents.
@@ -73,6 +76,62 @@ export async function insertOutcomeIfAbsent(
   return { row: existing, inserted: false }
 }
 
+/**
+ * A new outcome in one statement, with no transaction around it: the outcome row, its evidence items, its first
+ * evidence version and its audit entries commit together or not at all. Writes nothing, and answers false, when
+ * the natural key exists or the sub-agent has a policy (its rules, not the body's, would apply): the caller then
+ * takes the path that reads both.
+ */
+export async function insertNewOutcome(
+  db: Queryable,
+  outcome: NewOutcome,
+  evidence: { items: readonly HashedEvidenceItem[]; item_hashes: string[] },
+  audit: Statement,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    named(
+      `WITH created AS (
+       INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
+         arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
+       SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12
+       WHERE NOT EXISTS (SELECT 1 FROM subagent_policies WHERE subagent_id = $2)
+       ON CONFLICT (subagent_id, run_id) DO NOTHING
+       RETURNING id
+     ), items AS (
+       INSERT INTO evidence_items (outcome_id, item_hash, position, item)
+       SELECT created.id, ($13::text[])[o], o, i
+       FROM created, jsonb_array_elements($14::jsonb) WITH ORDINALITY AS t(i, o)
+     ), version AS (
+       INSERT INTO evidence_versions (outcome_id, evidence_hash, version, item_hashes, created_at)
+       SELECT created.id, $11, 1, $15::text[], $12 FROM created
+     ), audit AS (
+       ${shiftPlaceholders(audit.text, 15)} WHERE EXISTS (SELECT 1 FROM created)
+     )
+     SELECT id FROM created`,
+      [
+        outcome.id,
+        outcome.subagent_id,
+        outcome.run_id,
+        outcome.request_digest,
+        outcome.expected_orchestrators,
+        outcome.deadline,
+        outcome.arbiter_orchestrator_id,
+        outcome.probe_id,
+        outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
+        outcome.fallback_policy,
+        outcome.evidence_hash,
+        outcome.created_at,
+        evidence.items.map((i) => i.item_hash),
+        // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
+        `[${evidence.items.map((i) => i.canonical).join(',')}]`,
+        evidence.item_hashes,
+        ...audit.values,
+      ],
+    ),
+  )
+  return rows.length === 1
+}
+
 export async function findOutcomeByKey(db: Queryable, subagentId: string, runId: string) {
   const { rows } = await db.query<OutcomeRow>(
     `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE subagent_id = $1 AND run_id = $2`,
@@ -83,8 +142,7 @@ export async function findOutcomeByKey(db: Queryable, subagentId: string, runId:
 
 export async function findOutcome(db: Queryable, id: string, options: { lock?: boolean } = {}) {
   const { rows } = await db.query<OutcomeRow>(
-    `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
+    named(`SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
   )
   return rows[0]
 }
@@ -110,10 +168,54 @@ export async function updateOutcomeState(
   id: string,
   state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
 ): Promise<void> {
-  await db.query(
-    'UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4 WHERE id = $1',
-    [id, state.status, state.manifestId, state.reevaluation_rounds],
+  await runStatement(db, outcomeStateUpdate(id, state))
+}
+
+/**
+ * The outcome with its row version (xmin: every write to the row gives it a new one), without locking it: what an
+ * evaluation without a transaction reads (CaseKind.optimistic).
+ */
+export async function findOutcomeVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<OutcomeRow & { row_version: string }>(
+    named(`SELECT ${OUTCOME_COLUMNS}, xmin::text AS row_version FROM outcomes WHERE id = $1`, [id]),
   )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...outcome } = found
+  return { case: outcome, version: row_version }
+}
+
+/** outcomeStateUpdate, only while the row is at `version` (findOutcomeVersion); RETURNING id when it was. */
+export function outcomeStateUpdateIf(
+  id: string,
+  version: string,
+  state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
+): Statement {
+  return {
+    text: `UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4
+     WHERE id = $1 AND xmin::text = $5 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.reevaluation_rounds, version],
+    prepare: true,
+  }
+}
+
+/**
+ * A write of the outcome row that changes nothing but its version: a new interpretation goes with it, so that an
+ * evaluation that read the outcome before (CaseKind.optimistic) does not write a decision that misses it.
+ */
+export function outcomeTouch(id: string): Statement {
+  return { text: 'UPDATE outcomes SET status = status WHERE id = $1', values: [id], prepare: true }
+}
+
+export function outcomeStateUpdate(
+  id: string,
+  state: { status: OutcomeStatus; reevaluation_rounds: number; manifestId: string },
+): Statement {
+  return {
+    text: 'UPDATE outcomes SET status = $2, manifest_id = $3, reevaluation_rounds = $4 WHERE id = $1',
+    values: [id, state.status, state.manifestId, state.reevaluation_rounds],
+    prepare: true,
+  }
 }
 
 export async function updateOutcomeEvidenceHash(
@@ -213,11 +315,11 @@ const INTERPRETATION_COLUMNS = `id, outcome_id, orchestrator_id, revision, has_c
   success_criterion_signature, outcome_interpretation, evidence_hash, intended_action, rationale, received_at,
   api_key_id`
 
-export async function insertInterpretation(db: Queryable, row: InterpretationRow): Promise<void> {
-  await db.query(
-    `INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
+export function interpretationInsert(row: InterpretationRow): Statement {
+  return {
+    text: `INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11, $12, $13)`,
-    [
+    values: [
       row.id,
       row.outcome_id,
       row.orchestrator_id,
@@ -232,7 +334,68 @@ export async function insertInterpretation(db: Queryable, row: InterpretationRow
       row.received_at,
       row.api_key_id,
     ],
+    prepare: true,
+  }
+}
+
+/**
+ * An orchestrator's first interpretation of an open outcome, and its audit entry, in one statement with no
+ * transaction around it. The outcome's row lock, held to the end of the statement, orders it against evaluation
+ * as the transaction of submitInterpretation does: an evaluation that decided first left the outcome no longer
+ * open, and this writes nothing. While the outcome is open it gives the row a new version (see outcomeTouch),
+ * even when it writes nothing else. It also writes nothing when the evidence version judged (`evidence_hash`,
+ * null for the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
+ * A concurrent first submission of the same orchestrator fails on the revision's unique key.
+ * Answers the outcome's subagent_id and the evidence version judged when written.
+ */
+export async function insertFirstInterpretation(
+  db: Queryable,
+  row: Omit<InterpretationRow, 'revision' | 'evidence_hash'> & { evidence_hash: string | null },
+  audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
+): Promise<{ subagent_id: string; evidence_hash: string } | undefined> {
+  const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
+    named(
+      `WITH target AS (
+       -- Locks the row, and gives it a new version (see outcomeTouch).
+       UPDATE outcomes SET status = status WHERE id = $1 AND status = 'open'
+       RETURNING id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash
+     ), judged AS (
+       SELECT target.* FROM target
+       WHERE EXISTS (SELECT 1 FROM evidence_versions v
+                     WHERE v.outcome_id = target.id AND v.evidence_hash = target.evidence_hash)
+         AND NOT EXISTS (SELECT 1 FROM interpretations i WHERE i.outcome_id = target.id AND i.orchestrator_id = $3)
+     ), created AS (
+       INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
+       SELECT $4, judged.id, $3, 1, $5, $6::jsonb, $7, $8, judged.evidence_hash, $9::jsonb, $10, $11, $12
+       FROM judged
+     ), audit AS (
+       INSERT INTO audit_intake (at, kind, actor, outcome_id, subagent_id, orchestrator_id, data)
+       SELECT $13, $14, $15, judged.id, judged.subagent_id, $3,
+              $16::jsonb || jsonb_build_object('evidence_hash', judged.evidence_hash)
+       FROM judged
+     )
+     SELECT subagent_id, evidence_hash FROM judged`,
+      [
+        row.outcome_id,
+        row.evidence_hash,
+        row.orchestrator_id,
+        row.id,
+        row.has_criterion,
+        row.has_criterion ? JSON.stringify(row.success_criterion) : null,
+        row.success_criterion_signature,
+        row.outcome_interpretation,
+        row.intended_action === null ? null : JSON.stringify(row.intended_action),
+        row.rationale,
+        row.received_at,
+        row.api_key_id,
+        audit.at,
+        audit.kind,
+        audit.actor,
+        JSON.stringify(audit.data),
+      ],
+    ),
   )
+  return rows[0]
 }
 
 /** The latest revision of each orchestrator, for each of the given outcomes. */
@@ -245,6 +408,30 @@ export async function latestInterpretations(
      FROM interpretations WHERE outcome_id = ANY($1::uuid[])
      ORDER BY outcome_id, orchestrator_id, revision DESC`,
     [outcomeIds],
+  )
+  return rows
+}
+
+/**
+ * The latest revision of each orchestrator for one outcome, each with the item hashes of the evidence version it
+ * judged (empty when that version is unknown): what a decision reads, in one query.
+ */
+export async function latestInterpretationsJudging(
+  db: Queryable,
+  outcomeId: string,
+): Promise<(InterpretationRow & { item_hashes: string[] })[]> {
+  const { rows } = await db.query<InterpretationRow & { item_hashes: string[] }>(
+    named(
+      `SELECT DISTINCT ON (i.orchestrator_id) i.id, i.outcome_id, i.orchestrator_id, i.revision,
+       i.has_criterion, i.success_criterion, i.success_criterion_signature, i.outcome_interpretation, i.evidence_hash,
+       i.intended_action, i.rationale, i.received_at, i.api_key_id,
+       coalesce(v.item_hashes, '{}') AS item_hashes
+     FROM interpretations i
+     LEFT JOIN evidence_versions v ON v.outcome_id = i.outcome_id AND v.evidence_hash = i.evidence_hash
+     WHERE i.outcome_id = $1
+     ORDER BY i.orchestrator_id, i.revision DESC`,
+      [outcomeId],
+    ),
   )
   return rows
 }

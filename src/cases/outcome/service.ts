@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto'
-import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
+import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
+import { combineWrites, runStatement } from '../../db/statement.ts'
 import {
   type EvidenceItem,
   evidenceHash,
   firstOccurrences,
+  type HashedEvidenceItem,
   hashEvidence,
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import {
+  type OutcomeRules,
   outcomeBodyFingerprint,
   outcomeRules,
   sameOutcomeBody,
@@ -31,17 +35,21 @@ import {
   insertDissent,
   insertEvidenceItems,
   insertEvidenceVersion,
-  insertInterpretation,
+  insertFirstInterpretation,
+  insertNewOutcome,
   insertOutcomeIfAbsent,
+  interpretationInsert,
   latestInterpretationOf,
   latestInterpretations,
   listEvidenceItemsFor,
   listEvidenceVersions,
   listOutcomes,
+  type NewOutcome as NewOutcomeRow,
   type OutcomeRow,
+  outcomeTouch,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
-import { findSubagentPolicy } from './subagent-policy-repository.ts'
+import { findSubagentPolicy, type SubagentPolicyRow } from './subagent-policy-repository.ts'
 
 /** `POST /v1/outcomes`: a sub-agent result, its evidence, and how it will be decided. */
 export interface NewOutcome {
@@ -73,7 +81,18 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
   const hashed = hashEvidence(body.evidence)
   const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
   const currentEvidenceHash = evidenceHash(itemHashes)
+  const evidence = { hashed, itemHashes, evidenceHash: currentEvidenceHash }
   const now = new Date()
+  // Most outcomes are new, of a sub-agent without a policy, with no probe to check: one statement writes them
+  // (it writes nothing when the key exists or a policy appeared, and the path below reads both).
+  const bodyRules = body.probe ? null : outcomeRules(body, null, now.getTime())
+  if (bodyRules?.ok) {
+    const created = newOutcome(body, bodyRules.rules, null, evidence, now, actor)
+    if (await insertNewOutcome(ctx.db, created.row, created.evidence, created.audit)) {
+      auditAppended(ctx.db)
+      return { created: true, outcome: created.view }
+    }
+  }
   return withTransaction(ctx.db, async (tx) => {
     // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
     // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
@@ -99,74 +118,89 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])
     }
-    // "The same body again" is judged with defaults filled in (the policy's, under a sub-agent policy).
-    const requestDigest = outcomeBodyFingerprint(
-      body,
-      policy ? { ...rules, probe_id: rules.probe?.probe_id ?? null } : null,
-    )
-    const { row, inserted } = await insertOutcomeIfAbsent(tx, {
-      id: randomUUID(),
-      subagent_id: body.subagent_id,
-      run_id: body.run_id,
-      request_digest: requestDigest,
-      expected_orchestrators: rules.expected_orchestrators,
-      deadline: rules.deadline === null ? null : new Date(rules.deadline),
-      arbiter_orchestrator_id: rules.arbiter_orchestrator_id,
-      probe_id: rules.probe?.probe_id ?? null,
-      probe_params: rules.probe?.params ?? null,
-      fallback_policy: rules.fallback_policy,
-      evidence_hash: currentEvidenceHash,
-      created_at: now,
-    })
+    const created = newOutcome(body, rules, policy, evidence, now, actor)
+    const { row, inserted } = await insertOutcomeIfAbsent(tx, created.row)
     // Lost a race with a concurrent create of the same key: judged like any resend.
     if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body) }
-    const items = firstOccurrences(hashed)
-    await insertEvidenceItems(tx, row.id, items)
+    await insertEvidenceItems(tx, row.id, created.evidence.items)
     await insertEvidenceVersion(tx, row.id, {
       evidence_hash: currentEvidenceHash,
       item_hashes: itemHashes,
       created_at: now,
     })
-    // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
-    const view = toOutcomeView(
-      row,
-      [
-        {
-          outcome_id: row.id,
-          evidence_hash: currentEvidenceHash,
-          version: 1,
-          item_hashes: itemHashes,
-          created_at: now,
-        },
-      ],
-      items.map((h) => ({ outcome_id: row.id, item: h.item })),
-      [],
-    )
-    // The audit append holds the log's lock until commit, so it goes last.
-    await appendAuditRecords(tx, [
-      {
-        kind: 'outcome.created',
-        actor,
-        at: now.toISOString(),
-        outcome_id: row.id,
-        subagent_id: row.subagent_id,
-        data: {
-          run_id: row.run_id,
-          evidence_hash: currentEvidenceHash,
-          item_hashes: itemHashes,
-          expected_orchestrators: row.expected_orchestrators,
-          deadline: row.deadline ? row.deadline.toISOString() : null,
-          arbiter_orchestrator_id: row.arbiter_orchestrator_id,
-          probe_id: row.probe_id,
-          fallback_policy: row.fallback_policy,
-          // The sub-agent policy these rules were copied from (its `policy.set` time), or null: the body set them.
-          policy_updated_at: policy ? policy.updated_at.toISOString() : null,
-          request_digest: requestDigest,
-        },
-      },
-    ])
-    return { created: true, outcome: view }
+    await runStatement(tx, created.audit)
+    auditAppended(tx)
+    return { created: true, outcome: created.view }
   })
+}
+
+/** A new outcome under `rules`: its row, its evidence, its `outcome.created` record and the view answered. */
+function newOutcome(
+  body: NewOutcome,
+  rules: OutcomeRules,
+  policy: SubagentPolicyRow | null,
+  evidence: { hashed: HashedEvidenceItem[]; itemHashes: string[]; evidenceHash: string },
+  now: Date,
+  actor: Actor,
+) {
+  // "The same body again" is judged with defaults filled in (the policy's, under a sub-agent policy).
+  const requestDigest = outcomeBodyFingerprint(
+    body,
+    policy ? { ...rules, probe_id: rules.probe?.probe_id ?? null } : null,
+  )
+  const row: NewOutcomeRow = {
+    id: randomUUID(),
+    subagent_id: body.subagent_id,
+    run_id: body.run_id,
+    request_digest: requestDigest,
+    expected_orchestrators: rules.expected_orchestrators,
+    deadline: rules.deadline === null ? null : new Date(rules.deadline),
+    arbiter_orchestrator_id: rules.arbiter_orchestrator_id,
+    probe_id: rules.probe?.probe_id ?? null,
+    probe_params: rules.probe?.params ?? null,
+    fallback_policy: rules.fallback_policy,
+    evidence_hash: evidence.evidenceHash,
+    created_at: now,
+  }
+  const items = firstOccurrences(evidence.hashed)
+  // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
+  const view = toOutcomeView(
+    { ...row, list_seq: 0, status: 'open', manifest_id: null, reevaluation_rounds: 0 },
+    [
+      {
+        outcome_id: row.id,
+        evidence_hash: evidence.evidenceHash,
+        version: 1,
+        item_hashes: evidence.itemHashes,
+        created_at: now,
+      },
+    ],
+    items.map((h) => ({ outcome_id: row.id, item: h.item })),
+    [],
+  )
+  const audit = auditAppend([
+    {
+      kind: 'outcome.created',
+      actor,
+      at: now.toISOString(),
+      outcome_id: row.id,
+      subagent_id: row.subagent_id,
+      data: {
+        run_id: row.run_id,
+        evidence_hash: evidence.evidenceHash,
+        item_hashes: evidence.itemHashes,
+        expected_orchestrators: row.expected_orchestrators,
+        deadline: row.deadline ? row.deadline.toISOString() : null,
+        arbiter_orchestrator_id: row.arbiter_orchestrator_id,
+        probe_id: row.probe_id,
+        fallback_policy: row.fallback_policy,
+        // The sub-agent policy these rules were copied from (its `policy.set` time), or null: the body set them.
+        policy_updated_at: policy ? policy.updated_at.toISOString() : null,
+        request_digest: requestDigest,
+      },
+    },
+  ])
+  return { row, evidence: { items, item_hashes: evidence.itemHashes }, view, audit }
 }
 
 /** The existing outcome under `body`'s natural key, if `body` is the one it was created from; else 409. */
@@ -279,6 +313,8 @@ export async function submitInterpretation(
 ): Promise<SubmitResult> {
   const hasCriterion = body.success_criterion !== undefined
   const signature = hasCriterion ? hashJson(body.success_criterion) : body.success_criterion_hash!
+  const first = await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
+  if (first) return { kind: 'created', interpretation: first }
   return withTransaction(ctx.db, async (tx) => {
     // The row lock orders this submission against evaluation: a revision either lands before a decision or
     // sees it and becomes dissent.
@@ -353,8 +389,8 @@ export async function submitInterpretation(
       received_at: now,
       api_key_id: principal.keyId,
     }
-    await insertInterpretation(tx, row)
-    await appendAuditRecords(tx, [
+    // The revision, a new version of the outcome row (see outcomeTouch) and the record, in one statement.
+    const audit = auditAppend([
       {
         kind: 'interpretation.recorded',
         actor: principal.keyId,
@@ -372,8 +408,63 @@ export async function submitInterpretation(
         },
       },
     ])
+    await runStatement(tx, combineWrites([interpretationInsert(row), outcomeTouch(outcomeId), audit]))
+    auditAppended(tx)
     return { kind: 'created', interpretation: toInterpretationView(row) }
   })
+}
+
+/**
+ * An orchestrator's first interpretation of an open outcome, in one statement (most submissions are). Undefined
+ * when that statement wrote nothing: the transaction of submitInterpretation then answers whatever else it is
+ * (a revision, a resend, dissent, an unknown outcome or evidence version).
+ */
+async function submitFirstInterpretation(
+  ctx: Pick<ServiceContext, 'db'>,
+  outcomeId: string,
+  body: InterpretationSubmission,
+  principal: Principal,
+  signature: string,
+): Promise<InterpretationView | undefined> {
+  const hasCriterion = body.success_criterion !== undefined
+  const now = new Date()
+  const row = {
+    id: randomUUID(),
+    outcome_id: outcomeId,
+    orchestrator_id: body.orchestrator_id,
+    has_criterion: hasCriterion,
+    success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
+    success_criterion_signature: signature,
+    outcome_interpretation: body.outcome_interpretation,
+    evidence_hash: body.evidence_hash ?? null,
+    intended_action: body.intended_action ?? null,
+    rationale: body.rationale ?? null,
+    received_at: now,
+    api_key_id: principal.keyId,
+  }
+  let written: { evidence_hash: string } | undefined
+  try {
+    written = await insertFirstInterpretation(ctx.db, row, {
+      at: now.toISOString(),
+      kind: 'interpretation.recorded',
+      actor: principal.keyId,
+      // The statement adds the evidence_hash judged.
+      data: {
+        interpretation_id: row.id,
+        revision: 1,
+        success_criterion_signature: signature,
+        outcome_interpretation: row.outcome_interpretation,
+        intended_action: row.intended_action,
+      },
+    })
+  } catch (err) {
+    // A concurrent first submission of the same orchestrator won: the transaction judges this one against it.
+    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
+    throw err
+  }
+  if (!written) return undefined
+  auditAppended(ctx.db)
+  return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }
 
 export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {

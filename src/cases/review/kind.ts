@@ -23,7 +23,7 @@ import {
   latestVerdictsOfRevision,
   type ReviewRow,
   type ReviewSubject,
-  updateReviewDecision,
+  reviewDecisionUpdate,
   type VerdictRow,
 } from './repository.ts'
 
@@ -175,8 +175,8 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
     }
   },
 
-  async recordDecision(tx, review, decision, manifestId) {
-    await updateReviewDecision(tx, review.id, {
+  recordDecision(review, decision, manifestId) {
+    return reviewDecisionUpdate(review.id, {
       status: reviewStatusAfter(decision.content.directive),
       manifestId,
       revision: review.revision,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
+import { named, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
@@ -58,28 +59,40 @@ export type NewReviewRow = Pick<
   | 'created_at'
 >
 
-/** Inserts unless the natural key exists; returns the row that holds the key either way. */
+/**
+ * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
+ * entries) is written in the same statement, only when the review is: one round trip, no transaction needed.
+ */
 export async function insertReviewIfAbsent(
   db: Queryable,
   review: NewReviewRow,
+  audit: Statement,
 ): Promise<{ row: ReviewRow; inserted: boolean }> {
   const { rows } = await db.query<ReviewRow>(
-    `INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
-       revision, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
-     ON CONFLICT (orchestrator_id, review_key) DO NOTHING
-     RETURNING ${REVIEW_COLUMNS}`,
-    [
-      review.id,
-      review.orchestrator_id,
-      review.review_key,
-      review.request_digest,
-      review.mode,
-      JSON.stringify(review.subject),
-      JSON.stringify(review.implementer),
-      JSON.stringify(review.judges),
-      review.created_at,
-    ],
+    named(
+      `WITH created AS (
+         INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
+           revision, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
+         ON CONFLICT (orchestrator_id, review_key) DO NOTHING
+         RETURNING ${REVIEW_COLUMNS}
+       ), audit AS (
+         ${shiftPlaceholders(audit.text, 9)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+      [
+        review.id,
+        review.orchestrator_id,
+        review.review_key,
+        review.request_digest,
+        review.mode,
+        JSON.stringify(review.subject),
+        JSON.stringify(review.implementer),
+        JSON.stringify(review.judges),
+        review.created_at,
+        ...audit.values,
+      ],
+    ),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findReviewByKey(db, review.orchestrator_id, review.review_key)
@@ -124,16 +137,16 @@ export async function listReviews(
 }
 
 /** The review's state after a manifest: its status, and the manifest as its latest. */
-export async function updateReviewDecision(
-  db: Queryable,
+export function reviewDecisionUpdate(
   id: string,
   state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
-): Promise<void> {
-  await db.query(
-    `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
+): Statement {
+  return {
+    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
      WHERE id = $1`,
-    [id, state.status, state.manifestId, state.revision, state.directive],
-  )
+    values: [id, state.status, state.manifestId, state.revision, state.directive],
+    prepare: true,
+  }
 }
 
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
@@ -172,10 +185,10 @@ const VERDICT_COLUMNS =
 /** The same columns of `review_verdicts v`, for queries that join it. */
 const V_VERDICT_COLUMNS = VERDICT_COLUMNS.replace(/\w+/g, 'v.$&')
 
-export async function insertVerdict(db: Queryable, row: VerdictRow): Promise<void> {
-  await db.query(
-    `INSERT INTO review_verdicts (${VERDICT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
-    [
+export function verdictInsert(row: VerdictRow): Statement {
+  return {
+    text: `INSERT INTO review_verdicts (${VERDICT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
+    values: [
       row.id,
       row.review_id,
       row.revision,
@@ -187,7 +200,8 @@ export async function insertVerdict(db: Queryable, row: VerdictRow): Promise<voi
       row.received_at,
       row.api_key_id,
     ],
-  )
+    prepare: true,
+  }
 }
 
 /** The latest verdict of each judge in one revision of a review. */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
 import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
+import { combineWrites, runStatement } from '../../db/statement.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
@@ -24,14 +25,15 @@ import { reviewCase, toVerdictItems } from './kind.ts'
 import {
   findReview,
   insertReviewIfAbsent,
-  insertVerdict,
   latestVerdictsOfCurrentRevisions,
   latestVerdictsOfRevision,
   listReviews,
+  type NewReviewRow,
   type ReviewRow,
   type ReviewSubject,
   updateReviewRevision,
   type VerdictRow,
+  verdictInsert,
 } from './repository.ts'
 import type { VerdictBody } from './schemas.ts'
 
@@ -81,39 +83,48 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
   }
   const requestDigest = hashJson(body)
   const now = new Date()
-  return withTransaction(ctx.db, async (tx) => {
-    const { row, inserted } = await insertReviewIfAbsent(tx, {
-      id: randomUUID(),
-      orchestrator_id: body.orchestrator_id,
-      review_key: body.review_key,
-      request_digest: requestDigest,
-      mode: body.mode,
-      subject: toSubject(body.subject),
-      implementer: { model: body.implementer.model, context_id: body.implementer.context_id },
-      judges: body.judges.map(toReviewJudge),
-      created_at: now,
-    })
-    if (!inserted) {
-      if (row.request_digest !== requestDigest) {
-        throw new AppError(
-          'CONFLICT',
-          `review (${body.orchestrator_id}, ${body.review_key}) already exists with a different body`,
-          { review_id: row.id },
-        )
-      }
-      return { created: false, review: await loadReviewView(tx, row) }
-    }
-    // The audit append holds the log's lock until commit, so it goes last.
-    await appendAuditRecords(tx, [
-      caseAuditEntry(reviewCase.auditSubject(row), {
-        kind: 'review.created',
-        actor,
-        at: now.toISOString(),
-        data: { mode: row.mode },
-      }),
-    ])
-    return { created: true, review: toReviewView(row, []) }
+  const review: NewReviewRow = {
+    id: randomUUID(),
+    orchestrator_id: body.orchestrator_id,
+    review_key: body.review_key,
+    request_digest: requestDigest,
+    mode: body.mode,
+    subject: toSubject(body.subject),
+    implementer: { model: body.implementer.model, context_id: body.implementer.context_id },
+    judges: body.judges.map(toReviewJudge),
+    created_at: now,
+  }
+  const subject = reviewCase.auditSubject({
+    ...review,
+    list_seq: 0,
+    revision: 0,
+    status: 'open',
+    manifest_id: null,
+    manifest_revision: null,
+    manifest_directive: null,
   })
+  const audit = auditAppend([
+    caseAuditEntry(subject, {
+      kind: 'review.created',
+      actor,
+      at: now.toISOString(),
+      data: { mode: body.mode },
+    }),
+  ])
+  // One statement, no transaction: the review and its record, or nothing when the key is taken.
+  const { row, inserted } = await insertReviewIfAbsent(ctx.db, review, audit)
+  if (!inserted) {
+    if (row.request_digest !== requestDigest) {
+      throw new AppError(
+        'CONFLICT',
+        `review (${body.orchestrator_id}, ${body.review_key}) already exists with a different body`,
+        { review_id: row.id },
+      )
+    }
+    return { created: false, review: await loadReviewView(ctx.db, row) }
+  }
+  auditAppended(ctx.db)
+  return { created: true, review: toReviewView(row, []) }
 }
 
 export type VerdictResult =
@@ -164,8 +175,22 @@ export async function submitVerdict(
       received_at: new Date(),
       api_key_id: actor === 'system' ? null : actor,
     }
+    const audit = auditAppend([
+      caseAuditEntry(reviewCase.auditSubject(review), {
+        kind: 'verdict.recorded',
+        actor,
+        at: row.received_at.toISOString(),
+        data: {
+          judge_id: row.judge_id,
+          revision: row.revision,
+          status: row.status,
+          verdict_digest: row.verdict_digest,
+        },
+      }),
+    ])
     try {
-      await insertVerdict(tx, row)
+      // The verdict and its record, in one statement.
+      await runStatement(tx, combineWrites([verdictInsert(row), audit]))
     } catch (err) {
       // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
       // key still lets exactly one win.
@@ -181,19 +206,7 @@ export async function submitVerdict(
       }
       throw err
     }
-    await appendAuditRecords(tx, [
-      caseAuditEntry(reviewCase.auditSubject(review), {
-        kind: 'verdict.recorded',
-        actor,
-        at: row.received_at.toISOString(),
-        data: {
-          judge_id: row.judge_id,
-          revision: row.revision,
-          status: row.status,
-          verdict_digest: row.verdict_digest,
-        },
-      }),
-    ])
+    auditAppended(tx)
     return { kind: 'created', verdict: toVerdictAnswer(row) }
   })
 }

@@ -1,5 +1,6 @@
 import type { AuditEntry } from '../../domain/shared/audit-chain.ts'
 import type { Queryable } from '../pool.ts'
+import type { Statement } from '../statement.ts'
 
 /**
  * audit_intake: committed audit entries the sequencer has not placed in the log yet. id (bigserial: orders the
@@ -10,14 +11,14 @@ export interface IntakeRow extends Omit<AuditEntry, 'at'> {
   at: Date
 }
 
-/** One statement for any number of entries; takes no lock another writer waits on. */
-export async function insertIntakeEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
-  if (entries.length === 0) return
-  await db.query(
-    `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
+/** The INSERT of `entries` into the intake (one statement for any number; takes no lock another writer waits
+ * on), to run alone or combined with the change it records. */
+export function intakeInsert(entries: readonly AuditEntry[]): Statement {
+  return {
+    text: `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
      SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::text[],
                           $7::text[], $8::text[], $9::jsonb[])`,
-    [
+    values: [
       entries.map((e) => e.at),
       entries.map((e) => e.kind),
       entries.map((e) => e.actor),
@@ -28,7 +29,8 @@ export async function insertIntakeEntries(db: Queryable, entries: readonly Audit
       entries.map((e) => e.verdict),
       entries.map((e) => JSON.stringify(e.data)),
     ],
-  )
+    prepare: true,
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CaseRef, EscalationStatus } from '../../domain/vocabulary.ts'
 import type { Queryable } from '../pool.ts'
+import type { Statement } from '../statement.ts'
 
 /**
  * escalations: one per HALTed case. case_kind + case_id; manifest_id (the HALT); status (open → resolved when a
@@ -17,11 +18,13 @@ export interface EscalationRow {
   list_seq: number
 }
 
-export async function insertEscalation(db: Queryable, of: CaseRef, manifestId: string, openedAt: Date) {
-  await db.query(
-    `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) VALUES ($1, $2, $3, 'open', $4)`,
-    [of.kind, of.id, manifestId, openedAt],
-  )
+export function escalationInsert(of: CaseRef, manifestId: string, openedAt: Date): Statement {
+  return {
+    // INSERT … SELECT, so that it can be made conditional (guardedWrites).
+    text: `INSERT INTO escalations (case_kind, case_id, manifest_id, status, opened_at) SELECT $1, $2, $3, 'open', $4`,
+    values: [of.kind, of.id, manifestId, openedAt],
+    prepare: true,
+  }
 }
 
 export async function resolveEscalation(db: Queryable, of: CaseRef, manifestId: string, at: Date) {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../pool.ts'
+import type { Statement } from '../statement.ts'
 
 /**
  * manifests: every signed manifest of every case kind, one feed.
@@ -28,11 +29,12 @@ export interface ManifestRow {
 const COLUMNS = `id, kind, case_kind, case_id, case_round, subagent_id, verdict, directive, final, inputs_digest,
   issued_at, audit_seq, manifest_jcs, manifest_digest, jws`
 
-export async function insertManifest(db: Queryable, row: ManifestRow): Promise<void> {
-  await db.query(
-    `INSERT INTO manifests (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-    [
+export function manifestInsert(row: ManifestRow): Statement {
+  return {
+    // INSERT … SELECT, so that it can be made conditional (guardedWrites).
+    text: `INSERT INTO manifests (${COLUMNS})
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15`,
+    values: [
       row.id,
       row.kind,
       row.case_kind,
@@ -49,7 +51,8 @@ export async function insertManifest(db: Queryable, row: ManifestRow): Promise<v
       row.manifest_digest,
       row.jws,
     ],
-  )
+    prepare: true,
+  }
 }
 
 export async function findManifest(db: Queryable, id: string): Promise<ManifestRow | undefined> {
