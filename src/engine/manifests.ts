@@ -2,7 +2,7 @@ import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
 import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {
-  findEnvelopeText,
+  findEnvelope,
   insertManifest,
   listManifests,
   type ManifestRow,
@@ -111,11 +111,14 @@ export async function issueSignedManifest<Content extends ManifestContent>(
   return row
 }
 
-/** GET /v1/manifests/{id}: the envelope as JSON text (`envelopeText`'s). */
-export async function getManifestText(ctx: Pick<ServiceContext, 'db'>, manifestId: string): Promise<string> {
-  const text = await findEnvelopeText(ctx.db, manifestId)
-  if (text === undefined) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
-  return text
+/** GET /v1/manifests/{id}. */
+export async function getManifest(
+  ctx: Pick<ServiceContext, 'db'>,
+  manifestId: string,
+): Promise<StoredEnvelope> {
+  const envelope = await findEnvelope(ctx.db, manifestId)
+  if (!envelope) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
+  return envelope
 }
 
 export interface ManifestQuery {

@@ -82,7 +82,7 @@ describe('GET /v1/manifests', () => {
     const one = await app.request(a, { method: 'GET', url: `/v1/manifests/${halt.manifest_id}` })
     assert.match(String(one.headers['content-type']), /^application\/json/)
     assert.equal(one.json().manifest.manifest_id, halt.manifest_id)
-    // Built by PostgreSQL for the single read, by the process for lists: the same bytes either way.
+    // One manifest read alone and in a list: the same envelope, byte for byte.
     const listed = await app.request(a, {
       method: 'GET',
       url: `/v1/manifests?outcome_id=${halted.outcome_id}`,

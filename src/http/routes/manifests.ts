@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
 import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { ManifestFeed } from '../../engine/manifest-feed.ts'
-import { envelopeText, getManifestText, pageManifests } from '../../engine/manifests.ts'
+import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { publishedJwks } from '../../services/signing-keys.ts'
 import { problemSchema } from '../errors.ts'
@@ -194,6 +194,6 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       },
     },
     async (request, reply) =>
-      sendJsonText(reply, 200, await getManifestText(app.services, request.params.id)),
+      sendJsonText(reply, 200, envelopeText(await getManifest(app.services, request.params.id))),
   )
 }
