@@ -125,9 +125,12 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
     },
     childLoggerFactory: (logger, bindings, childOptions, rawRequest) => {
       const clientRequestId = clientRequestIdOf(rawRequest.headers)
+      // No route sets a log level or serializers, so the options are empty: without them pino takes its quick
+      // path for a child, on every request.
+      const options = Object.keys(childOptions).length === 0 ? undefined : childOptions
       return logger.child(
         clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
-        childOptions,
+        options,
       )
     },
   }
