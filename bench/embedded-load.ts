@@ -35,6 +35,7 @@ import { buildForBench } from './build.ts'
 import { type BenchDatabase, createDatabase } from './database.ts'
 import { HttpTarget, type LatencySummary, summarize } from './load.ts'
 import { CpuWindow, freePort, type ManagedProcess, startProcess, waitReady } from './processes.ts'
+import { productionNodeFlags } from './servers.ts'
 import { createKey, makeEvidence, SUCCESS_CRITERION } from './workloads.ts'
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -193,7 +194,7 @@ async function startServer(
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
   const proc = startProcess({
     name: `arbiter (${mode})`,
-    args: [...nodeArgs, 'dist/server.js'],
+    args: [...productionNodeFlags(repoRoot), ...nodeArgs, 'dist/server.js'],
     cwd: repoRoot,
     env,
     port,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,7 +30,20 @@ function baseEnv(): Record<string, string> {
   return env
 }
 
-/** `node dist/server.js` (built by `buildForBench`) on `databaseUrl`, ready once GET /readyz answers 200. */
+/**
+ * The node flags production starts the service with: those of `npm start` in `repoRoot`'s package.json (the
+ * Dockerfile's CMD carries the same), so that every Arbiter the bench measures runs with the same heap settings.
+ */
+export function productionNodeFlags(repoRoot: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    scripts?: { start?: string }
+  }
+  const words = (pkg.scripts?.start ?? '').split(/\s+/)
+  return words[0] === 'node' ? words.slice(1).filter((word) => word.startsWith('--')) : []
+}
+
+/** `node dist/server.js` (built by `buildForBench`, with production's node flags) on `databaseUrl`, ready once GET
+ * /readyz answers 200. */
 export async function startArbiter(options: {
   repoRoot: string
   databaseUrl: string
@@ -44,7 +58,7 @@ export async function startArbiter(options: {
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []
   const proc = startProcess({
     name: options.name,
-    args: [...profile, 'dist/server.js'],
+    args: [...productionNodeFlags(options.repoRoot), ...profile, 'dist/server.js'],
     cwd: options.repoRoot,
     port,
     env: {

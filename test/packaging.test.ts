@@ -39,8 +39,15 @@ describe('packaging', () => {
       instructions.some((line) => /npm ci --omit=dev/.test(line)),
       'production dependencies only',
     )
-    const cmd = JSON.parse(runtime.find((line) => line.startsWith('CMD '))!.slice(4))
-    assert.deepEqual(cmd, ['node', 'dist/server.js'], 'the image runs the compiled JavaScript')
+    const cmd = JSON.parse(runtime.find((line) => line.startsWith('CMD '))!.slice(4)) as string[]
+    assert.equal(cmd[0], 'node')
+    assert.equal(cmd.at(-1), 'dist/server.js', 'the image runs the compiled JavaScript')
+    const pkg = JSON.parse(await readFile('package.json', 'utf8'))
+    assert.equal(
+      cmd.join(' '),
+      pkg.scripts.start,
+      'the image starts node with the heap settings npm start uses',
+    )
     assert.ok(
       runtime.some((line) => /^COPY --from=\w+ \/app\/dist/.test(line)),
       'the runtime stage takes the build stage output',
@@ -53,7 +60,12 @@ describe('packaging', () => {
 
   it('starts production on compiled JavaScript, built by npm ci and before npm start', async () => {
     const pkg = JSON.parse(await readFile('package.json', 'utf8'))
-    assert.equal(pkg.scripts.start, 'node dist/server.js')
+    assert.match(pkg.scripts.start, /^node (--[a-z-]+=\d+ )*dist\/server\.js$/)
+    assert.match(
+      pkg.scripts.start,
+      /--max-old-space-size=\d+/,
+      'the heap limit that sets how soon V8 collects',
+    )
     assert.equal(pkg.scripts.arbiter, 'node dist/cli.js')
     assert.match(pkg.scripts.prepare, /npm run build/, 'npm ci builds (prepare)')
     assert.match(pkg.scripts.prestart, /build/, 'npm start rebuilds what changed first')

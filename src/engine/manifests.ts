@@ -2,7 +2,7 @@ import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.
 import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {
-  findManifest,
+  findEnvelope,
   listManifests,
   type ManifestRow,
   manifestInsert,
@@ -156,9 +156,9 @@ export async function getManifest(
   ctx: Pick<ServiceContext, 'db'>,
   manifestId: string,
 ): Promise<StoredEnvelope> {
-  const row = await findManifest(ctx.db, manifestId)
-  if (!row) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
-  return row
+  const envelope = await findEnvelope(ctx.db, manifestId)
+  if (!envelope) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
+  return envelope
 }
 
 export interface ManifestQuery {

@@ -1,8 +1,14 @@
-import { type Dispatcher, request } from 'undici'
+import type { Dispatcher } from 'undici'
 import { sha256 } from '../domain/shared/canonical-json.ts'
 import type { ProbeDefinition, ProbeResult } from './probe-definition.ts'
 import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
-import { checkRequestUrl, createGuardedDispatcher, SsrfBlockedError, type SsrfPolicy } from './ssrf-guard.ts'
+import {
+  checkRequestUrl,
+  createGuardedDispatcher,
+  loadUndici,
+  SsrfBlockedError,
+  type SsrfPolicy,
+} from './ssrf-guard.ts'
 import { renderProbeUrl, validateProbeTemplate } from './url-template.ts'
 
 /**
@@ -249,7 +255,7 @@ async function attemptOnce(
   let status: number | null = null
   const timeoutDetail = () => `no complete response within ${timeoutMs} ms`
   try {
-    const response = await request(url, {
+    const response = await loadUndici().request(url, {
       method: method as Dispatcher.HttpMethod,
       headers,
       dispatcher,

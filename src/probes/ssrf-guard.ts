@@ -1,9 +1,18 @@
 import { promises as dns } from 'node:dns'
+import { createRequire } from 'node:module'
 import net from 'node:net'
 import tls from 'node:tls'
 import ipaddr from 'ipaddr.js'
-import { Agent, type buildConnector, errors } from 'undici'
+import type { Agent, buildConnector } from 'undici'
 import { replaceTemplates, validateProbeTemplate } from './url-template.ts'
+
+// undici (with its fetch, cache and WebSocket code: megabytes of memory) is loaded when a probe first runs, not
+// when the service starts: most deployments never run one. It is CommonJS, so it loads synchronously.
+let undici: typeof import('undici') | undefined
+export function loadUndici(): typeof import('undici') {
+  undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')
+  return undici
+}
 
 /**
  * The SSRF guard for ground-truth probes.
@@ -282,7 +291,10 @@ export function createGuardedConnector(
         : net.connect({ host: target.address, port })
       const timer = setTimeout(() => {
         socket.destroy()
-        settle(new errors.ConnectTimeoutError(`connect timeout after ${connectTimeoutMs} ms`), null)
+        settle(
+          new (loadUndici().errors.ConnectTimeoutError)(`connect timeout after ${connectTimeoutMs} ms`),
+          null,
+        )
       }, connectTimeoutMs)
       socket.once(secure ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer)
@@ -315,5 +327,5 @@ export function createGuardedConnector(
 
 /** An undici Agent whose every connection passes the SSRF guard. */
 export function createGuardedDispatcher(policy: SsrfPolicy, opts: GuardedDispatcherOptions = {}): Agent {
-  return new Agent({ connect: createGuardedConnector(policy, opts) })
+  return new (loadUndici().Agent)({ connect: createGuardedConnector(policy, opts) })
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { hash, randomBytes, randomUUID } from 'node:crypto'
 import { appendAuditRecords } from '../audit/audit-log.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
@@ -39,7 +39,8 @@ export interface ApiKeyView {
 const KEY_PREFIX = 'arb_'
 
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  // One-shot hashing: every authenticated request does this, and it skips building a Hash object.
+  return hash('sha256', secret, 'hex')
 }
 
 export function generateApiKeySecret(): string {

@@ -82,6 +82,14 @@ describe('GET /v1/manifests', () => {
     const one = await app.request(a, { method: 'GET', url: `/v1/manifests/${halt.manifest_id}` })
     assert.match(String(one.headers['content-type']), /^application\/json/)
     assert.equal(one.json().manifest.manifest_id, halt.manifest_id)
+    // One manifest read alone and in a list: the same envelope, byte for byte.
+    const listed = await app.request(a, {
+      method: 'GET',
+      url: `/v1/manifests?outcome_id=${halted.outcome_id}`,
+    })
+    assert.equal(listed.body, `{"items":[${one.body}],"next_cursor":null}`)
+    const first = await app.request(a, { method: 'GET', url: `/v1/manifests/${ids[0]}` })
+    assert.deepEqual(first.json().manifest, (await list('')).items[0].manifest)
   })
 
   it('rejects numbers JCS cannot represent with 400', async (t) => {

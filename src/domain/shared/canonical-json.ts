@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 
 /** Any value that survives a JSON round trip. */
@@ -168,7 +168,7 @@ export function rememberCanonicalParts(value: JsonValue, parts: readonly Canonic
 }
 
 export function sha256(data: string | Uint8Array): Sha256 {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`
+  return `sha256:${hash('sha256', data, 'hex')}`
 }
 
 /** `sha256(JCS(value))`: how every JSON value Arbiter names by hash is hashed. */

@@ -1,5 +1,6 @@
-import { type FastifyInstance, LogController } from 'fastify'
+import { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import fp from 'fastify-plugin'
+import { levels } from 'pino'
 import { problemSent } from '../../errors.ts'
 import { isOperationsRoute } from '../../route-classes.ts'
 
@@ -12,6 +13,9 @@ import { isOperationsRoute } from '../../route-classes.ts'
 async function requestLogPlugin(app: FastifyInstance) {
   app.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode
+    const level = status >= 500 ? 'error' : isOperationsRoute(request) ? 'debug' : 'info'
+    // At a log level that drops the line (LOG_LEVEL=warn, say), it is not built at all.
+    if (!logsAt(request.log, level)) return
     const line: Record<string, unknown> = {
       method: request.method,
       url: request.url.split('?')[0],
@@ -24,10 +28,14 @@ async function requestLogPlugin(app: FastifyInstance) {
       line.detail = failed.problem.detail
       if (failed.err !== undefined) line.err = failed.err
     }
-    if (status >= 500) request.log.error(line, 'request failed')
-    else if (isOperationsRoute(request)) request.log.debug(line, 'request')
-    else request.log.info(line, 'request')
+    request.log[level](line, level === 'error' ? 'request failed' : 'request')
   })
+}
+
+/** Whether `logger` writes lines at `level` (true when its level is not one of pino's, e.g. `silent`). */
+function logsAt(logger: FastifyBaseLogger, level: 'error' | 'info' | 'debug'): boolean {
+  const threshold = levels.values[logger.level]
+  return threshold === undefined || levels.values[level]! >= threshold
 }
 
 /** Fastify's own per-request lines (on arrival, on completion, on a 404) give way to the one line above. */
