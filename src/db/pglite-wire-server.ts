@@ -119,7 +119,7 @@ export class PGliteWireServer {
       buffer = next.rest
       const { message } = next
       if (message === 'handled') continue
-      connection.pending.push(message)
+      connection.pending.push(connection.started ? ownStatementNames(message, connection.id) : message)
       const type = connection.started ? message[0] : -1
       if (!connection.started || type === SYNC || type === QUERY || type === TERMINATE) {
         connection.started = true
@@ -248,6 +248,33 @@ export class PGliteWireServer {
 }
 
 /** One unit's answer in one syscall (writev when PostgreSQL flushed it in several pieces). */
+const PARSE = 0x50 // 'P'
+const BIND = 0x42 // 'B'
+const DESCRIBE = 0x44 // 'D'
+const CLOSE = 0x43 // 'C'
+const STATEMENT = 0x53 // 'S', in Describe and Close
+
+/**
+ * Gives each client its own prepared statements, as PostgreSQL does per connection: in the session all clients
+ * share, a named statement of client 7 is `c7:name`, so two clients preparing the same name do not clash (the
+ * unnamed statement needs nothing: a unit runs whole). Rewrites the name in Parse, Bind, and Describe or Close of
+ * a statement; every other message passes as is.
+ */
+function ownStatementNames(message: Buffer, connectionId: number): Buffer {
+  const type = message[0]
+  let at: number
+  if (type === PARSE) at = 5
+  else if (type === BIND)
+    at = message.indexOf(0, 5) + 1 // after the portal's name
+  else if ((type === DESCRIBE || type === CLOSE) && message[5] === STATEMENT) at = 6
+  else return message
+  if (at <= 0 || message[at] === 0) return message // malformed, or the unnamed statement
+  const prefix = Buffer.from(`c${connectionId}:`)
+  const renamed = Buffer.concat([message.subarray(0, at), prefix, message.subarray(at)])
+  renamed.writeInt32BE(renamed.length - 1, 1)
+  return renamed
+}
+
 function send(socket: Socket, output: Buffer[]): void {
   if (output.length === 0) return
   if (output.length === 1) {

@@ -48,6 +48,24 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     assert.equal(rows[0].n, 40)
   })
 
+  it('gives each client its own named statements, as PostgreSQL does per connection', async (t) => {
+    const clients = [1, 2, 3].map(() => new pg.Client({ connectionString: db.connectionString }))
+    await Promise.all(clients.map((c) => c.connect()))
+    t.after(() => Promise.all(clients.map((c) => c.end())))
+    // The same name, prepared by each client with its own text: each must run its own, every time.
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        clients.map((c, i) =>
+          c.query({ name: 'same-name', text: `SELECT ${i}::int + $1::int AS v`, values: [round] }),
+        ),
+      )
+      assert.deepEqual(
+        answers.map((r) => r.rows[0].v),
+        [0, 1, 2].map((i) => i + round),
+      )
+    }
+  })
+
   it('answers a batch that fails midway with the error, then serves the same connection on', async (t) => {
     const client = new pg.Client({ connectionString: db.connectionString })
     await client.connect()
