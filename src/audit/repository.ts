@@ -99,12 +99,28 @@ export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
   return rows[0]!
 }
 
+/** A record's other columns as `auditRecordsForCheck` reads them in one JSON array, in this order. */
+type ColumnsArray = [
+  at: string,
+  kind: AuditRecord['kind'],
+  actor: string,
+  outcome_id: string | null,
+  manifest_id: string | null,
+  subagent_id: string | null,
+  orchestrator_id: string | null,
+  verdict: string | null,
+  data: AuditRecord['data'],
+]
+
+/** `at` as the API writes it (millisecond RFC 3339 UTC), formatted by the database: a million rows, no Date. */
+const AT_TEXT = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
 /**
- * Records with from <= seq <= to, ascending, for bulk checking: rows as arrays and `at` formatted by the
- * database exactly as the API writes it (millisecond RFC 3339 UTC), so a million rows cost no Date objects.
- * With `storedText`, a record that has its canonical text stored is checked on that text (its other columns are
- * compared with it; its `data` is not read, the database holding it equal to the text's) and only the others
- * have their text rebuilt from the columns. Pass it only when `canonicalTextGuarded` says so.
+ * Records with from <= seq <= to, ascending, for bulk checking, as rows of arrays. With `storedText` (pass it
+ * only when `canonicalTextGuarded` says so), a record that has its canonical text stored is read as that text,
+ * its seq and its hashes: the database holds its other columns equal to the text. The others (written before
+ * texts were stored), and every record without `storedText`, have their text rebuilt from their columns; a
+ * stored text must then be exactly the rebuilt one.
  */
 export async function auditRecordsForCheck(
   db: Queryable,
@@ -112,6 +128,35 @@ export async function auditRecordsForCheck(
   toSeq: number,
   storedText: boolean,
 ): Promise<CheckedRecord[]> {
+  if (storedText) {
+    const rows = await queryArrays<[number, string, string, string | null, string | null]>(
+      db,
+      `SELECT seq, prev_hash, hash, canonical,
+              CASE WHEN canonical IS NULL THEN json_build_array(${AT_TEXT}, kind, actor, outcome_id, manifest_id,
+                subagent_id, orchestrator_id, verdict, data)::text END
+       FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
+      [fromSeq, toSeq],
+    )
+    return rows.map(([seq, prev_hash, hash, canonical, columns]) => {
+      if (canonical !== null) return storedRecord(seq, prev_hash, hash, canonical)
+      const [at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data] =
+        JSON.parse(columns!) as ColumnsArray
+      return checkedRecord({
+        seq,
+        at,
+        kind,
+        actor,
+        outcome_id,
+        manifest_id,
+        subagent_id,
+        orchestrator_id,
+        verdict,
+        data,
+        prev_hash,
+        hash,
+      })
+    })
+  }
   const rows = await queryArrays<
     [
       number,
@@ -123,55 +168,59 @@ export async function auditRecordsForCheck(
       string | null,
       string | null,
       string | null,
-      string | null,
+      string,
       string,
       string,
       string | null,
     ]
   >(
     db,
-    `SELECT seq, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), kind, actor, outcome_id, manifest_id,
-            subagent_id, orchestrator_id, verdict,
-            ${storedText ? 'CASE WHEN canonical IS NULL THEN data::text END, prev_hash, hash, canonical' : 'data::text, prev_hash, hash, NULL'}
+    `SELECT seq, ${AT_TEXT}, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict,
+            data::text, prev_hash, hash, canonical
      FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
     [fromSeq, toSeq],
   )
-  return rows.map((r) => {
-    const fields = {
-      seq: r[0],
-      at: r[1],
-      kind: r[2] as AuditRecord['kind'],
-      actor: r[3],
-      outcome_id: r[4],
-      manifest_id: r[5],
-      subagent_id: r[6],
-      orchestrator_id: r[7],
-      verdict: r[8],
-      prev_hash: r[10],
-      hash: r[11],
-    }
-    return r[12] === null
-      ? checkedRecord({ ...fields, data: JSON.parse(r[9]!) })
-      : storedRecord(fields, r[12])
-  })
+  return rows.map((r) =>
+    checkedRecord(
+      {
+        seq: r[0],
+        at: r[1],
+        kind: r[2] as AuditRecord['kind'],
+        actor: r[3],
+        outcome_id: r[4],
+        manifest_id: r[5],
+        subagent_id: r[6],
+        orchestrator_id: r[7],
+        verdict: r[8],
+        data: JSON.parse(r[9]),
+        prev_hash: r[10],
+        hash: r[11],
+      },
+      r[12],
+    ),
+  )
 }
 
-/** The constraint that holds each record's `data` equal to its stored canonical text's (migration 007). */
-const CANONICAL_DATA_CONSTRAINT = 'audit_records_canonical_data'
+/** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */
+const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
 
 /**
- * Whether the database still holds every record's `data` equal to its stored canonical text: the constraint is
- * there, validated, and says what it said when created. Someone who can drop it can also write a `data` that
- * disagrees with the text; verification then rebuilds every record's text from its columns instead.
+ * Whether the database still holds every record's columns equal to its stored canonical text: the constraint
+ * is there, validated, and says what it said when created. Someone who can drop it can also write columns that
+ * disagree with the text; verification then rebuilds every record's text from its columns instead.
  */
 export async function canonicalTextGuarded(db: Queryable): Promise<boolean> {
   const { rows } = await db.query<{ def: string }>(
     `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
-    [CANONICAL_DATA_CONSTRAINT],
+    [CANONICAL_RECORD_CONSTRAINT],
   )
-  return rows.length === 1 && rows[0]!.def.replace(/\s+/g, ' ') === CANONICAL_DATA_CHECK
+  return rows.length === 1 && rows[0]!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK
 }
 
-/** How PostgreSQL prints the constraint's check (14 to 17 alike). */
-const CANONICAL_DATA_CHECK = "CHECK (((canonical IS NULL) OR (((canonical)::jsonb -> 'data'::text) = data)))"
+/** How PostgreSQL prints the constraint's check (15 and 17 alike). */
+const CANONICAL_RECORD_CHECK =
+  "CHECK (((canonical IS NULL) OR ((canonical)::jsonb = jsonb_build_object('actor', actor, 'at', " +
+  `to_char((at AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'::text), 'data', data, 'kind', kind, ` +
+  "'manifest_id', manifest_id, 'orchestrator_id', orchestrator_id, 'outcome_id', outcome_id, 'prev_hash', " +
+  "prev_hash, 'seq', seq, 'subagent_id', subagent_id, 'verdict', verdict))))"

@@ -1,12 +1,5 @@
 import { hash } from 'node:crypto'
-import {
-  type AuditRecord,
-  canonicalAuditParts,
-  canonicalAuditPrefix,
-  canonicalAuditTail,
-  GENESIS_HASH,
-  type UnhashedAuditRecord,
-} from '../domain/shared/audit-chain.ts'
+import { type AuditRecord, canonicalAuditParts, GENESIS_HASH } from '../domain/shared/audit-chain.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -29,7 +22,7 @@ export function lookupIn(hashes: NodeHashes): NodeLookup {
  * path runs for every record of a verification.
  */
 export function recordLeafHash(canonicalRecord: string): Buffer {
-  return hash('sha256', `\u0000${canonicalRecord}`, 'buffer') as unknown as Buffer
+  return Buffer.from(hash('sha256', `\u0000${canonicalRecord}`, 'binary'), 'latin1')
 }
 
 /**
@@ -44,39 +37,28 @@ export interface CheckedRecord {
   parts: readonly [head: string, tail: string] | null
 }
 
-/** A record whose canonical text is rebuilt from its fields (`data` canonicalized again). */
-export function checkedRecord(record: AuditRecord): CheckedRecord {
-  return {
-    seq: record.seq,
-    prev_hash: record.prev_hash,
-    hash: record.hash,
-    parts: canonicalAuditParts(record),
-  }
+/**
+ * A record whose canonical text is rebuilt from its fields (`data` canonicalized again). A stored text, when
+ * given, must be that text exactly: the record is bad otherwise.
+ */
+export function checkedRecord(record: AuditRecord, storedText: string | null = null): CheckedRecord {
+  const parts = canonicalAuditParts(record)
+  const agrees = storedText === null || storedText === parts[0] + parts[1]
+  return { seq: record.seq, prev_hash: record.prev_hash, hash: record.hash, parts: agrees ? parts : null }
 }
 
 /**
- * A record with its canonical text as stored, checked against its other fields: the text must be exactly the
- * fields before `data`, a value, and the fields after it. That value is `data`'s only when the database holds
- * the two equal (the caller's business); everything else is compared here, at the cost of building two short
- * strings instead of canonicalizing `data`.
+ * A record with its canonical text as stored, which the database holds equal to its columns: split where `hash`
+ * goes, before `"kind":`, the first key after `data` (a key's quotes are never inside a JSON string, where they
+ * are escaped). A text without that key is bad whatever its hash.
  */
-export function storedRecord(
-  fields: Omit<UnhashedAuditRecord, 'data'> & { hash: string },
-  canonical: string,
-): CheckedRecord {
-  const prefix = canonicalAuditPrefix(fields)
-  const tail = canonicalAuditTail(fields)
-  const split = canonical.length - tail.length
-  const agrees =
-    split > prefix.length &&
-    canonical.startsWith(prefix) &&
-    canonical.endsWith(tail) &&
-    canonical.charCodeAt(split - 1) === 0x2c // the ',' after data's value
+export function storedRecord(seq: number, prev_hash: string, hash: string, canonical: string): CheckedRecord {
+  const split = canonical.lastIndexOf(',"kind":') + 1
   return {
-    seq: fields.seq,
-    prev_hash: fields.prev_hash,
-    hash: fields.hash,
-    parts: agrees ? [canonical.slice(0, split), tail] : null,
+    seq,
+    prev_hash,
+    hash,
+    parts: split > 0 ? [canonical.slice(0, split), canonical.slice(split)] : null,
   }
 }
 
@@ -171,7 +153,8 @@ export class LogChecker {
         chainBreak = record.seq
         break
       }
-      leaves.push(recordLeafHash(`${head}"hash":${JSON.stringify(record.hash)},${tail}`))
+      // The hash just matched `sha256:` and hex digits: it needs no escaping.
+      leaves.push(recordLeafHash(`${head}"hash":"${record.hash}",${tail}`))
       this.expected = { seq: record.seq, hash: record.hash }
     }
     // The tree, in runs that end at each checkpoint's size (its root is compared there).

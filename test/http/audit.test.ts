@@ -175,14 +175,19 @@ describe('the audit log', () => {
 
   it('reports the exact first_bad_seq after a superuser edits a row behind its back', async (t) => {
     // What a superuser could do: disable the protection (test only), rewrite history, re-enable it. Each record
-    // stores its canonical text beside its columns; whichever of them is edited, verify finds it.
+    // stores its canonical text beside its columns, and the database holds the two equal; whichever is edited
+    // (with the text dropped, or the constraint that holds them equal), verify finds it.
+    const dropConstraint = 'ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_record;'
     const edits = {
       'data and the stored text dropped': `UPDATE audit_records SET data = '{"forged": true}'::jsonb, canonical = NULL WHERE seq = 4`,
-      'a column': `UPDATE audit_records SET actor = 'mallory' WHERE seq = 4`,
-      'the stored text': `UPDATE audit_records SET canonical = replace(canonical, '"seq":4', '"seq":4 ') WHERE seq = 4`,
-      'data, after dropping the constraint that holds it equal to the text': `
-        ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_data;
+      'a column and the stored text dropped': `UPDATE audit_records SET actor = 'mallory', canonical = NULL WHERE seq = 4`,
+      'the stored text, its values unchanged': `UPDATE audit_records SET canonical = replace(canonical, '"seq":4', '"seq":4 ') WHERE seq = 4`,
+      'data, after dropping the constraint': `${dropConstraint}
         UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`,
+      'a column, after dropping the constraint': `${dropConstraint}
+        UPDATE audit_records SET verdict = 'success' WHERE seq = 4`,
+      'the stored text, after dropping the constraint': `${dropConstraint}
+        UPDATE audit_records SET canonical = replace(canonical, '"seq":4', '"seq":5') WHERE seq = 4`,
     }
     for (const [edit, sql] of Object.entries(edits)) {
       await t.test(edit, async (t) => {
@@ -207,21 +212,35 @@ describe('the audit log', () => {
     }
   })
 
-  it('refuses a data column that disagrees with the stored text, even with the append-only trigger off', async (t) => {
+  it('refuses any column that disagrees with the stored text, even with the append-only trigger off', async (t) => {
     const { app, a, b } = await setup(t)
     await halted(app, a, b)
     await asSuperuser(app, async (client) => {
       await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
-      await assert.rejects(
-        client.query(`UPDATE audit_records SET data = '{"forged": true}'::jsonb WHERE seq = 4`),
-        /audit_records_canonical_data/,
-      )
+      for (const set of [
+        `data = '{"forged": true}'::jsonb`,
+        `actor = 'mallory'`,
+        `at = at + interval '1 millisecond'`,
+        `kind = CASE WHEN kind = 'key.created' THEN 'outcome.created' ELSE 'key.created' END`,
+        'outcome_id = gen_random_uuid()',
+        `subagent_id = 'sa-forged'`,
+        `verdict = 'forged'`,
+        `prev_hash = 'sha256:00'`,
+        'seq = seq + 1000',
+        `canonical = replace(canonical, '"seq":4', '"seq":5')`,
+      ]) {
+        await assert.rejects(
+          client.query(`UPDATE audit_records SET ${set} WHERE seq = 4`),
+          /audit_records_canonical_record/,
+          set,
+        )
+      }
       await client.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
       assert.equal(await canonicalTextGuarded(client), true, 'verify may hash the stored text')
-      await client.query('ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_data')
+      await client.query('ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_record')
       assert.equal(await canonicalTextGuarded(client), false)
       await client.query(
-        `ALTER TABLE audit_records ADD CONSTRAINT audit_records_canonical_data CHECK (canonical IS NULL OR true)`,
+        `ALTER TABLE audit_records ADD CONSTRAINT audit_records_canonical_record CHECK (canonical IS NULL OR true)`,
       )
       assert.equal(
         await canonicalTextGuarded(client),

@@ -60,7 +60,14 @@ function check(
   const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
   const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
   for (let at = 0; at < records.length; at += slice) {
-    if (!checker.push(records.slice(at, at + slice).map(checkedRecord), lookupIn(nodes), bySize)) break
+    if (
+      !checker.push(
+        records.slice(at, at + slice).map((r) => checkedRecord(r)),
+        lookupIn(nodes),
+        bySize,
+      )
+    )
+      break
   }
   return checker.result
 }
@@ -81,7 +88,6 @@ describe('recordLeafHash', () => {
 })
 
 describe('storedRecord', () => {
-  const fieldsOf = ({ data: _data, ...fields }: AuditRecord) => fields
   const record: AuditRecord = {
     seq: 7,
     at: '2026-11-30T12:00:00.000Z',
@@ -90,58 +96,55 @@ describe('storedRecord', () => {
     outcome_id: '0b5e1c8e-8d7a-4f55-9a31-2f4b1e0b7c11',
     manifest_id: null,
     subagent_id: 'sa "one"',
-    orchestrator_id: null,
+    orchestrator_id: ',"kind":"x"',
     verdict: 'failure',
-    data: { kind: 'nested', hash: 'x', list: [1, 'two', { z: null, a: true }], é: '\u2028' },
+    // "kind" inside data, also after a comma: the split is at the record's own key.
+    data: { hash: 'x', kind: 'nested', list: [1, 'two', { z: null, a: true }], é: '\u2028', s: ',"kind":' },
     prev_hash: GENESIS_HASH,
     hash: 'sha256:00',
   }
+  const stored = (r: AuditRecord, text = canonicalAuditRecord(r)) =>
+    storedRecord(r.seq, r.prev_hash, r.hash, text)
 
   it('splits the stored text where the columns rebuild it', () => {
-    assert.deepEqual(storedRecord(fieldsOf(record), canonicalAuditRecord(record)), checkedRecord(record))
+    assert.deepEqual(stored(record), checkedRecord(record))
   })
 
-  it('refuses a text that any other column does not spell out', () => {
+  it('rebuilds a record from its columns and holds a stored text to it', () => {
     const text = canonicalAuditRecord(record)
-    const changes: Partial<AuditRecord>[] = [
-      { seq: 8 },
-      { at: '2026-11-30T12:00:00.001Z' },
-      { kind: 'key.created' },
-      { actor: 'k-2' },
-      { outcome_id: null },
-      { manifest_id: '0b5e1c8e-8d7a-4f55-9a31-2f4b1e0b7c11' },
-      { subagent_id: 'sa' },
-      { orchestrator_id: 'orch-a' },
-      { verdict: null },
-      { prev_hash: 'sha256:11' },
-    ]
-    for (const change of changes) {
-      assert.equal(storedRecord(fieldsOf({ ...record, ...change }), text).parts, null, JSON.stringify(change))
-    }
-    for (const broken of [
-      '',
-      '{}',
-      text.slice(1),
-      `${text} `,
-      text.replace(',"kind":"manifest', '"kind":"manifest'),
-    ]) {
-      assert.equal(storedRecord(fieldsOf(record), broken).parts, null, broken)
+    assert.deepEqual(checkedRecord(record, text), checkedRecord(record))
+    assert.notEqual(checkedRecord(record).parts, null)
+    assert.equal(checkedRecord(record, text.replace('"seq":7', '"seq":7 ')).parts, null)
+    assert.equal(checkedRecord({ ...record, verdict: 'success' }, text).parts, null)
+  })
+
+  it('refuses a text that has no kind key', () => {
+    for (const broken of ['', '{}', '{"kind":"manifest.issued"}']) {
+      assert.equal(stored(record, broken).parts, null, broken)
     }
   })
 
   it('finds a record whose stored text was edited, and only there', () => {
     const { records, nodes } = log(12)
-    const stored = records.map((r) => storedRecord(fieldsOf(r), canonicalAuditRecord(r)))
     const checker = new LogChecker(null, EMPTY_COMPACT_RANGE)
-    assert.ok(checker.push(stored, lookupIn(nodes), new Map()))
-    const edited = stored.map((r, i) =>
-      i === 5
-        ? storedRecord(fieldsOf(records[5]!), canonicalAuditRecord(records[5]!).replace('{"i":5}', '{"i":6}'))
-        : r,
+    assert.ok(
+      checker.push(
+        records.map((r) => stored(r)),
+        lookupIn(nodes),
+        new Map(),
+      ),
     )
-    const again = new LogChecker(null, EMPTY_COMPACT_RANGE)
-    assert.equal(again.push(edited, lookupIn(nodes), new Map()), false)
-    assert.equal(again.result.firstBadSeq, 6)
+    for (const edit of [
+      (text: string) => text.replace('{"i":5}', '{"i":6}'),
+      (text: string) => text.replace('{"i":5}', '{"i": 5}'),
+      (text: string) => text.replace(',"kind":', ',"kind": '),
+      (text: string) => text.replace(',"kind":', '"kind":'),
+    ]) {
+      const edited = records.map((r, i) => (i === 5 ? stored(r, edit(canonicalAuditRecord(r))) : stored(r)))
+      const again = new LogChecker(null, EMPTY_COMPACT_RANGE)
+      assert.equal(again.push(edited, lookupIn(nodes), new Map()), false, edit.toString())
+      assert.equal(again.result.firstBadSeq, 6)
+    }
   })
 })
 
@@ -218,7 +221,7 @@ describe('LogChecker', () => {
     const checker = new LogChecker({ seq: 10, hash: records[9]!.hash }, range)
     assert.ok(
       checker.push(
-        records.slice(10).map(checkedRecord),
+        records.slice(10).map((r) => checkedRecord(r)),
         lookupIn(nodes),
         new Map([[30, checkpointCheck(claimAt(records, nodes, 30))]]),
       ),

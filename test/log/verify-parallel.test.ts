@@ -92,7 +92,8 @@ describe('audit verify on worker threads', () => {
     await tamper(
       'audit_records',
       'audit_records_no_update_delete',
-      `UPDATE audit_records SET actor = 'mallory' WHERE seq = ${CHUNK_SIZE + 17}`,
+      // The stored text, its values unchanged (the database holds the columns equal to its values).
+      `UPDATE audit_records SET canonical = replace(canonical, '"actor":', '"actor": ') WHERE seq = ${CHUNK_SIZE + 17}`,
     )
     const record = await both()
     assert.equal(record.first_bad_seq, CHUNK_SIZE + 17)
@@ -102,7 +103,8 @@ describe('audit verify on worker threads', () => {
     await tamper(
       'audit_records',
       'audit_records_no_update_delete',
-      `UPDATE audit_records SET actor = 'mallory' WHERE seq = 9`,
+      // A column, with the stored text dropped: the record's text is rebuilt from its columns.
+      `UPDATE audit_records SET actor = 'mallory', canonical = NULL WHERE seq = 9`,
     )
     assert.equal((await both()).first_bad_seq, 9)
   })

@@ -141,7 +141,9 @@ export function verifyConsistency(
 }
 
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i])
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }
 
 // Sizes and indices are plain numbers up to 2^53 − 1, so the bit arithmetic below avoids JavaScript's

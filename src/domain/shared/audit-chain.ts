@@ -77,12 +77,12 @@ export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string,
 }
 
 /** The canonical text's fields before `data`'s value: `{"actor":…,"at":…,"data":`. */
-export function canonicalAuditPrefix(record: Pick<AuditEntry, 'actor' | 'at'>): string {
+function canonicalAuditPrefix(record: Pick<AuditEntry, 'actor' | 'at'>): string {
   return `{"actor":${text(record.actor)},"at":${text(record.at)},"data":`
 }
 
 /** The canonical text's fields after `data` (where the leaf's `hash` goes), from `"kind":` to the end. */
-export function canonicalAuditTail(record: Omit<UnhashedAuditRecord, 'data' | 'actor' | 'at'>): string {
+function canonicalAuditTail(record: Omit<UnhashedAuditRecord, 'data' | 'actor' | 'at'>): string {
   const seq = Number.isSafeInteger(record.seq) ? String(record.seq) : canonicalJson(record.seq)
   return (
     `"kind":${text(record.kind)},"manifest_id":${textOrNull(record.manifest_id)},` +

@@ -20,7 +20,7 @@ import {
 } from '../../domain/fanout/vocabulary.ts'
 import { freeJson, rfc3339, sha256String } from './common.ts'
 import { statusEnvelopeSchema } from './status-envelope.ts'
-import { nonBlank, required, text } from './text.ts'
+import { required, text } from './text.ts'
 
 /** A fact key: `vantage.enterprise.floor`. */
 export const FACT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
