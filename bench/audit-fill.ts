@@ -4,14 +4,19 @@ import pg from 'pg'
 import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord, lockAuditHead } from '../src/audit/repository.ts'
 import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
 import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
-import { type AuditRecord, ChainVerifier, hashAuditRecord } from '../src/domain/shared/audit-chain.ts'
+import {
+  type AuditRecord,
+  ChainVerifier,
+  type SealedAuditRecord,
+  sealAuditRecord,
+} from '../src/domain/shared/audit-chain.ts'
 import { extendTree } from '../src/log/sequence-batch.ts'
 import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/log/transparency.ts'
 
 /**
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M
  * records without a day of traffic. It is a valid continuation of the chain: each record is hashed with the
- * service's own `hashAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
+ * service's own `sealAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
  * its `writeSequencedBatch` under the `audit_head` row lock exactly like a sequencer batch, so it is safe while
  * Arbiter runs (its sequencer simply continues after the synthetic records).
  *
@@ -190,7 +195,7 @@ export async function fillAuditLog(
     const stories = new Stories(head.seq + 1)
     let pending: Promise<void> | null = null
     while (head.seq < targetTotal) {
-      const batch: AuditRecord[] = []
+      const batch: SealedAuditRecord[] = []
       const count = Math.min(batchSize, targetTotal - head.seq)
       let previous = head
       for (let i = 0; i < count; i++) {
@@ -201,7 +206,7 @@ export async function fillAuditLog(
           at: new Date(options.timeOriginMs + seq * 5).toISOString(),
           prev_hash: previous.hash,
         }
-        const record: AuditRecord = { ...unhashed, hash: hashAuditRecord(unhashed) }
+        const record = sealAuditRecord(unhashed)
         batch.push(record)
         previous = { seq, hash: record.hash }
         // Let the previous batch's INSERT make progress on the socket while this one is hashed.
@@ -231,7 +236,7 @@ export async function fillAuditLog(
 async function writeBatch(
   client: pg.Client,
   expected: { seq: number; hash: string },
-  batch: AuditRecord[],
+  batch: SealedAuditRecord[],
   extended: ReturnType<typeof extendTree> & { range: CompactRange },
 ) {
   await client.query('BEGIN')

@@ -1,5 +1,11 @@
 import { hash } from 'node:crypto'
-import { type AuditRecord, canonicalAuditParts, GENESIS_HASH } from '../domain/shared/audit-chain.ts'
+import {
+  type AuditRecord,
+  canonicalAuditParts,
+  GENESIS_HASH,
+  splitAtHash,
+} from '../domain/shared/audit-chain.ts'
+import { recordLeafHash } from './sequence-batch.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -14,15 +20,6 @@ export type NodeLookup = (level: number, index: number) => Uint8Array | undefine
 /** A lookup over nodes keyed `level:idx` (`nodeKey`), for callers that hold them in a map. */
 export function lookupIn(hashes: NodeHashes): NodeLookup {
   return (level, index) => hashes.get(`${level}:${index}`)
-}
-
-/**
- * The leaf hash of a record from its canonical text: SHA-256(0x00 ‖ UTF-8(text)), the RFC 9162 leaf hash
- * (`leafHash`) in one native call — U+0000 encodes as the single byte 0x00. A test holds the two equal; this
- * path runs for every record of a verification.
- */
-export function recordLeafHash(canonicalRecord: string): Buffer {
-  return Buffer.from(hash('sha256', `\u0000${canonicalRecord}`, 'binary'), 'latin1')
 }
 
 /**
@@ -48,18 +45,11 @@ export function checkedRecord(record: AuditRecord, storedText: string | null = n
 }
 
 /**
- * A record with its canonical text as stored, which the database holds equal to its columns: split where `hash`
- * goes, before `"kind":`, the first key after `data` (a key's quotes are never inside a JSON string, where they
- * are escaped). A text without that key is bad whatever its hash.
+ * A record with its canonical text as stored, which the database holds equal to its columns, split where `hash`
+ * goes (`splitAtHash`). A text without the key that follows `hash` is bad whatever its hash.
  */
 export function storedRecord(seq: number, prev_hash: string, hash: string, canonical: string): CheckedRecord {
-  const split = canonical.lastIndexOf(',"kind":') + 1
-  return {
-    seq,
-    prev_hash,
-    hash,
-    parts: split > 0 ? [canonical.slice(0, split), canonical.slice(split)] : null,
-  }
+  return { seq, prev_hash, hash, parts: splitAtHash(canonical) }
 }
 
 /** What a stored checkpoint claims about the tree at its size, after its signatures were checked. */

@@ -1,11 +1,13 @@
+import { hash } from 'node:crypto'
 import {
   type AuditEntry,
   type AuditRecord,
   canonicalAuditRecordWithHash,
-  hashAuditRecord,
-  type UnhashedAuditRecord,
+  canonicalTextWithHash,
+  type SealedAuditRecord,
+  sealAuditRecord,
 } from '../domain/shared/audit-chain.ts'
-import { appendLeaves, type CompactRange, leafHash, type StoredNode } from './transparency.ts'
+import { appendLeaves, type CompactRange, type StoredNode } from './transparency.ts'
 
 /** Where the log ends: the last record's seq and hash, and how many records are leaves of the tree. */
 export interface LogHead {
@@ -15,18 +17,26 @@ export interface LogHead {
 }
 
 export interface SequencedBatch {
-  records: AuditRecord[]
+  /** The records, each with the canonical text its hash covers (stored beside it). */
+  records: SealedAuditRecord[]
   /** Every perfect subtree the new leaves completed, leaves included: what the tree store must insert. */
   nodes: StoredNode[]
   head: LogHead
   range: CompactRange
 }
 
-const utf8 = new TextEncoder()
+/**
+ * The leaf hash of a record from the JCS of the whole record (its hash included): SHA-256(0x00 ‖ UTF-8(text)),
+ * the RFC 9162 leaf hash (`leafHash`) in one native call — U+0000 encodes as the single byte 0x00. A test holds
+ * the two equal; this runs for every record sequenced and every record verified.
+ */
+export function recordLeafHash(canonicalRecordWithHash: string): Buffer {
+  return Buffer.from(hash('sha256', `\u0000${canonicalRecordWithHash}`, 'binary'), 'latin1')
+}
 
 /** The record's leaf hash: SHA-256(0x00 ‖ UTF-8 of JCS(record)), the whole record with its hash. */
 export function auditLeafHash(record: AuditRecord): Uint8Array {
-  return leafHash(utf8.encode(canonicalAuditRecordWithHash(record)))
+  return recordLeafHash(canonicalAuditRecordWithHash(record))
 }
 
 /**
@@ -44,10 +54,11 @@ export function sequenceEntries(
       `the tree must hold every record before more are sequenced (seq ${head.seq}, tree ${head.treeSize}, range ${range.size})`,
     )
   }
-  const records: AuditRecord[] = []
+  const records: SealedAuditRecord[] = []
+  const leaves: Uint8Array[] = []
   let previous = { seq: head.seq, hash: head.hash }
   for (const entry of entries) {
-    const unhashed: UnhashedAuditRecord = {
+    const record = sealAuditRecord({
       seq: previous.seq + 1,
       at: entry.at,
       kind: entry.kind,
@@ -59,12 +70,12 @@ export function sequenceEntries(
       verdict: entry.verdict,
       data: entry.data,
       prev_hash: previous.hash,
-    }
-    const record: AuditRecord = { ...unhashed, hash: hashAuditRecord(unhashed) }
+    })
     records.push(record)
+    leaves.push(recordLeafHash(canonicalTextWithHash(record.canonical, record.hash)))
     previous = record
   }
-  const appended = appendLeaves(range, records.map(auditLeafHash))
+  const appended = appendLeaves(range, leaves)
   return {
     records,
     nodes: appended.nodes,

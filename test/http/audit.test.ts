@@ -37,7 +37,7 @@ async function setup(
 describe('the audit log', () => {
   it('chains every change and tells one outcome its whole story', async (t) => {
     const { app, a, b, ops } = await setup(t)
-    const { outcome, manifest, envelope } = await halted(app, a, b)
+    const { outcome, manifest } = await halted(app, a, b)
     const story = (
       await app.request(ops, { method: 'GET', url: `/v1/audit/outcomes/${outcome.outcome_id}` })
     ).json()

@@ -8,10 +8,9 @@ import {
   checkpointCheck,
   LogChecker,
   lookupIn,
-  recordLeafHash,
   storedRecord,
 } from '../../src/log/log-checker.ts'
-import { sequenceEntries } from '../../src/log/sequence-batch.ts'
+import { recordLeafHash, sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeFromNodes,
   compactRangeRoot,

@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto'
 import { describe, it } from 'node:test'
 import canonicalize from 'canonicalize'
 import fc from 'fast-check'
-import { type AuditEntry, type AuditRecord, GENESIS_HASH } from '../../src/domain/shared/audit-chain.ts'
+import {
+  type AuditEntry,
+  type AuditRecord,
+  canonicalAuditRecord,
+  GENESIS_HASH,
+} from '../../src/domain/shared/audit-chain.ts'
 import { auditLeafHash, extendTree, sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeRoot,
@@ -63,7 +68,11 @@ function sequenceInBatches(entries: AuditEntry[], sizes: number[]) {
   for (const size of sizes) {
     const batch = sequenceEntries(head, range, entries.slice(at, at + size))
     at += size
-    records.push(...batch.records)
+    for (const { canonical, ...record } of batch.records) {
+      const { hash: _hash, ...unhashed } = record
+      assert.equal(canonical, canonicalAuditRecord(unhashed), 'the text stored beside the record is its JCS')
+      records.push(record)
+    }
     for (const node of batch.nodes) {
       assert.ok(!nodes.has(nodeKey(node)), `node ${nodeKey(node)} is written once`)
       nodes.set(nodeKey(node), node.hash)

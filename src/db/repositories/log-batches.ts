@@ -1,12 +1,13 @@
 import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
-import { type AuditRecord, canonicalAuditRecord } from '../../domain/shared/audit-chain.ts'
+import type { SealedAuditRecord } from '../../domain/shared/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
 import type { IntakeRow } from './audit-intake.ts'
 import { nodeArrays } from './merkle-nodes.ts'
 
 export interface SequencedWrite {
-  records: readonly AuditRecord[]
+  /** The records, each with its canonical text (stored beside it, for verification to hash as stored). */
+  records: readonly SealedAuditRecord[]
   nodes: readonly StoredNode[]
   /** The intake entries the records were made from: removed in the same statement. */
   drainedIntakeIds: readonly number[]
@@ -16,7 +17,8 @@ export interface SequencedWrite {
 /**
  * Writes one sequenced batch in one statement (one round trip while the head is locked): the records (each with
  * its canonical text, what its hash covers, for verification to hash as stored), the tree nodes they completed,
- * each issued manifest's audit_seq, the removal of the drained intake entries, and the new head. A batch that only adds old records to the tree passes no records and no intake ids.
+ * each issued manifest's audit_seq, the removal of the drained intake entries, and the new head. A batch that
+ * only adds old records to the tree passes no records and no intake ids.
  */
 export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite): Promise<void> {
   const { records } = batch
@@ -60,7 +62,7 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
       batch.head.seq,
       batch.head.hash,
       batch.head.treeSize,
-      records.map(canonicalAuditRecord),
+      records.map((r) => r.canonical),
     ],
   )
 }

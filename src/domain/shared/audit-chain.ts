@@ -71,6 +71,34 @@ export function canonicalAuditRecordWithHash(record: AuditRecord): string {
   return `${head}"hash":${text(record.hash)},${tail}`
 }
 
+/** A record with its canonical text (JCS without `hash`): built once, hashed, and stored beside the record. */
+export interface SealedAuditRecord extends AuditRecord {
+  canonical: string
+}
+
+/** Gives a record its hash, building its canonical text once (what the sequencer and the bench fill do). */
+export function sealAuditRecord(record: UnhashedAuditRecord): SealedAuditRecord {
+  const canonical = canonicalAuditRecord(record)
+  return { ...record, hash: sha256(record.prev_hash + canonical), canonical }
+}
+
+/**
+ * A canonical text (without `hash`) split where `hash` goes: before `"kind":`, the first key after `data`. The
+ * last such key is the record's own: a key's quotes are never inside a JSON string, where they are escaped, and
+ * only `data` can hold one of its own. Null for a text without one.
+ */
+export function splitAtHash(canonical: string): [head: string, tail: string] | null {
+  const split = canonical.lastIndexOf(',"kind":') + 1
+  return split > 0 ? [canonical.slice(0, split), canonical.slice(split)] : null
+}
+
+/** JCS of the whole record from its canonical text and its hash (`canonicalAuditRecordWithHash`, no rebuild). */
+export function canonicalTextWithHash(canonical: string, hash: string): string {
+  const parts = splitAtHash(canonical)
+  if (parts === null) throw new RangeError('not the canonical text of an audit record')
+  return `${parts[0]}"hash":${text(hash)},${parts[1]}`
+}
+
 /** The canonical text of the record without its hash, split where `hash` would go (after `data`). */
 export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string, tail: string] {
   return [`${canonicalAuditPrefix(record)}${canonicalJsonValue(record.data)},`, canonicalAuditTail(record)]

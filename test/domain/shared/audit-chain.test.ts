@@ -5,9 +5,13 @@ import {
   type AuditRecord,
   ChainVerifier,
   canonicalAuditRecord,
+  canonicalAuditRecordWithHash,
+  canonicalTextWithHash,
   GENESIS_HASH,
   hashAuditRecord,
   hashedAuditFields,
+  sealAuditRecord,
+  splitAtHash,
 } from '../../../src/domain/shared/audit-chain.ts'
 import { canonicalJson, type JsonValue, sha256 } from '../../../src/domain/shared/canonical-json.ts'
 import { AUDIT_KINDS } from '../../../src/domain/vocabulary.ts'
@@ -61,6 +65,24 @@ describe('audit chain hashing', () => {
       }),
       { numRuns: 500 },
     )
+  })
+
+  it('seals a record once: its canonical text, its hash, and from the two the text of the whole record', () => {
+    fc.assert(
+      fc.property(record, (r) => {
+        const sealed = sealAuditRecord(r)
+        assert.equal(sealed.canonical, canonicalAuditRecord(r))
+        assert.equal(sealed.hash, hashAuditRecord(r))
+        assert.equal(
+          canonicalTextWithHash(sealed.canonical, sealed.hash),
+          canonicalAuditRecordWithHash(sealed),
+        )
+        assert.equal(splitAtHash(sealed.canonical)?.join(''), sealed.canonical)
+      }),
+      { numRuns: 500 },
+    )
+    assert.equal(splitAtHash('{"data":{}}'), null)
+    assert.throws(() => canonicalTextWithHash('{}', 'sha256:00'), /not the canonical text/)
   })
 
   it('hashes sha256(prev_hash + JCS(record without hash))', () => {
