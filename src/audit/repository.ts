@@ -1,5 +1,6 @@
 import { queryArrays } from '../db/array-rows.ts'
 import type { Queryable } from '../db/pool.ts'
+import { SEQUENCING_STATE } from '../db/repositories/audit-intake.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
@@ -54,30 +55,59 @@ export async function listAuditRecords(
   filter: AuditFilter,
   limit: number,
 ): Promise<AuditRow[]> {
-  const { rows } = await db.query<AuditRow>(
-    `SELECT ${AUDIT_COLUMNS} FROM audit_records
+  const { rows } = await db.query<AuditRow>(LIST_AUDIT_RECORDS, listParameters(filter, limit))
+  return rows
+}
+
+/**
+ * `listAuditRecords` and the log's sequencing state (`readSequencingState`) in one statement, so in one snapshot:
+ * when nothing committed before it is still waiting for the sequencer (`pending` false), the rows are everything
+ * a read-your-writes reader may see, in one round trip. When `pending`, the caller waits for `mark` to be
+ * sequenced and reads again.
+ */
+export async function listAuditRecordsSequenced(
+  db: Queryable,
+  filter: AuditFilter,
+  limit: number,
+): Promise<{ rows: AuditRow[]; mark: number; pending: boolean }> {
+  const { rows } = await db.query<AuditRow & { log_mark: number; log_pending: boolean }>(
+    `WITH state AS (${SEQUENCING_STATE}), page AS (${LIST_AUDIT_RECORDS})
+     SELECT state.mark AS log_mark, state.pending AS log_pending, page.* FROM state LEFT JOIN page ON true
+     ORDER BY page.seq`,
+    listParameters(filter, limit),
+  )
+  const state = rows[0]!
+  return {
+    // With no match, the one row is the state's alone (its record columns null).
+    rows: rows.filter((row) => row.seq !== null).map(({ log_mark: _m, log_pending: _p, ...row }) => row),
+    mark: state.log_mark,
+    pending: state.log_pending,
+  }
+}
+
+const LIST_AUDIT_RECORDS = `SELECT ${AUDIT_COLUMNS} FROM audit_records
      WHERE ($1::uuid IS NULL OR outcome_id = $1) AND ($2::text IS NULL OR subagent_id = $2)
        AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
        AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)
        AND ($7::timestamptz IS NULL OR at <= $7) AND ($8::bigint IS NULL OR seq > $8)
        AND ($10::text IS NULL OR data->>'review_id' = $10)
        AND ($11::text IS NULL OR data->>'fanout_id' = $11)
-     ORDER BY seq LIMIT $9`,
-    [
-      filter.outcomeId ?? null,
-      filter.subagentId ?? null,
-      filter.orchestratorId ?? null,
-      filter.kind ?? null,
-      filter.verdict ?? null,
-      filter.from ?? null,
-      filter.to ?? null,
-      filter.afterSeq,
-      limit,
-      filter.reviewId ?? null,
-      filter.fanoutId ?? null,
-    ],
-  )
-  return rows
+     ORDER BY seq LIMIT $9`
+
+function listParameters(filter: AuditFilter, limit: number): unknown[] {
+  return [
+    filter.outcomeId ?? null,
+    filter.subagentId ?? null,
+    filter.orchestratorId ?? null,
+    filter.kind ?? null,
+    filter.verdict ?? null,
+    filter.from ?? null,
+    filter.to ?? null,
+    filter.afterSeq,
+    limit,
+    filter.reviewId ?? null,
+    filter.fanoutId ?? null,
+  ]
 }
 
 /** Records with from <= seq <= to, ascending, at most `limit` (the verifier reads the chain in such slices). */

@@ -1,21 +1,36 @@
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { type Page, type PageRequest, readSeqPage, seqAfterCursor } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
-import { type AuditFilter, auditRowToRecord, listAuditRecords } from './repository.ts'
+import {
+  type AuditFilter,
+  auditRowToRecord,
+  listAuditRecords,
+  listAuditRecordsSequenced,
+} from './repository.ts'
 
 const EXPORT_BATCH = 1_000
 
 export type AuditQuery = Omit<AuditFilter, 'afterSeq'>
 
-/** GET /v1/audit/records: one page of matching records, ascending seq. */
+/**
+ * GET /v1/audit/records: one page of matching records, ascending seq, read your writes: every change committed
+ * before the call is in the log when the page is read. The check and the read are one statement; only while the
+ * sequencer is behind does the page wait for it and read again.
+ */
 export async function pageAuditRecords(
-  ctx: Pick<ServiceContext, 'db'>,
+  ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
   query: AuditQuery,
   page: PageRequest,
 ): Promise<Page<AuditRecord>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listAuditRecords(ctx.db, { ...query, afterSeq }, limit),
+    async (afterSeq, limit) => {
+      const filter = { ...query, afterSeq }
+      const first = await listAuditRecordsSequenced(ctx.db, filter, limit)
+      if (!first.pending) return first.rows
+      await ctx.auditLog.sequenced(first.mark)
+      return listAuditRecords(ctx.db, filter, limit)
+    },
     (row) => row.seq,
     auditRowToRecord,
   )

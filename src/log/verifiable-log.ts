@@ -112,9 +112,16 @@ export class VerifiableLog {
    * every record). Holds no connection while it waits. 503 when the sequencer cannot catch up in time.
    */
   async catchUp(): Promise<void> {
-    const deadline = Date.now() + this.catchUpTimeoutMs
     const { mark, pending } = await readSequencingState(this.db)
-    if (!pending) return
+    if (pending) await this.sequenced(mark)
+  }
+
+  /**
+   * Waits until every intake entry up to `mark` (a `readSequencingState` mark) is sequenced, nudging the
+   * sequencer; LOG_CATCHING_UP after the catch-up timeout.
+   */
+  async sequenced(mark: number): Promise<void> {
+    const deadline = Date.now() + this.catchUpTimeoutMs
     for (;;) {
       this.sequencer.nudge()
       const remaining = deadline - Date.now()

@@ -134,4 +134,37 @@ describe('the sequencer', () => {
     // The survivor tries for the lease once a second; it need not wait for the 3 s lease to expire.
     assert.ok(Date.now() - stoppedAt < 2_000, `took over after ${Date.now() - stoppedAt} ms`)
   })
+
+  it('lists every change committed before a request: in one statement when sequenced, after waiting when not', async (t) => {
+    const app = await buildTestApp(t)
+    const ops = await app.key('ops')
+    const markers = async () => {
+      const res = await app.request(ops, {
+        method: 'GET',
+        url: '/v1/audit/records?kind=key.created&limit=500',
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      return res
+        .json()
+        .items.map((r: { data: { marker?: string } }) => r.data.marker)
+        .filter(Boolean)
+    }
+    await change(app, 'sequenced', { replica: 0, entries: 2, rollback: false })
+    await app.app.services.auditLog.catchUp()
+    assert.deepEqual(await markers(), ['sequenced', 'sequenced'])
+
+    // The sequencer is behind (stopped): the page waits for it rather than answering without the change.
+    const sequencer = app.app.services.auditLog.sequencer
+    await sequencer.stop({ handOver: false })
+    await change(app, 'waiting', { replica: 0, entries: 1, rollback: false })
+    const page = markers()
+    let answered = false
+    void page.then(() => {
+      answered = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(answered, false, 'no answer while the change is not in the log')
+    sequencer.start()
+    assert.deepEqual(await page, ['sequenced', 'sequenced', 'waiting'])
+  })
 })

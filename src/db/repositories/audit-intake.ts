@@ -50,12 +50,14 @@ export async function intakeMark(db: Queryable): Promise<number> {
  * waits for the sequencer, or the tree still lacks records of the chain. One round trip; most reads stop here.
  */
 export async function readSequencingState(db: Queryable): Promise<{ mark: number; pending: boolean }> {
-  const { rows } = await db.query<{ mark: number; pending: boolean }>(
-    `SELECT m.mark, (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake WHERE id <= m.mark)) AS pending
-     FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM audit_intake_id_seq) m, audit_head h`,
-  )
+  const { rows } = await db.query<{ mark: number; pending: boolean }>(SEQUENCING_STATE)
   return rows[0]!
 }
+
+/** The statement of `readSequencingState`, for reads that check it in the same statement (one snapshot). */
+export const SEQUENCING_STATE = `SELECT m.mark,
+       (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake WHERE id <= m.mark)) AS pending
+     FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM audit_intake_id_seq) m, audit_head h`
 
 /** Whether entries at or below `mark` still wait for the sequencer (or the tree lags the chain). */
 export async function sequencingPendingUpTo(db: Queryable, mark: number): Promise<boolean> {
