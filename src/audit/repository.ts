@@ -240,15 +240,26 @@ const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
  * disagree with the text; verification then rebuilds every record's text from its columns instead.
  */
 export async function canonicalTextGuarded(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ def: string }>(
-    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+  return (await canonicalTextGuard(db)) !== null
+}
+
+/**
+ * The guarding constraint's oid while `canonicalTextGuarded` holds, else null: a verification that relied on it
+ * reads it again at the end, and a different answer (dropped, even if added again) means its rows may not be.
+ */
+export async function canonicalTextGuard(db: Queryable): Promise<number | null> {
+  const { rows } = await db.query<{ oid: number; def: string }>(
+    `SELECT oid::int8 AS oid, pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
     [CANONICAL_RECORD_CONSTRAINT],
   )
-  return rows.length === 1 && rows[0]!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK
+  const row = rows[0]
+  return rows.length === 1 && row!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK
+    ? Number(row!.oid)
+    : null
 }
 
-/** How PostgreSQL prints the constraint's check (15 and 17 alike). */
+/** How PostgreSQL prints the constraint's check (15, and 17 in PGlite, alike; another printing only costs speed). */
 const CANONICAL_RECORD_CHECK =
   "CHECK (((canonical IS NULL) OR ((canonical)::jsonb = jsonb_build_object('actor', actor, 'at', " +
   `to_char((at AT TIME ZONE 'UTC'::text), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'::text), 'data', data, 'kind', kind, ` +

@@ -246,7 +246,8 @@ export class Sequencer {
       head: batch.head,
     })
     this.lastHead = batch.head
-    this.lastRecords = batch.records
+    // Listeners get the records as the API serves them, without the canonical text stored beside them.
+    this.lastRecords = batch.records.map(({ canonical: _canonical, ...record }) => record)
     if (entries.length === this.timing.batchSize) this.workKnown = true
     return entries.length
   }

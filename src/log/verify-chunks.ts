@@ -47,6 +47,9 @@ export interface ChunkResult {
   atSizes: { size: number; hashes: Uint8Array[]; headHash: string }[]
 }
 
+/** A hash in a buffer of its own: a view into a shared pool would post the whole pool to the main thread. */
+const own = (hash: Uint8Array) => Uint8Array.from(hash)
+
 /**
  * Checks one chunk. `storedNodes` finds the stored nodes completed by its records, by their position in the
  * whole tree (nodes above level 11 are not looked at: the merge checks those).
@@ -68,7 +71,7 @@ export function checkChunk(
     task.checkpointSizes.map((size) => [
       size - base,
       (range: CompactRange, last: CheckedRecord) => {
-        atSizes.push({ size, hashes: [...range.hashes], headHash: last.hash })
+        atSizes.push({ size, hashes: range.hashes.map(own), headHash: last.hash })
         return true
       },
     ]),
@@ -85,7 +88,7 @@ export function checkChunk(
     firstPrevHash: first?.prev_hash ?? null,
     last: result.head,
     firstBadSeq: result.firstBadSeq,
-    endHashes: [...result.range.hashes],
+    endHashes: result.range.hashes.map(own),
     atSizes,
   }
 }

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
-import { auditRange, auditRecordsForCheck, canonicalTextGuarded, readAuditHead } from '../audit/repository.ts'
+import { auditRange, auditRecordsForCheck, canonicalTextGuard, readAuditHead } from '../audit/repository.ts'
 import { type Jwks, verifyCompactAgainstJwks } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { type CheckpointRow, checkpointsBetween } from '../db/repositories/audit-checkpoints.ts'
@@ -49,6 +49,11 @@ export interface VerifyOptions {
   onProgress?: (checked: number, total: number) => void
   /** Check large logs on worker threads (each with its own connection); sequentially when absent. */
   parallel?: ParallelVerify
+  /**
+   * false: rebuild every record's canonical text from its columns even while the database guards stored texts
+   * (what a verification does again when the guard changed while it ran).
+   */
+  useStoredText?: boolean
 }
 
 const SLICE = 8_192
@@ -75,7 +80,8 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   )
   if (fromSeq > 1 && !previousRow) sequentialChecker.fail(fromSeq - 1)
 
-  const storedText = await canonicalTextGuarded(db)
+  const guard = options.useStoredText === false ? null : await canonicalTextGuard(db)
+  const storedText = guard !== null
   const keys = await checkpointKeys(db)
   const checkpoints = await checkpointClaims(
     await checkpointsBetween(db, fromSeq === 1 ? 0 : fromSeq, last),
@@ -139,6 +145,11 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   // The head row must name the last record when the check reached it.
   if (result.firstBadSeq === null && last === head.tree_size && last >= fromSeq) {
     if (lastChecked?.seq !== head.seq || lastChecked.hash !== head.hash) checker.fail(head.seq)
+  }
+  // The stored texts were relied on only while the database held every column equal to them: if that guard
+  // changed meanwhile (dropped, perhaps to edit a record, and added again), check again from the columns.
+  if (storedText && (await canonicalTextGuard(db)) !== guard) {
+    return verifyLog(db, { ...options, useStoredText: false })
   }
   return {
     ok: result.firstBadSeq === null,

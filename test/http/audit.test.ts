@@ -3,6 +3,8 @@ import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import pg from 'pg'
 import { canonicalTextGuarded } from '../../src/audit/repository.ts'
+import type { Queryable } from '../../src/db/pool.ts'
+import { verifyLog } from '../../src/log/verify-log.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { clientHash, createOutcome, evaluate, haltedOutcome } from '../helpers/fixtures.ts'
@@ -210,6 +212,36 @@ describe('the audit log', () => {
         assert.equal(after.ok, true, 'a range after the edit still links to its own predecessor')
       })
     }
+  })
+
+  it('checks again from the columns when the guard of the stored texts changes while it verifies', async (t) => {
+    const { app, a, b } = await setup(t)
+    await halted(app, a, b)
+    await app.app.services.auditLog.catchUp()
+    // Right after the records are read on their stored texts: drop the guard, edit a column behind its back.
+    let tampered = false
+    const db = {
+      query: async (...args: unknown[]) => {
+        const result = await (app.app.db.query as (...a: unknown[]) => Promise<unknown>)(...args)
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text
+        if (!tampered && /seq, prev_hash, hash, canonical,/.test(text)) {
+          tampered = true
+          await asSuperuser(app, async (client) => {
+            await client.query('ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_record')
+            await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
+            await client.query(`UPDATE audit_records SET actor = 'mallory' WHERE seq = 4`)
+            await client.query(
+              'ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete',
+            )
+          })
+        }
+        return result
+      },
+    }
+    const report = await verifyLog(db as unknown as Queryable)
+    assert.ok(tampered, 'the records were first read on their stored texts')
+    assert.equal(report.ok, false)
+    assert.equal(report.first_bad_seq, 4)
   })
 
   it('refuses any column that disagrees with the stored text, even with the append-only trigger off', async (t) => {

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import canonicalize from 'canonicalize'
 import { compactVerify, createLocalJWKSet } from 'jose'
+import { canonicalTextGuarded } from '../../src/audit/repository.ts'
 import { signCanonical } from '../../src/crypto/jws.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
+import { writeSequencedBatch } from '../../src/db/repositories/log-batches.ts'
 import {
   type AuditRecord,
   GENESIS_HASH,
@@ -13,9 +15,15 @@ import {
   type UnhashedAuditRecord,
 } from '../../src/domain/shared/audit-chain.ts'
 import { sha256 } from '../../src/domain/shared/canonical-json.ts'
-import { decodeBase64, rootFromLeafHashes, verifyInclusion } from '../../src/log/transparency.ts'
+import { sequenceEntries } from '../../src/log/sequence-batch.ts'
+import {
+  decodeBase64,
+  EMPTY_COMPACT_RANGE,
+  rootFromLeafHashes,
+  verifyInclusion,
+} from '../../src/log/transparency.ts'
 import { buildTestApp, newSigningKey } from '../helpers/app.ts'
-import { createTestDatabase } from '../helpers/database.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts'
 import { allRecords, clientLeafHash } from '../helpers/log-client.ts'
 
 const OLD_RECORDS = 23
@@ -211,4 +219,87 @@ describe('migrating a log written before the tree existed', () => {
     assert.equal(inclusion.record.seq, OLD_MANIFEST_SEQ)
     assert.equal(inclusion.record.hash, old.records[OLD_MANIFEST_SEQ - 1]!.hash)
   })
+})
+
+describe('migrating stored canonical texts to a constraint over every column', () => {
+  /** A database as the code with migration 007 left it: three sequenced records, each with its stored text. */
+  async function textsDatabase() {
+    const db = await createTestDatabase({ migrate: false })
+    const pool = createPool({ connectionString: db.connectionString, max: 1 })
+    const all = await readMigrations()
+    await migrate(pool, all.slice(0, 7))
+    const batch = sequenceEntries({ seq: 0, hash: GENESIS_HASH, treeSize: 0 }, EMPTY_COMPACT_RANGE, [
+      entry('a'),
+      entry('b'),
+      entry('c'),
+    ])
+    await writeSequencedBatch(pool, {
+      records: batch.records,
+      nodes: batch.nodes,
+      drainedIntakeIds: [],
+      head: batch.head,
+    })
+    return {
+      db,
+      /** Runs SQL as a superuser with the append-only trigger off, as someone editing history would. */
+      edit: async (sql: string) => {
+        await pool.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
+        await pool.query(sql)
+        await pool.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
+      },
+      upgrade: async () => {
+        await migrate(pool, all)
+        const { rows } = await pool.query<{ convalidated: boolean }>(
+          `SELECT convalidated FROM pg_constraint WHERE conname = 'audit_records_canonical_record'`,
+        )
+        const guarded = await canonicalTextGuarded(pool)
+        await pool.end()
+        return { validated: rows[0]?.convalidated, guarded }
+      },
+    }
+  }
+  const entry = (marker: string) => ({
+    at: '2026-11-30T12:00:00.123Z',
+    kind: 'key.created' as const,
+    actor: 'system',
+    outcome_id: null,
+    manifest_id: null,
+    subagent_id: null,
+    orchestrator_id: null,
+    verdict: null,
+    data: { marker, é: '\u2028', big: 1e21, list: [1.5, null, { kind: ',"kind":' }] },
+  })
+
+  async function verifyAfter(t: TestContext, db: TestDatabase) {
+    const app = await buildTestApp(t, { database: db })
+    const ops = await app.key('ops')
+    return (await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })).json()
+  }
+
+  it('validates the constraint over records whose columns agree with their texts, and verify uses them', async (t) => {
+    const old = await textsDatabase()
+    t.after(() => old.db.stop())
+    assert.deepEqual(await old.upgrade(), { validated: true, guarded: true })
+    const report = await verifyAfter(t, old.db)
+    assert.equal(report.ok, true, JSON.stringify(report))
+  })
+
+  for (const [tampering, sql] of [
+    ['a column that disagrees with its text', `UPDATE audit_records SET actor = 'mallory' WHERE seq = 2`],
+    [
+      'a text that is not JSON, its constraint dropped',
+      `ALTER TABLE audit_records DROP CONSTRAINT audit_records_canonical_data;
+       UPDATE audit_records SET canonical = 'not json' WHERE seq = 2`,
+    ],
+  ] as const) {
+    it(`still starts over ${tampering}, and verify reports that record`, async (t) => {
+      const old = await textsDatabase()
+      t.after(() => old.db.stop())
+      await old.edit(sql)
+      assert.deepEqual(await old.upgrade(), { validated: false, guarded: false })
+      const report = await verifyAfter(t, old.db)
+      assert.equal(report.ok, false)
+      assert.equal(report.first_bad_seq, 2)
+    })
+  }
 })
