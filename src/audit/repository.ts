@@ -147,7 +147,7 @@ const AT_TEXT = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 
 /**
  * Records with from <= seq <= to, ascending, for bulk checking, as rows of arrays. With `storedText` (pass it
- * only when `canonicalTextGuarded` says so), a record that has its canonical text stored is read as that text,
+ * only when `canonicalTextGuard` finds the guard), a record that has its canonical text stored is read as that text,
  * its seq and its hashes: the database holds its other columns equal to the text. The others (written before
  * texts were stored), and every record without `storedText`, have their text rebuilt from their columns; a
  * stored text must then be exactly the rebuilt one.
@@ -235,17 +235,11 @@ export async function auditRecordsForCheck(
 const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
 
 /**
- * Whether the database still holds every record's columns equal to its stored canonical text: the constraint
- * is there, validated, and says what it said when created. Someone who can drop it can also write columns that
- * disagree with the text; verification then rebuilds every record's text from its columns instead.
- */
-export async function canonicalTextGuarded(db: Queryable): Promise<boolean> {
-  return (await canonicalTextGuard(db)) !== null
-}
-
-/**
- * The guarding constraint's oid while `canonicalTextGuarded` holds, else null: a verification that relied on it
- * reads it again at the end, and a different answer (dropped, even if added again) means its rows may not be.
+ * Whether the database still holds every record's columns equal to its stored canonical text: the constraint's
+ * oid while it is there, validated, and says what it said when created; null otherwise (someone who can drop it
+ * can also write columns that disagree with the text, so verification then rebuilds every record's text from
+ * its columns). A verification that relied on it reads it again at the end: a different answer (dropped, even if
+ * added again) means its rows may not be.
  */
 export async function canonicalTextGuard(db: Queryable): Promise<number | null> {
   const { rows } = await db.query<{ oid: number; def: string }>(

@@ -24,8 +24,8 @@ export function lookupIn(hashes: NodeHashes): NodeLookup {
 
 /**
  * A record as the checker takes it: its place and links, and its canonical text without `hash` split where
- * `hash` goes in its leaf (after `data`). `parts` is null when the record's stored forms disagree (its columns do
- * not spell out its stored canonical text): the record is bad whatever its hash.
+ * `hash` goes in its leaf (after `data`). `parts` is null when its stored text cannot be right (it differs from
+ * the text rebuilt from its columns, or has no key where `hash` goes): the record is bad whatever its hash.
  */
 export interface CheckedRecord {
   seq: number

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import pg from 'pg'
+import type { AuditEntry } from '../../src/domain/shared/audit-chain.ts'
 import type { TestApp } from './app.ts'
 
 /**
@@ -71,5 +72,20 @@ export async function asSuperuser(app: TestApp, fn: (client: pg.Client) => Promi
     await fn(client)
   } finally {
     await client.end()
+  }
+}
+
+/** An entry the system writes about itself (a key created): what log tests sequence, with the data they need. */
+export function systemEntry(data: AuditEntry['data'], at: string): AuditEntry {
+  return {
+    at,
+    kind: 'key.created',
+    actor: 'system',
+    outcome_id: null,
+    manifest_id: null,
+    subagent_id: null,
+    orchestrator_id: null,
+    verdict: null,
+    data,
   }
 }

@@ -19,22 +19,13 @@ import {
   rootFromNodes,
   rootNodes,
 } from '../../src/log/transparency.ts'
+import { systemEntry } from '../helpers/log-client.ts'
 
 function log(n: number) {
   const batch = sequenceEntries(
     { seq: 0, hash: GENESIS_HASH, treeSize: 0 },
     EMPTY_COMPACT_RANGE,
-    Array.from({ length: n }, (_, i) => ({
-      at: new Date(1_800_000_000_000 + i).toISOString(),
-      kind: 'key.created',
-      actor: 'system',
-      outcome_id: null,
-      manifest_id: null,
-      subagent_id: null,
-      orchestrator_id: null,
-      verdict: null,
-      data: { i },
-    })),
+    Array.from({ length: n }, (_, i) => systemEntry({ i }, new Date(1_800_000_000_000 + i).toISOString())),
   )
   const nodes = new Map(batch.nodes.map((node) => [`${node.level}:${node.index}`, node.hash]))
   return { records: batch.records, nodes }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import canonicalize from 'canonicalize'
 import { compactVerify, createLocalJWKSet } from 'jose'
-import { canonicalTextGuarded } from '../../src/audit/repository.ts'
+import { canonicalTextGuard } from '../../src/audit/repository.ts'
 import { signCanonical } from '../../src/crypto/jws.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
@@ -24,7 +24,7 @@ import {
 } from '../../src/log/transparency.ts'
 import { buildTestApp, newSigningKey } from '../helpers/app.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts'
-import { allRecords, clientLeafHash } from '../helpers/log-client.ts'
+import { allRecords, clientLeafHash, systemEntry } from '../helpers/log-client.ts'
 
 const OLD_RECORDS = 23
 const OLD_MANIFEST_SEQ = 9
@@ -252,23 +252,17 @@ describe('migrating stored canonical texts to a constraint over every column', (
         const { rows } = await pool.query<{ convalidated: boolean }>(
           `SELECT convalidated FROM pg_constraint WHERE conname = 'audit_records_canonical_record'`,
         )
-        const guarded = await canonicalTextGuarded(pool)
+        const guarded = (await canonicalTextGuard(pool)) !== null
         await pool.end()
         return { validated: rows[0]?.convalidated, guarded }
       },
     }
   }
-  const entry = (marker: string) => ({
-    at: '2026-11-30T12:00:00.123Z',
-    kind: 'key.created' as const,
-    actor: 'system',
-    outcome_id: null,
-    manifest_id: null,
-    subagent_id: null,
-    orchestrator_id: null,
-    verdict: null,
-    data: { marker, é: '\u2028', big: 1e21, list: [1.5, null, { kind: ',"kind":' }] },
-  })
+  const entry = (marker: string) =>
+    systemEntry(
+      { marker, é: '\u2028', big: 1e21, list: [1.5, null, { kind: ',"kind":' }] },
+      '2026-11-30T12:00:00.123Z',
+    )
 
   async function verifyAfter(t: TestContext, db: TestDatabase) {
     const app = await buildTestApp(t, { database: db })

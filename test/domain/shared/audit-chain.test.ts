@@ -15,6 +15,7 @@ import {
 } from '../../../src/domain/shared/audit-chain.ts'
 import { canonicalJson, type JsonValue, sha256 } from '../../../src/domain/shared/canonical-json.ts'
 import { AUDIT_KINDS } from '../../../src/domain/vocabulary.ts'
+import { systemEntry } from '../../helpers/log-client.ts'
 
 // Strings that look like the key `hash` is spliced before, often enough to matter.
 const text = fc.oneof(fc.string(), fc.constantFrom('kind', ',"kind":', '","kind":"x', '\u2028é😀'))
@@ -40,16 +41,8 @@ function chain(n: number): AuditRecord[] {
   let prev: string = GENESIS_HASH
   for (let seq = 1; seq <= n; seq++) {
     const unhashed = {
+      ...systemEntry({ n: seq }, new Date(1_800_000_000_000 + seq).toISOString()),
       seq,
-      at: new Date(1_800_000_000_000 + seq).toISOString(),
-      kind: 'key.created' as const,
-      actor: 'system',
-      outcome_id: null,
-      manifest_id: null,
-      subagent_id: null,
-      orchestrator_id: null,
-      verdict: null,
-      data: { n: seq },
       prev_hash: prev,
     }
     const hash = hashAuditRecord(unhashed)
