@@ -195,15 +195,23 @@ export class MemorySampler {
 
 /** CPU time (user + system) a process has used so far, in seconds; null once it is gone. */
 export function processCpuSeconds(pid: number): number | null {
+  const times = processCpuTimes(pid)
+  return times && times.userS + times.systemS
+}
+
+/** CPU time a process has used so far in user space and in the kernel (its system calls), in seconds. */
+export function processCpuTimes(pid: number): { userS: number; systemS: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // After the ") " that ends the command name: state is field 3, utime field 14, stime field 15.
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S
+    return { userS: Number(fields[11]) / CLOCK_TICKS_PER_S, systemS: Number(fields[12]) / CLOCK_TICKS_PER_S }
   } catch {
     return null
   }
 }
+
+const GONE = { userS: Number.NaN, systemS: Number.NaN }
 
 // sysconf(_SC_CLK_TCK): 100 on every Linux this runs on.
 const CLOCK_TICKS_PER_S = 100
@@ -217,23 +225,25 @@ export class CpuWindow {
   private constructor(
     private readonly pid: number,
     private readonly pg: { adminUrl: string; database: string },
-    private readonly serverStart: number,
+    private readonly serverStart: { userS: number; systemS: number },
     private readonly postgresStart: Map<number, number>,
     private readonly started: number,
   ) {}
 
   static async start(pid: number, pg: { adminUrl: string; database: string }): Promise<CpuWindow> {
     const postgres = await postgresCpu(pg)
-    return new CpuWindow(pid, pg, processCpuSeconds(pid) ?? Number.NaN, postgres, performance.now())
+    return new CpuWindow(pid, pg, processCpuTimes(pid) ?? GONE, postgres, performance.now())
   }
 
-  async end(): Promise<{ wallS: number; serverCpuS: number; postgresCpuS: number }> {
+  async end(): Promise<{ wallS: number; serverCpuS: number; serverSystemS: number; postgresCpuS: number }> {
     const wallS = (performance.now() - this.started) / 1000
-    const serverCpuS = (processCpuSeconds(this.pid) ?? Number.NaN) - this.serverStart
+    const now = processCpuTimes(this.pid) ?? GONE
+    const serverSystemS = now.systemS - this.serverStart.systemS
+    const serverCpuS = now.userS - this.serverStart.userS + serverSystemS
     let postgresCpuS = 0
     for (const [pid, seconds] of await postgresCpu(this.pg))
       postgresCpuS += seconds - (this.postgresStart.get(pid) ?? 0)
-    return { wallS, serverCpuS, postgresCpuS }
+    return { wallS, serverCpuS, serverSystemS, postgresCpuS }
   }
 }
 

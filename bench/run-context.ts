@@ -83,6 +83,8 @@ export interface CpuFigures {
   serverMsPerRequest: number
   /** Server process CPU seconds per wall second (1.0 = one core busy all the time). */
   serverCores: number
+  /** The part of serverMsPerRequest spent in the kernel (socket reads and writes, mostly), ms. */
+  serverSystemMsPerRequest: number
   /** PostgreSQL processes serving the bench database (its backends, WAL writer, checkpointer), per request, ms. */
   postgresMsPerRequest: number
   postgresCores: number
@@ -92,6 +94,7 @@ export function cpuFigures(usage: Awaited<ReturnType<CpuWindow['end']>>, request
   return {
     serverMsPerRequest: (usage.serverCpuS * 1000) / requests,
     serverCores: usage.serverCpuS / usage.wallS,
+    serverSystemMsPerRequest: (usage.serverSystemS * 1000) / requests,
     postgresMsPerRequest: (usage.postgresCpuS * 1000) / requests,
     postgresCores: usage.postgresCpuS / usage.wallS,
   }

@@ -3,7 +3,7 @@ import type { PoolClient } from 'pg'
 import { auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { Pool } from '../db/pool.ts'
 import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
-import { openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
+import { type OpenedBatch, openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { onAuditEntriesCommitted } from './intake-signal.ts'
@@ -53,6 +53,8 @@ export interface SequencerOptions {
  * the database's clock) works. Each batch is one transaction that re-checks the lease and locks the log head, so
  * even a holder that lost its lease without noticing cannot extend the log: seqs are never given twice or
  * skipped. The tree's right edge is read inside each batch, never cached, so a new holder simply continues.
+ * While entries keep coming a batch costs two round trips: its opening, which also commits the batch before it,
+ * and its write.
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -68,9 +70,10 @@ export class Sequencer {
   private wake: (() => void) | null = null
   private unsubscribe: (() => void) | null = null
   private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
+  /** The head after the last batch committed. */
   private lastHead: LogHead | null = null
-  /** The records of the last batch committed (none for a batch that only extended the tree). */
-  private lastRecords: readonly AuditRecord[] = []
+  /** A batch written on `client` and not yet committed: the next batch's opening commits it. */
+  private held: { client: PoolClient; batch: CommittedBatch } | null = null
   private checkpointedSize: number | null = null
   private checkpointedAt = 0
   private signing: Promise<void> | null = null
@@ -148,7 +151,9 @@ export class Sequencer {
     let backoffMs = 0
     while (this.running) {
       try {
-        if (!this.leader || Date.now() - this.leaseRenewedAt >= this.timing.renewMs) {
+        // While a batch is held its transaction locks the lease row (a claim would wait on it): the next opening
+        // renews the lease.
+        if (!this.held && (!this.leader || Date.now() - this.leaseRenewedAt >= this.timing.renewMs)) {
           const was = this.leader
           this.leader = await claimSequencerLease(this.db, this.id, this.timing.leaseMs)
           if (this.leader) this.leaseRenewedAt = Date.now()
@@ -165,10 +170,6 @@ export class Sequencer {
         }
         const placed = await this.sequenceOnce()
         backoffMs = 0
-        if (placed > 0 && this.lastHead) {
-          const batch = { head: this.lastHead, records: this.lastRecords }
-          for (const listener of [...this.batchListeners]) listener(batch)
-        }
         this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, true)
       } catch (err) {
@@ -179,39 +180,85 @@ export class Sequencer {
         await this.pause(backoffMs, false)
       }
     }
-  }
-
-  /** One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. */
-  private async sequenceOnce(): Promise<number> {
-    if (!this.workKnown && !(await sequencerHasWork(this.db))) return 0
-    this.workKnown = false
-    const client = await this.db.connect()
-    let broken: Error | undefined
-    try {
-      const placed = await this.batch(client)
-      await client.query('COMMIT')
-      return placed
-    } catch (err) {
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => {
-        // The connection is unusable (e.g. the server went away); do not return it to the pool.
-        broken = rollbackErr
-      })
-      throw err
-    } finally {
-      client.release(broken)
-    }
+    // Stopping: a batch still held is committed now.
+    await this.commitHeld().catch(this.options.onError)
   }
 
   /**
-   * The body of one batch transaction, in three round trips: open it (lease re-checked under a row lock held until
-   * commit — fencing — head locked, right edge and next entries read), write everything, commit (by the caller).
+   * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. While more work is
+   * known (the batch was full, or a local commit rang meanwhile), the written batch is held uncommitted and the
+   * next batch's opening commits it in the same round trip; otherwise it commits now.
    */
-  private async batch(tx: PoolClient): Promise<number> {
-    const opened = await openSequencerBatch(tx, this.id, this.timing.leaseMs, this.timing.batchSize)
+  private async sequenceOnce(): Promise<number> {
+    const held = this.held
+    if (!held && !this.workKnown && !(await sequencerHasWork(this.db))) return 0
+    this.workKnown = false
+    this.held = null
+    const client = held?.client ?? (await this.db.connect())
+    let keep = false
+    let broken: Error | undefined
+    try {
+      const { timing } = this
+      const opened = await openSequencerBatch(
+        client,
+        this.id,
+        timing.leaseMs,
+        timing.batchSize,
+        held !== null,
+      )
+      if (held) this.announce(held.batch)
+      const written = await this.batch(client, opened)
+      if (written && this.workKnown && this.running) {
+        this.held = { client, batch: written }
+        keep = true
+        return written.placed
+      }
+      await client.query('COMMIT')
+      if (written) this.announce(written)
+      return written?.placed ?? 0
+    } catch (err) {
+      broken = await rollBack(client)
+      throw err
+    } finally {
+      if (!keep) client.release(broken)
+    }
+  }
+
+  /** Commits the batch held for the next opening, if there is one (when the sequencer stops). */
+  private async commitHeld(): Promise<void> {
+    const held = this.held
+    if (!held) return
+    this.held = null
+    let broken: Error | undefined
+    try {
+      await held.client.query('COMMIT')
+      this.announce(held.batch)
+    } catch (err) {
+      broken = await rollBack(held.client)
+      throw err
+    } finally {
+      held.client.release(broken)
+    }
+  }
+
+  private announce(batch: CommittedBatch): void {
+    this.lastHead = batch.head
+    for (const listener of [...this.batchListeners]) listener(batch)
+  }
+
+  /**
+   * The body of one batch transaction, opened (lease re-checked under a row lock held until commit — fencing —
+   * head locked, right edge and next entries read): writes everything in one round trip. Returns what it wrote,
+   * or null when there was nothing to write or the lease is gone.
+   */
+  private async batch(
+    tx: PoolClient,
+    opened: OpenedBatch,
+  ): Promise<(CommittedBatch & { placed: number }) | null> {
     const head = opened.head
     if (!head) {
       this.leader = false
-      return 0
+      return null
     }
     this.leaseRenewedAt = Date.now()
     const range = compactRangeFromNodes(head.tree_size, opened.rightEdge)
@@ -221,19 +268,18 @@ export class Sequencer {
         auditRowToRecord,
       )
       const extended = extendTree(range, records)
-      this.lastHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
-      this.lastRecords = []
+      const newHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
       await writeSequencedBatch(tx, {
         records: [],
         nodes: extended.nodes,
         drainedIntakeIds: [],
-        head: this.lastHead,
+        head: newHead,
       })
       this.workKnown = true
-      return records.length
+      return { head: newHead, records: [], placed: records.length }
     }
     const { entries } = opened
-    if (entries.length === 0) return 0
+    if (entries.length === 0) return null
     const batch = sequenceEntries(
       { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
       range,
@@ -245,11 +291,13 @@ export class Sequencer {
       drainedIntakeIds: entries.map((entry) => entry.id),
       head: batch.head,
     })
-    this.lastHead = batch.head
-    // Listeners get the records as the API serves them, without the canonical text stored beside them.
-    this.lastRecords = batch.records.map(({ canonical: _canonical, ...record }) => record)
     if (entries.length === this.timing.batchSize) this.workKnown = true
-    return entries.length
+    return {
+      head: batch.head,
+      // Listeners get the records as the API serves them, without the canonical text stored beside them.
+      records: batch.records.map(({ canonical: _canonical, ...record }) => record),
+      placed: entries.length,
+    }
   }
 
   /**
@@ -287,5 +335,15 @@ export class Sequencer {
       timer.unref()
       this.wake = nudgeable ? done : () => (this.running ? undefined : done())
     })
+  }
+}
+
+/** Rolls a batch transaction back; returns the error when the connection is unusable (not to be pooled again). */
+async function rollBack(client: PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK')
+    return undefined
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err))
   }
 }

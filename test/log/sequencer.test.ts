@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
-import { withTransaction } from '../../src/db/pool.ts'
+import { createPool, withTransaction } from '../../src/db/pool.ts'
+import { Sequencer } from '../../src/log/sequencer.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 
@@ -166,5 +167,79 @@ describe('the sequencer', () => {
     assert.equal(answered, false, 'no answer while the change is not in the log')
     sequencer.start()
     assert.deepEqual(await page, ['sequenced', 'sequenced', 'waiting'])
+  })
+
+  it("commits each batch with the next one's opening while entries keep coming; a stop mid-burst loses nothing", async (t) => {
+    const db = await createTestDatabase()
+    t.after(() => db.stop())
+    const app = await buildTestApp(t, { database: db })
+    await app.app.services.auditLog.catchUp()
+    // This replica hands its lease over; a sequencer on a pool whose statements are seen takes it.
+    await app.app.services.auditLog.sequencer.stop()
+    const pool = createPool({ connectionString: db.connectionString, max: 2 })
+    t.after(() => pool.end())
+    const sent: string[] = []
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      client.query = ((...args: unknown[]) => {
+        const first = args[0]
+        sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
+        return query(...args)
+      }) as typeof client.query
+    })
+    const errors: unknown[] = []
+    const start = () => {
+      const sequencer = new Sequencer(pool, {
+        timing: { batchSize: 5 },
+        signCheckpoint: async () => 0,
+        checkpointIntervalMs: 3_600_000,
+        onError: (err) => errors.push(err),
+      })
+      sequencer.start()
+      return sequencer
+    }
+    let sequencer = start()
+    const seen: number[] = []
+    sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+    await change(app, 'burst', { replica: 0, entries: 40, rollback: false })
+    const { rows } = await logState(app)
+    assert.equal(rows.filter((r) => r.marker === 'burst').length, 40)
+    const openings = sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
+    const carried = openings.filter((text) => text.startsWith('COMMIT;'))
+    // 40 entries in batches of 5: every full batch is followed by another, whose opening commits it.
+    assert.ok(openings.length >= 8, `${openings.length} batches opened`)
+    assert.ok(
+      carried.length >= 7,
+      `${carried.length} of ${openings.length} openings committed the batch before`,
+    )
+    assert.ok(
+      sent.filter((text) => text === 'COMMIT').length <= openings.length - carried.length,
+      'a batch commits on its own only when no opening follows it',
+    )
+    assert.deepEqual(
+      [...new Set(seen)].sort((a, b) => a - b),
+      rows.filter((r) => r.marker === 'burst').map((r) => r.seq),
+      'every committed batch is announced, once it has committed',
+    )
+
+    // Stopped in the middle of a burst: whatever it had written is committed or was never written; the next
+    // holder continues with the rest.
+    await change(app, 'second burst', { replica: 0, entries: 40, rollback: false })
+    await new Promise((resolve) => setImmediate(resolve))
+    await sequencer.stop()
+    sequencer = start()
+    t.after(() => sequencer.stop())
+    const after = await logState(app)
+    assert.equal(after.intakeLeft, 0)
+    assert.equal(after.rows.filter((r) => r.marker === 'second burst').length, 40)
+    assert.deepEqual(
+      after.rows.map((r) => r.seq),
+      after.rows.map((_, i) => i + 1),
+      'seq is gapless from 1',
+    )
+    const ops = await app.key('ops')
+    const verify = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
+    assert.equal(verify.json().ok, true, verify.body)
+    assert.deepEqual(errors, [])
   })
 })

@@ -79,20 +79,24 @@ export interface OpenedBatch {
 /**
  * Opens a sequencer batch in one round trip: BEGIN, the sequencer mark, the lease re-check (renewing it, and
  * locking its row until the batch ends — fencing), the head lock, the tree's right edge and the next intake
- * entries. Sent as one simple-protocol query, so the values are inlined: `holder` is this process's own UUID and
- * the numbers are integers, checked here.
+ * entries. With `commitFirst`, the same round trip first commits the batch the connection has written (the
+ * previous batch's COMMIT and this one's opening travel together). Sent as one simple-protocol query, so the
+ * values are inlined: `holder` is this process's own UUID and the numbers are integers, checked here. Should the
+ * query fail, whether a `commitFirst` batch committed is unknown; the log is consistent either way (its entries
+ * stay in the intake until a committed batch removes them).
  */
 export async function openSequencerBatch(
   client: Queryable,
   holder: string,
   ttlMs: number,
   limit: number,
+  commitFirst = false,
 ): Promise<OpenedBatch> {
   if (!/^[0-9a-f-]{36}$/.test(holder) || !Number.isSafeInteger(ttlMs) || !Number.isSafeInteger(limit)) {
     throw new Error('invalid sequencer batch parameters')
   }
   const results = (await client.query(
-    `BEGIN;
+    `${commitFirst ? 'COMMIT;' : ''}BEGIN;
      SET LOCAL arbiter.sequencer = 'on';
      WITH lease AS (
        UPDATE sequencer_lease SET holder = '${holder}', expires_at = clock_timestamp() + interval '${ttlMs} milliseconds'
@@ -106,10 +110,16 @@ export async function openSequencerBatch(
             manifest_id, subagent_id, orchestrator_id, verdict, data
      FROM audit_intake ORDER BY id LIMIT ${limit}`,
   )) as unknown as { rows: unknown[] }[]
-  const head = (results[2]!.rows[0] as AuditHeadRow | undefined) ?? null
+  // The last three results: the head, the right edge, the entries.
+  const [heads, edge, entries] = results.slice(-3) as [
+    { rows: unknown[] },
+    { rows: unknown[] },
+    { rows: unknown[] },
+  ]
+  const head = (heads.rows[0] as AuditHeadRow | undefined) ?? null
   const rightEdge = new Map<string, Uint8Array>()
-  for (const row of results[3]!.rows as { level: number; idx: number; hash: Buffer }[]) {
+  for (const row of edge.rows as { level: number; idx: number; hash: Buffer }[]) {
     rightEdge.set(`${row.level}:${row.idx}`, row.hash)
   }
-  return { head, rightEdge, entries: results[4]!.rows as OpenedBatch['entries'] }
+  return { head, rightEdge, entries: entries.rows as OpenedBatch['entries'] }
 }
