@@ -62,6 +62,8 @@ export async function startRuntime(
         // The embedded database serves one process: revocations clear its key cache directly.
         keyCache: database.embedded ? 'local' : 'listen',
         namedStatements: !database.embedded,
+        // A transaction open on the embedded database keeps its one session from every other connection.
+        sequencer: { carryCommits: !database.embedded },
       },
       signingKey,
       logger,

@@ -21,6 +21,11 @@ export interface SequencerTiming {
   batchSize: number
   /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
   backfillSize: number
+  /**
+   * Whether a batch's COMMIT may travel with the next batch's opening. Off for the embedded database, where a
+   * connection inside a transaction keeps the one session from every other connection until it ends.
+   */
+  carryCommits: boolean
 }
 
 /** What a committed batch placed: the new head, and the records (with their seq and `at`, time of the change). */
@@ -35,6 +40,7 @@ export const DEFAULT_SEQUENCER_TIMING: SequencerTiming = {
   pollMs: 20,
   batchSize: 256,
   backfillSize: 4_096,
+  carryCommits: true,
 }
 
 export interface SequencerOptions {
@@ -54,7 +60,7 @@ export interface SequencerOptions {
  * even a holder that lost its lease without noticing cannot extend the log: seqs are never given twice or
  * skipped. The tree's right edge is read inside each batch, never cached, so a new holder simply continues.
  * While entries keep coming a batch costs two round trips: its opening, which also commits the batch before it,
- * and its write.
+ * and its write (three when it commits on its own).
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -185,9 +191,9 @@ export class Sequencer {
   }
 
   /**
-   * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. While more work is
-   * known (the batch was full, or a local commit rang meanwhile), the written batch is held uncommitted and the
-   * next batch's opening commits it in the same round trip; otherwise it commits now.
+   * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. A batch of entries
+   * written while more work is known (it was full, or a commit or a waiting reader rang meanwhile) is held
+   * uncommitted, and the next batch's opening commits it in the same round trip; any other batch commits now.
    */
   private async sequenceOnce(): Promise<number> {
     const held = this.held
@@ -197,6 +203,8 @@ export class Sequencer {
     const client = held?.client ?? (await this.db.connect())
     let keep = false
     let broken: Error | undefined
+    // A held batch whose COMMIT travels with this opening, until the opening returns.
+    let unconfirmed = held?.batch ?? null
     try {
       const { timing } = this
       const opened = await openSequencerBatch(
@@ -207,8 +215,9 @@ export class Sequencer {
         held !== null,
       )
       if (held) this.announce(held.batch)
+      unconfirmed = null
       const written = await this.batch(client, opened)
-      if (written && this.workKnown && this.running) {
+      if (written && written.records.length > 0 && timing.carryCommits && this.workKnown && this.running) {
         this.held = { client, batch: written }
         keep = true
         return written.placed
@@ -218,13 +227,18 @@ export class Sequencer {
       return written?.placed ?? 0
     } catch (err) {
       broken = await rollBack(client)
+      // The opening may have failed after its COMMIT: a held batch that did commit is still announced.
+      if (unconfirmed && !broken) await this.announceIfCommitted(client, unconfirmed)
       throw err
     } finally {
       if (!keep) client.release(broken)
     }
   }
 
-  /** Commits the batch held for the next opening, if there is one (when the sequencer stops). */
+  /**
+   * Commits the batch held for the next opening, if there is one. Defensive: the loop only stops between
+   * batches, and a batch is held only while the sequencer runs, so a stop normally finds none.
+   */
   private async commitHeld(): Promise<void> {
     const held = this.held
     if (!held) return
@@ -243,7 +257,21 @@ export class Sequencer {
 
   private announce(batch: CommittedBatch): void {
     this.lastHead = batch.head
-    for (const listener of [...this.batchListeners]) listener(batch)
+    for (const listener of [...this.batchListeners]) {
+      try {
+        listener(batch)
+      } catch (err) {
+        this.options.onError(err)
+      }
+    }
+  }
+
+  /** Announces a batch whose commit's outcome is unknown if its last record is in the log as written. */
+  private async announceIfCommitted(client: PoolClient, batch: CommittedBatch): Promise<void> {
+    const last = batch.records.at(-1)
+    if (!last) return
+    const found = await auditRange(client, last.seq, last.seq, 1).catch(() => [])
+    if (found[0]?.hash === last.hash) this.announce(batch)
   }
 
   /**

@@ -171,13 +171,11 @@ describe('the sequencer', () => {
 
   it("commits each batch with the next one's opening while entries keep coming; a stop mid-burst loses nothing", async (t) => {
     const db = await createTestDatabase()
-    t.after(() => db.stop())
     const app = await buildTestApp(t, { database: db })
     await app.app.services.auditLog.catchUp()
     // This replica hands its lease over; a sequencer on a pool whose statements are seen takes it.
     await app.app.services.auditLog.sequencer.stop()
     const pool = createPool({ connectionString: db.connectionString, max: 2 })
-    t.after(() => pool.end())
     const sent: string[] = []
     pool.on('connect', (client) => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown
@@ -188,9 +186,15 @@ describe('the sequencer', () => {
       }) as typeof client.query
     })
     const errors: unknown[] = []
-    const start = () => {
-      const sequencer = new Sequencer(pool, {
-        timing: { batchSize: 5 },
+    let sequencer: Sequencer | undefined
+    t.after(async () => {
+      await sequencer?.stop()
+      await pool.end()
+      await db.stop()
+    })
+    const start = (carryCommits: boolean) => {
+      sequencer = new Sequencer(pool, {
+        timing: { batchSize: 5, carryCommits },
         signCheckpoint: async () => 0,
         checkpointIntervalMs: 3_600_000,
         onError: (err) => errors.push(err),
@@ -198,37 +202,42 @@ describe('the sequencer', () => {
       sequencer.start()
       return sequencer
     }
-    let sequencer = start()
+    const openings = () => sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
+    const carried = () => openings().filter((text) => text.startsWith('COMMIT;'))
+
     const seen: number[] = []
-    sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+    start(true).onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
     await change(app, 'burst', { replica: 0, entries: 40, rollback: false })
     const { rows } = await logState(app)
-    assert.equal(rows.filter((r) => r.marker === 'burst').length, 40)
-    const openings = sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
-    const carried = openings.filter((text) => text.startsWith('COMMIT;'))
+    const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
+    assert.equal(burst.length, 40)
     // 40 entries in batches of 5: every full batch is followed by another, whose opening commits it.
-    assert.ok(openings.length >= 8, `${openings.length} batches opened`)
+    assert.ok(openings().length >= 8, `${openings().length} batches opened`)
     assert.ok(
-      carried.length >= 7,
-      `${carried.length} of ${openings.length} openings committed the batch before`,
+      carried().length >= 7,
+      `${carried().length} of ${openings().length} openings committed the batch before`,
     )
     assert.ok(
-      sent.filter((text) => text === 'COMMIT').length <= openings.length - carried.length,
+      sent.filter((text) => text === 'COMMIT').length <= openings().length - carried().length,
       'a batch commits on its own only when no opening follows it',
     )
+    // Announced once committed (the last one may still be on its way to the listener).
+    for (let waited = 0; !seen.includes(burst.at(-1)!) && waited < 5_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     assert.deepEqual(
       [...new Set(seen)].sort((a, b) => a - b),
-      rows.filter((r) => r.marker === 'burst').map((r) => r.seq),
-      'every committed batch is announced, once it has committed',
+      burst,
+      'every committed batch is announced',
     )
 
     // Stopped in the middle of a burst: whatever it had written is committed or was never written; the next
-    // holder continues with the rest.
+    // holder, which commits every batch on its own (as on the embedded database), continues with the rest.
     await change(app, 'second burst', { replica: 0, entries: 40, rollback: false })
     await new Promise((resolve) => setImmediate(resolve))
-    await sequencer.stop()
-    sequencer = start()
-    t.after(() => sequencer.stop())
+    await sequencer!.stop()
+    const carriedBefore = carried().length
+    start(false)
     const after = await logState(app)
     assert.equal(after.intakeLeft, 0)
     assert.equal(after.rows.filter((r) => r.marker === 'second burst').length, 40)
@@ -237,9 +246,64 @@ describe('the sequencer', () => {
       after.rows.map((_, i) => i + 1),
       'seq is gapless from 1',
     )
+    assert.equal(carried().length, carriedBefore, 'without carried commits, no opening commits a batch')
     const ops = await app.key('ops')
     const verify = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
     assert.equal(verify.json().ok, true, verify.body)
     assert.deepEqual(errors, [])
+  })
+
+  it('announces a batch whose COMMIT went through with an opening that then failed, and carries on', async (t) => {
+    const db = await createTestDatabase()
+    const app = await buildTestApp(t, { database: db })
+    await app.app.services.auditLog.catchUp()
+    await app.app.services.auditLog.sequencer.stop()
+    const pool = createPool({ connectionString: db.connectionString, max: 1 })
+    // The first opening that carries a COMMIT gets only that far: the COMMIT runs, then the connection "fails".
+    let failures = 0
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
+      client.query = (async (...args: unknown[]) => {
+        if (failures === 0 && typeof args[0] === 'string' && args[0].startsWith('COMMIT;')) {
+          failures++
+          await query('COMMIT')
+          throw new Error('the opening failed after its COMMIT')
+        }
+        return query(...args)
+      }) as typeof client.query
+    })
+    const errors: unknown[] = []
+    const sequencer = new Sequencer(pool, {
+      timing: { batchSize: 5, carryCommits: true },
+      signCheckpoint: async () => 0,
+      checkpointIntervalMs: 3_600_000,
+      onError: (err) => errors.push(err),
+    })
+    t.after(async () => {
+      await sequencer.stop()
+      await pool.end()
+      await db.stop()
+    })
+    const seen: number[] = []
+    sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+    sequencer.start()
+    await change(app, 'burst', { replica: 0, entries: 20, rollback: false })
+    const { rows, intakeLeft } = await logState(app)
+    const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
+    assert.equal(intakeLeft, 0)
+    assert.equal(burst.length, 20)
+    assert.equal(failures, 1)
+    assert.deepEqual(
+      errors.map((err) => (err as Error).message),
+      ['the opening failed after its COMMIT'],
+    )
+    for (let waited = 0; !seen.includes(burst.at(-1)!) && waited < 5_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    assert.deepEqual(
+      [...new Set(seen)].sort((a, b) => a - b),
+      burst,
+      'the batch committed by the failed opening is announced too',
+    )
   })
 })

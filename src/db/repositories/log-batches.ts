@@ -68,7 +68,7 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
 }
 
 export interface OpenedBatch {
-  /** The locked head, or null when `holder` does not hold the lease (the transaction must be rolled back). */
+  /** The locked head, or null when `holder` does not hold the lease (the transaction then changes nothing). */
   head: AuditHeadRow | null
   /** The tree's right edge at head.tree_size: the hashes of its perfect decomposition, keyed `level:idx`. */
   rightEdge: Map<string, Uint8Array>
