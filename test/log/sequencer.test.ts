@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
 import { createPool, withTransaction } from '../../src/db/pool.ts'
@@ -39,6 +39,57 @@ async function logState(app: TestApp) {
   )
   const intake = await app.app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_intake')
   return { rows, intakeLeft: intake.rows[0]!.n }
+}
+
+/**
+ * A test app whose own sequencer has handed its lease over, and sequencers to start in its place on a pool of `max`
+ * connections whose every statement goes through `intercept` (which runs it with `run`). Records the errors they
+ * report and the seqs of the batches they announce; everything stops when the test ends.
+ */
+async function ownSequencer(
+  t: TestContext,
+  max: number,
+  intercept: (run: (...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>,
+) {
+  const db = await createTestDatabase()
+  const app = await buildTestApp(t, { database: db })
+  await app.app.services.auditLog.catchUp()
+  await app.app.services.auditLog.sequencer.stop()
+  const pool = createPool({ connectionString: db.connectionString, max })
+  pool.on('connect', (client) => {
+    const run = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
+    client.query = ((...args: unknown[]) => intercept(run, args)) as typeof client.query
+  })
+  const errors: unknown[] = []
+  const seen: number[] = []
+  let sequencer: Sequencer | undefined
+  t.after(async () => {
+    await sequencer?.stop()
+    await pool.end()
+    await db.stop()
+  })
+  return {
+    app,
+    errors,
+    seen,
+    start(carryCommits: boolean): Sequencer {
+      sequencer = new Sequencer(pool, {
+        timing: { batchSize: 5, carryCommits },
+        signCheckpoint: async () => 0,
+        checkpointIntervalMs: 3_600_000,
+        onError: (err) => errors.push(err),
+      })
+      sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+      sequencer.start()
+      return sequencer
+    },
+    /** Waits (up to 5 s) until the batch that placed `seq` is announced: it may still be on its way. */
+    async announced(seq: number): Promise<void> {
+      for (let waited = 0; !seen.includes(seq) && waited < 5_000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    },
+  }
 }
 
 describe('the sequencer', () => {
@@ -170,43 +221,17 @@ describe('the sequencer', () => {
   })
 
   it("commits each batch with the next one's opening while entries keep coming; a stop mid-burst loses nothing", async (t) => {
-    const db = await createTestDatabase()
-    const app = await buildTestApp(t, { database: db })
-    await app.app.services.auditLog.catchUp()
-    // This replica hands its lease over; a sequencer on a pool whose statements are seen takes it.
-    await app.app.services.auditLog.sequencer.stop()
-    const pool = createPool({ connectionString: db.connectionString, max: 2 })
+    // A sequencer on a pool whose statements are seen.
     const sent: string[] = []
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown
-      client.query = ((...args: unknown[]) => {
-        const first = args[0]
-        sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
-        return query(...args)
-      }) as typeof client.query
+    const { app, errors, seen, start, announced } = await ownSequencer(t, 2, (run, args) => {
+      const first = args[0]
+      sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
+      return run(...args)
     })
-    const errors: unknown[] = []
-    let sequencer: Sequencer | undefined
-    t.after(async () => {
-      await sequencer?.stop()
-      await pool.end()
-      await db.stop()
-    })
-    const start = (carryCommits: boolean) => {
-      sequencer = new Sequencer(pool, {
-        timing: { batchSize: 5, carryCommits },
-        signCheckpoint: async () => 0,
-        checkpointIntervalMs: 3_600_000,
-        onError: (err) => errors.push(err),
-      })
-      sequencer.start()
-      return sequencer
-    }
     const openings = () => sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
     const carried = () => openings().filter((text) => text.startsWith('COMMIT;'))
 
-    const seen: number[] = []
-    start(true).onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+    const sequencer = start(true)
     await change(app, 'burst', { replica: 0, entries: 40, rollback: false })
     const { rows } = await logState(app)
     const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
@@ -221,10 +246,7 @@ describe('the sequencer', () => {
       sent.filter((text) => text === 'COMMIT').length <= openings().length - carried().length,
       'a batch commits on its own only when no opening follows it',
     )
-    // Announced once committed (the last one may still be on its way to the listener).
-    for (let waited = 0; !seen.includes(burst.at(-1)!) && waited < 5_000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await announced(burst.at(-1)!)
     assert.deepEqual(
       [...new Set(seen)].sort((a, b) => a - b),
       burst,
@@ -235,7 +257,7 @@ describe('the sequencer', () => {
     // holder, which commits every batch on its own (as on the embedded database), continues with the rest.
     await change(app, 'second burst', { replica: 0, entries: 40, rollback: false })
     await new Promise((resolve) => setImmediate(resolve))
-    await sequencer!.stop()
+    await sequencer.stop()
     const carriedBefore = carried().length
     start(false)
     const after = await logState(app)
@@ -254,39 +276,17 @@ describe('the sequencer', () => {
   })
 
   it('announces a batch whose COMMIT went through with an opening that then failed, and carries on', async (t) => {
-    const db = await createTestDatabase()
-    const app = await buildTestApp(t, { database: db })
-    await app.app.services.auditLog.catchUp()
-    await app.app.services.auditLog.sequencer.stop()
-    const pool = createPool({ connectionString: db.connectionString, max: 1 })
     // The first opening that carries a COMMIT gets only that far: the COMMIT runs, then the connection "fails".
     let failures = 0
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
-      client.query = (async (...args: unknown[]) => {
-        if (failures === 0 && typeof args[0] === 'string' && args[0].startsWith('COMMIT;')) {
-          failures++
-          await query('COMMIT')
-          throw new Error('the opening failed after its COMMIT')
-        }
-        return query(...args)
-      }) as typeof client.query
+    const { app, errors, seen, start, announced } = await ownSequencer(t, 1, async (run, args) => {
+      if (failures === 0 && typeof args[0] === 'string' && args[0].startsWith('COMMIT;')) {
+        failures++
+        await run('COMMIT')
+        throw new Error('the opening failed after its COMMIT')
+      }
+      return run(...args)
     })
-    const errors: unknown[] = []
-    const sequencer = new Sequencer(pool, {
-      timing: { batchSize: 5, carryCommits: true },
-      signCheckpoint: async () => 0,
-      checkpointIntervalMs: 3_600_000,
-      onError: (err) => errors.push(err),
-    })
-    t.after(async () => {
-      await sequencer.stop()
-      await pool.end()
-      await db.stop()
-    })
-    const seen: number[] = []
-    sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
-    sequencer.start()
+    start(true)
     await change(app, 'burst', { replica: 0, entries: 20, rollback: false })
     const { rows, intakeLeft } = await logState(app)
     const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
@@ -297,9 +297,7 @@ describe('the sequencer', () => {
       errors.map((err) => (err as Error).message),
       ['the opening failed after its COMMIT'],
     )
-    for (let waited = 0; !seen.includes(burst.at(-1)!) && waited < 5_000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await announced(burst.at(-1)!)
     assert.deepEqual(
       [...new Set(seen)].sort((a, b) => a - b),
       burst,
