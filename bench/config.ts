@@ -36,6 +36,8 @@ export const cfg = {
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
   phases: new Set(listEnv('BENCH_PHASES', PHASES)),
+  // Investigation only: measure without ANALYZE before each window (run-context.ts, analyzedLikeProduction).
+  freshPlans: process.env.BENCH_FRESH_PLANS === '1',
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
   arbiterRoot: process.env.BENCH_ARBITER_ROOT ?? repoRoot,
   adminUrl: process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test',

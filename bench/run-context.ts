@@ -1,6 +1,6 @@
 import { cfg } from './config.ts'
 import type { BenchDatabase } from './database.ts'
-import { withClient } from './database.ts'
+import { analyzeDatabase, databaseUrl, withClient } from './database.ts'
 import {
   type CannonResult,
   cannon,
@@ -100,6 +100,14 @@ export function cpuFigures(usage: Awaited<ReturnType<CpuWindow['end']>>, request
   }
 }
 
+/**
+ * Before a measured window (after its warm-up): the database analyzed as a running service's would be
+ * (`analyzeDatabase`), unless BENCH_FRESH_PLANS=1 asks for the plans of a database that never was.
+ */
+async function analyzedLikeProduction(database: string): Promise<void> {
+  if (!cfg.freshPlans) await analyzeDatabase(databaseUrl(cfg.adminUrl, database))
+}
+
 /** runLoops with the server's and PostgreSQL's CPU use over the same window. */
 export async function measuredLoops(
   database: string,
@@ -107,6 +115,7 @@ export async function measuredLoops(
   options: Parameters<typeof runLoops>[0],
   iteration: Parameters<typeof runLoops>[1],
 ): Promise<LoopFigures> {
+  await analyzedLikeProduction(database)
   const cpu = await CpuWindow.start(pid, { adminUrl: cfg.adminUrl, database })
   const result = await runLoops(options, iteration)
   return loopFigures(result, cpuFigures(await cpu.end(), result.rec.requests.length))
@@ -118,6 +127,7 @@ export async function measuredCannon(
   pid: number,
   options: Parameters<typeof cannon>[0],
 ): Promise<CannonResult & { cpu: CpuFigures }> {
+  await analyzedLikeProduction(database)
   const cpu = await CpuWindow.start(pid, { adminUrl: cfg.adminUrl, database })
   const result = await cannon(options)
   return { ...result, cpu: cpuFigures(await cpu.end(), result.latency.count) }

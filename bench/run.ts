@@ -51,7 +51,8 @@ import { createKey, makeEvidence } from './workloads.ts'
  * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,audit,embedded),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
- * databases) and BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix).
+ * databases), BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix) and
+ * BENCH_FRESH_PLANS=1 (no ANALYZE before the measured windows).
  */
 
 function gitCommit(): { commit: string | null; srcModified: boolean | null } {
@@ -90,6 +91,9 @@ async function main(): Promise<number> {
   )
   if (Object.keys(cfg.dbSettings).length > 0) {
     log(`NON-DEFAULT database settings (investigation run): ${JSON.stringify(cfg.dbSettings)}`)
+  }
+  if (cfg.freshPlans) {
+    log('BENCH_FRESH_PLANS=1 (investigation run): no ANALYZE before the measured windows')
   }
   if (cfg.arbiterRoot !== repoRoot)
     log(`Arbiter from ANOTHER checkout (investigation run): ${cfg.arbiterRoot}`)

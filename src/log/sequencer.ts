@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { PoolClient } from 'pg'
-import { auditRange, auditRowToRecord } from '../audit/repository.ts'
+import { type AuditHeadRow, auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { Pool } from '../db/pool.ts'
 import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
 import { type OpenedBatch, openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
+import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { onAuditEntriesCommitted } from './intake-signal.ts'
 import { extendTree, type LogHead, sequenceEntries } from './sequence-batch.ts'
-import { compactRangeFromNodes } from './transparency.ts'
+import { type CompactRange, compactRangeFromNodes, rootNodes } from './transparency.ts'
 
 export interface SequencerTiming {
   /** How long a lease lasts without renewal: a dead holder is replaced at most this long (+ retryMs) after. */
@@ -58,7 +59,9 @@ export interface SequencerOptions {
  * The one writer of the log. Every replica runs one; only the holder of the lease (a row in PostgreSQL, timed by
  * the database's clock) works. Each batch is one transaction that re-checks the lease and locks the log head, so
  * even a holder that lost its lease without noticing cannot extend the log: seqs are never given twice or
- * skipped. The tree's right edge is read inside each batch, never cached, so a new holder simply continues.
+ * skipped. The tree's right edge (the hashes a batch extends) is kept from the last batch this holder locked or
+ * wrote and used only while the locked head is still that batch's; otherwise (a new holder, another holder wrote
+ * meanwhile, a COMMIT that did not go through) it is read from the stored nodes inside the batch.
  * While entries keep coming a batch costs two round trips: its opening, which also commits the batch before it,
  * and its write (three when it commits on its own).
  */
@@ -78,6 +81,11 @@ export class Sequencer {
   private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
   /** The head after the last batch committed. */
   private lastHead: LogHead | null = null
+  /**
+   * The tree at the head this holder last locked or wrote (whether or not that COMMIT went through): the head and
+   * the tree's right edge there.
+   */
+  private knownTree: { head: LogHead; range: CompactRange } | null = null
   /** A batch written on `client` and not yet committed: the next batch's opening commits it. */
   private held: { client: PoolClient; batch: CommittedBatch } | null = null
   private checkpointedSize: number | null = null
@@ -289,8 +297,8 @@ export class Sequencer {
       return null
     }
     this.leaseRenewedAt = Date.now()
-    const range = compactRangeFromNodes(head.tree_size, opened.rightEdge)
     if (head.tree_size < head.seq) {
+      const range = await this.rightEdge(tx, head)
       const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
       const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
         auditRowToRecord,
@@ -303,11 +311,13 @@ export class Sequencer {
         drainedIntakeIds: [],
         head: newHead,
       })
+      this.knownTree = { head: newHead, range: extended.range }
       this.workKnown = true
       return { head: newHead, records: [], placed: records.length }
     }
     const { entries } = opened
     if (entries.length === 0) return null
+    const range = await this.rightEdge(tx, head)
     const batch = sequenceEntries(
       { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
       range,
@@ -319,6 +329,7 @@ export class Sequencer {
       drainedIntakeIds: entries.map((entry) => entry.id),
       head: batch.head,
     })
+    this.knownTree = { head: batch.head, range: batch.range }
     if (entries.length === this.timing.batchSize) this.workKnown = true
     return {
       head: batch.head,
@@ -326,6 +337,25 @@ export class Sequencer {
       records: batch.records.map(({ canonical: _canonical, ...record }) => record),
       placed: entries.length,
     }
+  }
+
+  /**
+   * The tree's right edge at the locked head: the one this holder knows when the head is still the one it knows
+   * (the same last record, so the same leaves), else read from the stored nodes.
+   */
+  private async rightEdge(tx: PoolClient, head: AuditHeadRow): Promise<CompactRange> {
+    const known = this.knownTree
+    if (
+      known &&
+      known.head.seq === head.seq &&
+      known.head.hash === head.hash &&
+      known.head.treeSize === head.tree_size
+    ) {
+      return known.range
+    }
+    const range = compactRangeFromNodes(head.tree_size, await readNodes(tx, rootNodes(head.tree_size)))
+    this.knownTree = { head: { seq: head.seq, hash: head.hash, treeSize: head.tree_size }, range }
+    return range
   }
 
   /**

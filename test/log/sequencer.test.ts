@@ -304,4 +304,58 @@ describe('the sequencer', () => {
       'the batch committed by the failed opening is announced too',
     )
   })
+
+  it('keeps the right edge it wrote between batches, and reads it when the head is not the one it wrote', async (t) => {
+    // Statements of the sequencers' pool that read the right edge from the stored nodes; and one carried COMMIT
+    // made to fail before it runs (the batch it would have committed rolls back).
+    let edgeReads = 0
+    let failCarried = false
+    const { app, errors, start } = await ownSequencer(t, 1, async (run, args) => {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
+      if (text.includes('FROM merkle_nodes n')) edgeReads++
+      if (failCarried && text.startsWith('COMMIT;')) {
+        failCarried = false
+        throw new Error('the carried COMMIT did not go through')
+      }
+      return run(...args)
+    })
+    const ops = await app.key('ops')
+    const verifies = async (label: string) => {
+      const { rows, intakeLeft } = await logState(app)
+      assert.equal(intakeLeft, 0, label)
+      const res = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
+      assert.equal(res.json().ok, true, `${label}: ${res.body}`)
+      return rows
+    }
+
+    const first = start(true)
+    await change(app, 'first burst', { replica: 0, entries: 40, rollback: false })
+    await verifies('first burst')
+    assert.equal(edgeReads, 1, 'read once, when the holder took the lease; kept for the next 7+ batches')
+
+    // Another holder extends the log: the first one's edge is stale when it holds the lease again.
+    await first.stop()
+    const second = start(true)
+    await change(app, 'second holder', { replica: 0, entries: 12, rollback: false })
+    await verifies('second holder')
+    assert.equal(edgeReads, 2, 'the new holder reads it once')
+    await second.stop()
+    first.start()
+    t.after(() => first.stop())
+    await change(app, 'first again', { replica: 0, entries: 12, rollback: false })
+    await verifies('first holder again')
+    assert.equal(edgeReads, 3, 'the returning holder reads it: the head is not the one it wrote')
+
+    // A held batch whose COMMIT fails is rolled back: the edge it computed is not the stored tree's.
+    failCarried = true
+    await change(app, 'lost commit', { replica: 0, entries: 30, rollback: false })
+    const rows = await verifies('after a carried COMMIT failed')
+    assert.equal(failCarried, false, 'a carried COMMIT was made to fail')
+    assert.equal(rows.filter((r) => r.marker === 'lost commit').length, 30)
+    assert.ok(edgeReads >= 4, `${edgeReads} reads: the batch after the failure read the edge`)
+    assert.deepEqual(
+      errors.map((err) => (err as Error).message),
+      ['the carried COMMIT did not go through'],
+    )
+  })
 })

@@ -70,16 +70,15 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
 export interface OpenedBatch {
   /** The locked head, or null when `holder` does not hold the lease (the transaction then changes nothing). */
   head: AuditHeadRow | null
-  /** The tree's right edge at head.tree_size: the hashes of its perfect decomposition, keyed `level:idx`. */
-  rightEdge: Map<string, Uint8Array>
   /** The oldest committed intake entries, at most `limit`, with `at` already in the API's RFC 3339 form. */
   entries: (Omit<IntakeRow, 'at'> & { at: string })[]
 }
 
 /**
  * Opens a sequencer batch in one round trip: BEGIN, the sequencer mark, the lease re-check (renewing it, and
- * locking its row until the batch ends — fencing), the head lock, the tree's right edge and the next intake
- * entries. With `commitFirst`, the same round trip first commits the batch the connection has written (the
+ * locking its row until the batch ends — fencing), the head lock and the next intake entries. The tree's right
+ * edge is not read here: the sequencer keeps the one it last wrote and reads it (`readNodes` of `rootNodes`)
+ * only when the locked head is not the one it wrote. With `commitFirst`, the same round trip first commits the batch the connection has written (the
  * previous batch's COMMIT and this one's opening travel together). Sent as one simple-protocol query, so the
  * values are inlined: `holder` is this process's own UUID and the numbers are integers, checked here. Should the
  * query fail, whether a `commitFirst` batch committed is unknown; the log is consistent either way (its entries
@@ -103,23 +102,12 @@ export async function openSequencerBatch(
        WHERE id AND (holder = '${holder}' OR expires_at < clock_timestamp()) RETURNING holder
      )
      SELECT seq, hash, tree_size FROM audit_head WHERE EXISTS (SELECT 1 FROM lease) FOR UPDATE;
-     SELECT n.level, n.idx, n.hash FROM audit_head h
-     JOIN generate_series(0, 62) AS l(level) ON ((h.tree_size >> l.level) & 1) = 1
-     JOIN merkle_nodes n ON n.level = l.level AND n.idx = (h.tree_size >> l.level) - 1;
      SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, kind, actor, outcome_id,
             manifest_id, subagent_id, orchestrator_id, verdict, data
      FROM audit_intake ORDER BY id LIMIT ${limit}`,
   )) as unknown as { rows: unknown[] }[]
-  // The last three results: the head, the right edge, the entries.
-  const [heads, edge, entries] = results.slice(-3) as [
-    { rows: unknown[] },
-    { rows: unknown[] },
-    { rows: unknown[] },
-  ]
+  // The last two results: the head, the entries.
+  const [heads, entries] = results.slice(-2) as [{ rows: unknown[] }, { rows: unknown[] }]
   const head = (heads.rows[0] as AuditHeadRow | undefined) ?? null
-  const rightEdge = new Map<string, Uint8Array>()
-  for (const row of edge.rows as { level: number; idx: number; hash: Buffer }[]) {
-    rightEdge.set(`${row.level}:${row.idx}`, row.hash)
-  }
-  return { head, rightEdge, entries: entries.rows as OpenedBatch['entries'] }
+  return { head, entries: entries.rows as OpenedBatch['entries'] }
 }
