@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
+import pg from 'pg'
+import {
+  findReviewVersion,
+  reviewDecisionUpdateIf,
+  verdictInsert,
+  verdictInsertIf,
+} from '../../src/cases/review/repository.ts'
 import { fanoutResultBody } from '../../src/http/schemas/fanouts.ts'
 import { signedPart } from '../helpers/fixtures.ts'
 import {
@@ -248,6 +256,67 @@ describe('verdicts within a revision', () => {
       'every answer is the one stored verdict',
     )
     assert.equal((await auditKinds(identical.review_id)).filter((k) => k === 'verdict.recorded').length, 1)
+  })
+
+  it('writes no decision read before a verdict landed: every verdict gives the review a new version', async () => {
+    const { app, a } = await setup()
+    const db = app.app.services.db
+    const review = await createReview(app, a, 'council')
+    const id = review.review_id
+    const version = async () => (await findReviewVersion(db, id))!.version
+    const versions = [await version()]
+    // A first verdict, settled without a transaction: the version moves.
+    assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
+    versions.push(await version())
+    // A verdict whose review row changed after it was read (another client holds the row and gives it a new
+    // version meanwhile): written by the transaction, which moves the version too.
+    const holder = new pg.Client({ connectionString: app.db.connectionString })
+    await holder.connect()
+    try {
+      await holder.query('BEGIN')
+      const held = await holder.query<{ version: string }>(
+        'UPDATE reviews SET status = status WHERE id = $1 RETURNING xmin::text AS version',
+        [id],
+      )
+      versions.push(held.rows[0]!.version)
+      const pending = postVerdict(app, a, id, verdict('c2', 'DONE_WITH_CONCERNS'))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await holder.query('COMMIT')
+      const answered = await pending
+      assert.equal(answered.statusCode, 201, answered.body)
+    } finally {
+      await holder.end()
+    }
+    versions.push(await version())
+    assert.equal(new Set(versions).size, 4)
+    // A stale version writes neither a verdict nor a decision.
+    const lateVerdict = verdictInsert({
+      id: randomUUID(),
+      review_id: id,
+      revision: 0,
+      judge_id: 'c3',
+      attempt: 1,
+      status: 'DONE',
+      body: { judge_id: 'c3', revision: 0, status: 'DONE', summary: 'late', evidence: ['read it'] },
+      verdict_digest: `sha256:${'4'.repeat(64)}`,
+      received_at: new Date(),
+      api_key_id: null,
+    })
+    assert.equal(await verdictInsertIf(db, id, versions[1]!, [lateVerdict]), false)
+    const staleDecision = reviewDecisionUpdateIf(id, versions[1]!, {
+      status: 'decided',
+      manifestId: randomUUID(),
+      revision: 0,
+      directive: 'APPLY',
+    })
+    assert.equal((await db.query(staleDecision.text, staleDecision.values)).rowCount, 0)
+    // The decision counts both verdicts, and only them.
+    assert.equal((await postVerdict(app, a, id, verdict('c3', 'DONE'))).statusCode, 201)
+    const { manifest } = await decide(app, a, id)
+    assert.deepEqual(
+      manifest.verdicts.map((v) => v.judge_id),
+      ['c1', 'c2', 'c3'],
+    )
   })
 })
 

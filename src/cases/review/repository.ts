@@ -1,5 +1,11 @@
 import type { Queryable } from '../../db/pool.ts'
-import { named, type Statement, shiftPlaceholders } from '../../db/statement.ts'
+import {
+  guardedWrites,
+  named,
+  queryStatement,
+  type Statement,
+  shiftPlaceholders,
+} from '../../db/statement.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
@@ -45,6 +51,8 @@ export interface ReviewRow {
 
 const REVIEW_COLUMNS = `id, list_seq, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
   revision, status, manifest_id, manifest_revision, manifest_directive, created_at`
+/** The same columns of `reviews r`. */
+const R_REVIEW_COLUMNS = REVIEW_COLUMNS.replace(/\w+/g, 'r.$&')
 
 export type NewReviewRow = Pick<
   ReviewRow,
@@ -149,6 +157,20 @@ export function reviewDecisionUpdate(
   }
 }
 
+/** reviewDecisionUpdate, only while the row is at `version` (findReviewVersion); RETURNING id when it was. */
+export function reviewDecisionUpdateIf(
+  id: string,
+  version: string,
+  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
+): Statement {
+  return {
+    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
+     WHERE id = $1 AND xmin::text = $6 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.revision, state.directive, version],
+    prepare: true,
+  }
+}
+
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
 export async function updateReviewRevision(
   db: Queryable,
@@ -185,9 +207,89 @@ const VERDICT_COLUMNS =
 /** The same columns of `review_verdicts v`, for queries that join it. */
 const V_VERDICT_COLUMNS = VERDICT_COLUMNS.replace(/\w+/g, 'v.$&')
 
+/**
+ * The review, its row version (xmin: every write to the row gives it a new one) and the latest verdict of each
+ * judge in its current revision, in one statement and one snapshot, without locking anything: what a verdict
+ * submitted without a transaction judges against (`verdictInsertIf`).
+ */
+export async function readReviewWithVerdicts(
+  db: Queryable,
+  id: string,
+): Promise<{ review: ReviewRow; version: string; verdicts: VerdictRow[] } | undefined> {
+  const { rows } = await db.query<ReviewRow & { row_version: string; verdicts: JsonVerdict[] }>(
+    named(
+      `SELECT ${R_REVIEW_COLUMNS}, r.xmin::text AS row_version,
+         (SELECT coalesce(json_agg(v ORDER BY v.judge_id), '[]'::json) FROM (
+            SELECT DISTINCT ON (judge_id) ${VERDICT_COLUMNS} FROM review_verdicts
+            WHERE review_id = r.id AND revision = r.revision
+            ORDER BY judge_id, attempt DESC) v) AS verdicts
+       FROM reviews r WHERE r.id = $1`,
+      [id],
+    ),
+  )
+  const row = rows[0]
+  if (!row) return undefined
+  const { row_version, verdicts, ...review } = row
+  return {
+    review,
+    version: row_version,
+    verdicts: verdicts.map((v) => ({ ...v, received_at: new Date(v.received_at) })),
+  }
+}
+
+/** A verdict row as json_agg gives it: timestamps as text. */
+type JsonVerdict = Omit<VerdictRow, 'received_at'> & { received_at: string }
+
+/**
+ * `writes` (the verdict and its record) only if the review row is still at `version`, giving the row a new
+ * version when they are written (see reviewTouch): one statement, no transaction. Answers whether it wrote.
+ */
+export async function verdictInsertIf(
+  db: Queryable,
+  reviewId: string,
+  version: string,
+  writes: readonly Statement[],
+): Promise<boolean> {
+  const rows = await queryStatement(
+    db,
+    guardedWrites(
+      {
+        text: 'UPDATE reviews SET status = status WHERE id = $1 AND xmin::text = $2 RETURNING id',
+        values: [reviewId, version],
+        prepare: true,
+      },
+      writes,
+    ),
+  )
+  return rows.length > 0
+}
+
+/**
+ * A write of the review row that changes nothing but its version: a new verdict goes with it, so that a decision
+ * that read the review before (CaseKind.optimistic) does not write a manifest that misses it.
+ */
+export function reviewTouch(id: string): Statement {
+  return { text: 'UPDATE reviews SET status = status WHERE id = $1', values: [id], prepare: true }
+}
+
+/**
+ * The review with its row version, without locking it: what a decision without a transaction reads
+ * (CaseKind.optimistic).
+ */
+export async function findReviewVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<ReviewRow & { row_version: string }>(
+    named(`SELECT ${REVIEW_COLUMNS}, xmin::text AS row_version FROM reviews WHERE id = $1`, [id]),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...review } = found
+  return { case: review, version: row_version }
+}
+
 export function verdictInsert(row: VerdictRow): Statement {
   return {
-    text: `INSERT INTO review_verdicts (${VERDICT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)`,
+    // INSERT … SELECT, so that it can be made conditional (guardedWrites).
+    text: `INSERT INTO review_verdicts (${VERDICT_COLUMNS}) SELECT $1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10`,
     values: [
       row.id,
       row.review_id,

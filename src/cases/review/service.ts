@@ -4,7 +4,7 @@ import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
-import { combineWrites, runStatement } from '../../db/statement.ts'
+import { combineWrites, runStatement, type Statement } from '../../db/statement.ts'
 import type { AgentIdentity } from '../../domain/review/identity.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
@@ -31,9 +31,12 @@ import {
   type NewReviewRow,
   type ReviewRow,
   type ReviewSubject,
+  readReviewWithVerdicts,
+  reviewTouch,
   updateReviewRevision,
   type VerdictRow,
   verdictInsert,
+  verdictInsertIf,
 } from './repository.ts'
 import type { VerdictBody } from './schemas.ts'
 
@@ -133,9 +136,10 @@ export type VerdictResult =
   | { kind: 'unchanged'; verdict: VerdictAnswer }
 
 /**
- * `POST /v1/reviews/{id}/verdicts`: one judge's return. Under the review's row lock, so a verdict lands either
- * before a decision (and counts) or after it (and is refused naming the manifest); the state rules are
- * `acceptVerdict`'s. Refused verdicts write nothing.
+ * `POST /v1/reviews/{id}/verdicts`: one judge's return. A verdict lands either before a decision (and counts) or
+ * after it (and is refused naming the manifest); the state rules are `acceptVerdict`'s. Refused verdicts write
+ * nothing. Tried first without a transaction (`submitVerdictWithoutTransaction`); whatever that cannot settle is
+ * judged again under the review's row lock.
  */
 export async function submitVerdict(
   ctx: Pick<ServiceContext, 'db'>,
@@ -144,16 +148,14 @@ export async function submitVerdict(
   actor: Actor,
   authorize: AuthorizeReviewWrite,
 ): Promise<VerdictResult> {
-  const verdictDigest = hashJson(body)
+  const submission = { judge_id: body.judge_id, revision: body.revision, verdict_digest: hashJson(body) }
+  const settled = await submitVerdictWithoutTransaction(ctx, reviewId, body, submission, actor, authorize)
+  if (settled) return settled
   return withTransaction(ctx.db, async (tx) => {
     const review = await lockReview(tx, reviewId)
     authorize(review)
     const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
-    const acceptance = acceptVerdict(reviewState(review), recorded, {
-      judge_id: body.judge_id,
-      revision: body.revision,
-      verdict_digest: verdictDigest,
-    })
+    const acceptance = acceptVerdict(reviewState(review), recorded, submission)
     const existing = recorded.find((v) => v.judge_id === body.judge_id)
     switch (acceptance.kind) {
       case 'replay':
@@ -163,34 +165,10 @@ export async function submitVerdict(
       case 'record':
         break
     }
-    const row: VerdictRow = {
-      id: randomUUID(),
-      review_id: reviewId,
-      revision: review.revision,
-      judge_id: body.judge_id,
-      attempt: (existing?.attempt ?? 0) + 1,
-      status: body.status,
-      body: body as unknown as { [key: string]: JsonValue },
-      verdict_digest: verdictDigest,
-      received_at: new Date(),
-      api_key_id: actor === 'system' ? null : actor,
-    }
-    const audit = auditAppend([
-      caseAuditEntry(reviewCase.auditSubject(review), {
-        kind: 'verdict.recorded',
-        actor,
-        at: row.received_at.toISOString(),
-        data: {
-          judge_id: row.judge_id,
-          revision: row.revision,
-          status: row.status,
-          verdict_digest: row.verdict_digest,
-        },
-      }),
-    ])
+    const { row, writes } = verdictWrites(review, existing, body, submission.verdict_digest, actor)
     try {
-      // The verdict and its record, in one statement.
-      await runStatement(tx, combineWrites([verdictInsert(row), audit]))
+      // The verdict, a new version of the review row (see reviewTouch) and the record, in one statement.
+      await runStatement(tx, combineWrites([...writes, reviewTouch(review.id)]))
     } catch (err) {
       // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
       // key still lets exactly one win.
@@ -209,6 +187,76 @@ export async function submitVerdict(
     auditAppended(tx)
     return { kind: 'created', verdict: toVerdictAnswer(row) }
   })
+}
+
+/**
+ * A verdict without a transaction, which settles the common cases in two round trips: read the review, its row
+ * version and its verdicts in one statement; judge the verdict; write it and its record in one statement that
+ * writes only if the review row is still at the version read (`verdictInsertIf`: a verdict, a decision or a new
+ * revision since gave it another), and gives the row a new version. A replay is answered from the read. Answers undefined, writing nothing, for the
+ * transaction to judge again under the row lock: a refusal (its problem names a manifest read under that lock),
+ * a review changed since the read, or another verdict of the same judge that took the attempt first.
+ */
+async function submitVerdictWithoutTransaction(
+  ctx: Pick<ServiceContext, 'db'>,
+  reviewId: string,
+  body: VerdictBody,
+  submission: { judge_id: string; revision: number; verdict_digest: string },
+  actor: Actor,
+  authorize: AuthorizeReviewWrite,
+): Promise<VerdictResult | undefined> {
+  const read = await readReviewWithVerdicts(ctx.db, reviewId)
+  if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  authorize(read.review)
+  const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
+  const existing = read.verdicts.find((v) => v.judge_id === body.judge_id)
+  if (acceptance.kind === 'replay') return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+  if (acceptance.kind === 'refuse') return undefined
+  const { row, writes } = verdictWrites(read.review, existing, body, submission.verdict_digest, actor)
+  try {
+    if (!(await verdictInsertIf(ctx.db, reviewId, read.version, writes))) return undefined
+  } catch (err) {
+    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
+    throw err
+  }
+  auditAppended(ctx.db)
+  return { kind: 'created', verdict: toVerdictAnswer(row) }
+}
+
+/** A judge's new verdict for the review's current revision, and the writes that record it (verdict, record). */
+function verdictWrites(
+  review: ReviewRow,
+  existing: VerdictRow | undefined,
+  body: VerdictBody,
+  verdictDigest: string,
+  actor: Actor,
+): { row: VerdictRow; writes: Statement[] } {
+  const row: VerdictRow = {
+    id: randomUUID(),
+    review_id: review.id,
+    revision: review.revision,
+    judge_id: body.judge_id,
+    attempt: (existing?.attempt ?? 0) + 1,
+    status: body.status,
+    body: body as unknown as { [key: string]: JsonValue },
+    verdict_digest: verdictDigest,
+    received_at: new Date(),
+    api_key_id: actor === 'system' ? null : actor,
+  }
+  const audit = auditAppend([
+    caseAuditEntry(reviewCase.auditSubject(review), {
+      kind: 'verdict.recorded',
+      actor,
+      at: row.received_at.toISOString(),
+      data: {
+        judge_id: row.judge_id,
+        revision: row.revision,
+        status: row.status,
+        verdict_digest: row.verdict_digest,
+      },
+    }),
+  ])
+  return { row, writes: [verdictInsert(row), audit] }
 }
 
 /**
