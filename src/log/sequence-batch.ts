@@ -16,6 +16,24 @@ export interface LogHead {
   treeSize: number
 }
 
+/** The tree at a head: the head and the tree's right edge there (the perfect subtrees of its size). */
+export interface TreeAtHead {
+  head: LogHead
+  range: CompactRange
+}
+
+/**
+ * The right edge kept from `known` when `locked` is the same head: the same last record (seq and hash, so the same
+ * records and leaves) and the same tree size. Undefined otherwise: the edge must be read from the stored nodes.
+ */
+export function keptRightEdge(known: TreeAtHead | null, locked: LogHead): CompactRange | undefined {
+  if (known === null) return undefined
+  const { head } = known
+  return head.seq === locked.seq && head.hash === locked.hash && head.treeSize === locked.treeSize
+    ? known.range
+    : undefined
+}
+
 export interface SequencedBatch {
   /** The records, each with the canonical text its hash covers (stored beside it). */
   records: SealedAuditRecord[]
@@ -41,8 +59,8 @@ export function auditLeafHash(record: AuditRecord): Uint8Array {
 
 /**
  * Places entries at the end of the log: consecutive seqs after the head, each chained to the one before, each a
- * new leaf of the tree. Pure: the sequencer supplies the head and the tree's right edge it read under the head
- * lock, and stores what this returns in the same transaction.
+ * new leaf of the tree. Pure: the sequencer supplies the head it locked and the tree's right edge at that head,
+ * and stores what this returns in the same transaction.
  */
 export function sequenceEntries(
   head: LogHead,

@@ -8,7 +8,13 @@ import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { onAuditEntriesCommitted } from './intake-signal.ts'
-import { extendTree, type LogHead, sequenceEntries } from './sequence-batch.ts'
+import {
+  extendTree,
+  keptRightEdge,
+  type LogHead,
+  sequenceEntries,
+  type TreeAtHead,
+} from './sequence-batch.ts'
 import { type CompactRange, compactRangeFromNodes, rootNodes } from './transparency.ts'
 
 export interface SequencerTiming {
@@ -85,7 +91,7 @@ export class Sequencer {
    * The tree at the head this holder last locked or wrote (whether or not that COMMIT went through): the head and
    * the tree's right edge there.
    */
-  private knownTree: { head: LogHead; range: CompactRange } | null = null
+  private knownTree: TreeAtHead | null = null
   /** A batch written on `client` and not yet committed: the next batch's opening commits it. */
   private held: { client: PoolClient; batch: CommittedBatch } | null = null
   private checkpointedSize: number | null = null
@@ -343,18 +349,12 @@ export class Sequencer {
    * The tree's right edge at the locked head: the one this holder knows when the head is still the one it knows
    * (the same last record, so the same leaves), else read from the stored nodes.
    */
-  private async rightEdge(tx: PoolClient, head: AuditHeadRow): Promise<CompactRange> {
-    const known = this.knownTree
-    if (
-      known &&
-      known.head.seq === head.seq &&
-      known.head.hash === head.hash &&
-      known.head.treeSize === head.tree_size
-    ) {
-      return known.range
-    }
-    const range = compactRangeFromNodes(head.tree_size, await readNodes(tx, rootNodes(head.tree_size)))
-    this.knownTree = { head: { seq: head.seq, hash: head.hash, treeSize: head.tree_size }, range }
+  private async rightEdge(tx: PoolClient, row: AuditHeadRow): Promise<CompactRange> {
+    const head = { seq: row.seq, hash: row.hash, treeSize: row.tree_size }
+    const kept = keptRightEdge(this.knownTree, head)
+    if (kept) return kept
+    const range = compactRangeFromNodes(head.treeSize, await readNodes(tx, rootNodes(head.treeSize)))
+    this.knownTree = { head, range }
     return range
   }
 

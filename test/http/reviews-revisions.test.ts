@@ -2,12 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import {
-  findReviewVersion,
-  reviewDecisionUpdateIf,
-  verdictInsert,
-  verdictInsertIf,
-} from '../../src/cases/review/repository.ts'
+import { verdictInsert, verdictInsertIf } from '../../src/cases/review/repository.ts'
 import { fanoutResultBody } from '../../src/http/schemas/fanouts.ts'
 import { signedPart } from '../helpers/fixtures.ts'
 import {
@@ -258,65 +253,50 @@ describe('verdicts within a revision', () => {
     assert.equal((await auditKinds(identical.review_id)).filter((k) => k === 'verdict.recorded').length, 1)
   })
 
-  it('writes no decision read before a verdict landed: every verdict gives the review a new version', async () => {
+  it('writes no verdict judged against a review that changed since it was read: the transaction refuses it', async () => {
     const { app, a } = await setup()
-    const db = app.app.services.db
     const review = await createReview(app, a, 'council')
     const id = review.review_id
-    const version = async () => (await findReviewVersion(db, id))!.version
-    const versions = [await version()]
-    // A first verdict, settled without a transaction: the version moves.
+    // A verdict settled without a transaction.
     assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
-    versions.push(await version())
-    // A verdict whose review row changed after it was read (another client holds the row and gives it a new
-    // version meanwhile): written by the transaction, which moves the version too.
+    // Another client holds the review row and moves it to revision 1 while a verdict for revision 0 is on its way:
+    // the verdict, judged against revision 0 when read, must not be written; judged again, it is stale.
     const holder = new pg.Client({ connectionString: app.db.connectionString })
     await holder.connect()
     try {
       await holder.query('BEGIN')
-      const held = await holder.query<{ version: string }>(
-        'UPDATE reviews SET status = status WHERE id = $1 RETURNING xmin::text AS version',
-        [id],
-      )
-      versions.push(held.rows[0]!.version)
-      const pending = postVerdict(app, a, id, verdict('c2', 'DONE_WITH_CONCERNS'))
+      await holder.query('UPDATE reviews SET revision = 1 WHERE id = $1', [id])
+      const pending = postVerdict(app, a, id, verdict('c2', 'DONE'))
       await new Promise((resolve) => setTimeout(resolve, 200))
       await holder.query('COMMIT')
       const answered = await pending
-      assert.equal(answered.statusCode, 201, answered.body)
+      assert.equal(answered.statusCode, 409, answered.body)
+      assert.equal(answered.json().revision, 1)
     } finally {
       await holder.end()
     }
-    versions.push(await version())
-    assert.equal(new Set(versions).size, 4)
-    // A stale version writes neither a verdict nor a decision.
-    const lateVerdict = verdictInsert({
+    const { rows } = await app.app.db.query<{ judge_id: string }>(
+      'SELECT judge_id FROM review_verdicts WHERE review_id = $1 ORDER BY judge_id',
+      [id],
+    )
+    assert.deepEqual(
+      rows.map((r) => r.judge_id),
+      ['c1'],
+    )
+    // A stale version writes nothing.
+    const late = verdictInsert({
       id: randomUUID(),
       review_id: id,
-      revision: 0,
+      revision: 1,
       judge_id: 'c3',
       attempt: 1,
       status: 'DONE',
-      body: { judge_id: 'c3', revision: 0, status: 'DONE', summary: 'late', evidence: ['read it'] },
+      body: { judge_id: 'c3', revision: 1, status: 'DONE', summary: 'late', evidence: ['read it'] },
       verdict_digest: `sha256:${'4'.repeat(64)}`,
       received_at: new Date(),
       api_key_id: null,
     })
-    assert.equal(await verdictInsertIf(db, id, versions[1]!, [lateVerdict]), false)
-    const staleDecision = reviewDecisionUpdateIf(id, versions[1]!, {
-      status: 'decided',
-      manifestId: randomUUID(),
-      revision: 0,
-      directive: 'APPLY',
-    })
-    assert.equal((await db.query(staleDecision.text, staleDecision.values)).rowCount, 0)
-    // The decision counts both verdicts, and only them.
-    assert.equal((await postVerdict(app, a, id, verdict('c3', 'DONE'))).statusCode, 201)
-    const { manifest } = await decide(app, a, id)
-    assert.deepEqual(
-      manifest.verdicts.map((v) => v.judge_id),
-      ['c1', 'c2', 'c3'],
-    )
+    assert.equal(await verdictInsertIf(app.app.db, id, '1', [late]), false)
   })
 })
 

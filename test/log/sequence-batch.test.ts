@@ -9,7 +9,7 @@ import {
   canonicalAuditRecord,
   GENESIS_HASH,
 } from '../../src/domain/shared/audit-chain.ts'
-import { auditLeafHash, extendTree, sequenceEntries } from '../../src/log/sequence-batch.ts'
+import { auditLeafHash, extendTree, keptRightEdge, sequenceEntries } from '../../src/log/sequence-batch.ts'
 import {
   compactRangeRoot,
   EMPTY_COMPACT_RANGE,
@@ -171,5 +171,20 @@ describe('extendTree', () => {
   it('refuses records that are not the next leaves', () => {
     const { records } = sequenceInBatches([entry(1), entry(2)], [2])
     assert.throws(() => extendTree(EMPTY_COMPACT_RANGE, [records[1]!]), /not leaf 1/)
+  })
+})
+
+describe('keptRightEdge', () => {
+  const range = { size: 5, hashes: [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)] }
+  const head = { seq: 5, hash: `sha256:${'a'.repeat(64)}`, treeSize: 5 }
+
+  it('keeps the edge only for the same last record and tree size', () => {
+    assert.equal(keptRightEdge({ head, range }, { ...head }), range)
+    assert.equal(keptRightEdge(null, head), undefined)
+    // Another record at the same seq (a rolled-back batch, then another holder placed other entries there).
+    assert.equal(keptRightEdge({ head, range }, { ...head, hash: `sha256:${'b'.repeat(64)}` }), undefined)
+    assert.equal(keptRightEdge({ head, range }, { ...head, seq: 6, treeSize: 6 }), undefined)
+    // The same records, the tree not yet over all of them (a backfill in progress).
+    assert.equal(keptRightEdge({ head, range }, { ...head, treeSize: 4 }), undefined)
   })
 })

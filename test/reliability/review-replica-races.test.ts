@@ -25,6 +25,8 @@ import {
  */
 
 const REPLICAS = 3
+/** The race of a verdict that may come after the decision: the debate's meta-judge, never waited for. */
+const LATE_RACE = 'moderator-1'
 const DECIDES_PER_WAVE = 24
 
 type Scenario = 'apply' | 'pause' | 'revise' | 'council'
@@ -139,10 +141,12 @@ describe('reviews across replicas on one database', () => {
             extras: Array(4).fill({ kind: 'revision' }),
             bodies: Array(4).fill({ digest: DIGEST_1 }),
           })
+          // The meta-judge is never waited for: its verdict races the decision, counted or refused naming it.
           await run(
             join(
               verdicts('amy-1', [verdict('amy', 'DONE', 1)]),
               verdicts('zed-1', [verdict('zed', 'DONE', 1)]),
+              verdicts(LATE_RACE, [verdict('moderator', 'DONE', 1)]),
             ),
           )
           break
@@ -232,12 +236,39 @@ describe('reviews across replicas on one database', () => {
       for (const c of calls.filter((x) => x.kind === 'verdict'))
         races.set(c.race!, [...(races.get(c.race!) ?? []), c])
       for (const [race, raced] of races) {
+        if (race === LATE_RACE) continue
         const codes = raced.map((c) => c.response.statusCode)
         assert.equal(codes.filter((code) => code === 201).length, 1, `one winner in ${race}: ${codes}`)
         assert.ok(
           codes.every((code) => [200, 201, 409].includes(code)),
           `${race}: ${codes}`,
         )
+      }
+      // Every accepted verdict counts in a manifest of its revision; the meta-judge's, refused, names the
+      // manifest that decided its revision without it.
+      for (const c of calls.filter((x) => x.kind === 'verdict' && x.response.statusCode === 201)) {
+        const accepted = c.response.json() as { judge_id: string; revision: number; verdict_digest: string }
+        assert.ok(
+          manifests.some(
+            (m) =>
+              m.revision === accepted.revision &&
+              m.verdicts.some(
+                (v) => v.judge_id === accepted.judge_id && v.verdict_digest === accepted.verdict_digest,
+              ),
+          ),
+          `accepted verdict of ${accepted.judge_id} (revision ${accepted.revision}) is counted (${scenario})`,
+        )
+      }
+      for (const c of calls.filter((x) => x.race === LATE_RACE)) {
+        assert.ok([201, 409].includes(c.response.statusCode), c.response.body)
+        if (c.response.statusCode !== 409) continue
+        const decided = manifests.find((m) => m.revision === 1 && m.directive !== 'PAUSE')!
+        assert.equal(
+          c.response.json().manifest_id,
+          decided.manifest_id,
+          'a late meta verdict names the manifest',
+        )
+        assert.ok(!decided.verdicts.some((v) => v.judge_id === 'moderator'))
       }
       const revisions = calls.filter((c) => c.kind === 'revision').map((c) => c.response.statusCode)
       if (revisions.length > 0) {

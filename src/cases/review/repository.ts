@@ -157,20 +157,6 @@ export function reviewDecisionUpdate(
   }
 }
 
-/** reviewDecisionUpdate, only while the row is at `version` (findReviewVersion); RETURNING id when it was. */
-export function reviewDecisionUpdateIf(
-  id: string,
-  version: string,
-  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
-): Statement {
-  return {
-    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
-     WHERE id = $1 AND xmin::text = $6 RETURNING id`,
-    values: [id, state.status, state.manifestId, state.revision, state.directive, version],
-    prepare: true,
-  }
-}
-
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
 export async function updateReviewRevision(
   db: Queryable,
@@ -241,8 +227,11 @@ export async function readReviewWithVerdicts(
 type JsonVerdict = Omit<VerdictRow, 'received_at'> & { received_at: string }
 
 /**
- * `writes` (the verdict and its record) only if the review row is still at `version`, giving the row a new
- * version when they are written (see reviewTouch): one statement, no transaction. Answers whether it wrote.
+ * `writes` (the verdict and its record) only if the review row is still at `version`: one statement, no
+ * transaction. The guard takes a share lock, so it waits for a writer holding the row (a decision, a new
+ * revision, a verdict in a transaction) and then sees the row as that writer left it: a decision or a revision
+ * since the read gave it another version, and nothing is written. Verdicts of other judges share the lock and
+ * leave the row as it is, so they do not stop each other. Answers whether it wrote.
  */
 export async function verdictInsertIf(
   db: Queryable,
@@ -254,7 +243,7 @@ export async function verdictInsertIf(
     db,
     guardedWrites(
       {
-        text: 'UPDATE reviews SET status = status WHERE id = $1 AND xmin::text = $2 RETURNING id',
+        text: 'SELECT id FROM reviews WHERE id = $1 AND xmin::text = $2 FOR SHARE',
         values: [reviewId, version],
         prepare: true,
       },
@@ -262,28 +251,6 @@ export async function verdictInsertIf(
     ),
   )
   return rows.length > 0
-}
-
-/**
- * A write of the review row that changes nothing but its version: a new verdict goes with it, so that a decision
- * that read the review before (CaseKind.optimistic) does not write a manifest that misses it.
- */
-export function reviewTouch(id: string): Statement {
-  return { text: 'UPDATE reviews SET status = status WHERE id = $1', values: [id], prepare: true }
-}
-
-/**
- * The review with its row version, without locking it: what a decision without a transaction reads
- * (CaseKind.optimistic).
- */
-export async function findReviewVersion(db: Queryable, id: string) {
-  const { rows } = await db.query<ReviewRow & { row_version: string }>(
-    named(`SELECT ${REVIEW_COLUMNS}, xmin::text AS row_version FROM reviews WHERE id = $1`, [id]),
-  )
-  const found = rows[0]
-  if (found === undefined) return undefined
-  const { row_version, ...review } = found
-  return { case: review, version: row_version }
 }
 
 export function verdictInsert(row: VerdictRow): Statement {

@@ -32,7 +32,6 @@ import {
   type ReviewRow,
   type ReviewSubject,
   readReviewWithVerdicts,
-  reviewTouch,
   updateReviewRevision,
   type VerdictRow,
   verdictInsert,
@@ -167,8 +166,8 @@ export async function submitVerdict(
     }
     const { row, writes } = verdictWrites(review, existing, body, submission.verdict_digest, actor)
     try {
-      // The verdict, a new version of the review row (see reviewTouch) and the record, in one statement.
-      await runStatement(tx, combineWrites([...writes, reviewTouch(review.id)]))
+      // The verdict and its record, in one statement.
+      await runStatement(tx, combineWrites(writes))
     } catch (err) {
       // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
       // key still lets exactly one win.
@@ -192,8 +191,8 @@ export async function submitVerdict(
 /**
  * A verdict without a transaction, which settles the common cases in two round trips: read the review, its row
  * version and its verdicts in one statement; judge the verdict; write it and its record in one statement that
- * writes only if the review row is still at the version read (`verdictInsertIf`: a verdict, a decision or a new
- * revision since gave it another), and gives the row a new version. A replay is answered from the read. Answers undefined, writing nothing, for the
+ * writes only if the review row is still at the version read (`verdictInsertIf`: a decision or a new revision
+ * since gave it another). A replay is answered from the read. Answers undefined, writing nothing, for the
  * transaction to judge again under the row lock: a refusal (its problem names a manifest read under that lock),
  * a review changed since the read, or another verdict of the same judge that took the attempt first.
  */
