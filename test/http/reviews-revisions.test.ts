@@ -2,7 +2,14 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { verdictInsert, verdictInsertIf } from '../../src/cases/review/repository.ts'
+import {
+  findReviewVersion,
+  reviewDecisionUpdateIf,
+  type VerdictRow,
+  verdictInsert,
+  verdictInsertIf,
+} from '../../src/cases/review/repository.ts'
+import { hashJson, type JsonValue } from '../../src/domain/shared/canonical-json.ts'
 import { fanoutResultBody } from '../../src/http/schemas/fanouts.ts'
 import { signedPart } from '../helpers/fixtures.ts'
 import {
@@ -251,6 +258,48 @@ describe('verdicts within a revision', () => {
       'every answer is the one stored verdict',
     )
     assert.equal((await auditKinds(identical.review_id)).filter((k) => k === 'verdict.recorded').length, 1)
+  })
+
+  it('writes no decision read before a verdict landed: every verdict moves the review row, even one written by SQL', async () => {
+    const { app, a } = await setup()
+    const db = app.app.services.db
+    const review = await createReview(app, a, 'council')
+    const id = review.review_id
+    const version = async () => (await findReviewVersion(db, id))!.version
+    const versions = [await version()]
+    assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
+    versions.push(await version())
+    // A verdict inserted as a replica of an earlier version would (no write to the review row of its own): the
+    // database's trigger moves the row all the same.
+    const raw = verdictInsert({
+      id: randomUUID(),
+      review_id: id,
+      revision: 0,
+      judge_id: 'c2',
+      attempt: 1,
+      status: 'DONE',
+      body: verdict('c2', 'DONE') as unknown as VerdictRow['body'],
+      verdict_digest: hashJson(verdict('c2', 'DONE') as unknown as JsonValue),
+      received_at: new Date(),
+      api_key_id: null,
+    })
+    await db.query(raw.text, raw.values)
+    versions.push(await version())
+    assert.equal(new Set(versions).size, 3)
+    // A decision made from what was read before that verdict writes nothing.
+    const stale = reviewDecisionUpdateIf(id, versions[1]!, {
+      status: 'decided',
+      manifestId: randomUUID(),
+      revision: 0,
+      directive: 'APPLY',
+    })
+    assert.equal((await db.query(stale.text, stale.values)).rowCount, 0)
+    assert.equal((await postVerdict(app, a, id, verdict('c3', 'DONE'))).statusCode, 201)
+    const { manifest } = await decide(app, a, id)
+    assert.deepEqual(
+      manifest.verdicts.map((v) => v.judge_id),
+      ['c1', 'c2', 'c3'],
+    )
   })
 
   it('writes no verdict judged against a review that changed since it was read: the transaction refuses it', async () => {

@@ -15,10 +15,12 @@ import { hashJson } from '../../domain/shared/canonical-json.ts'
 import type { CaseDecision, CaseKind } from '../../engine/case-kind.ts'
 import {
   findReview,
+  findReviewVersion,
   latestVerdictsOfRevision,
   type ReviewRow,
   type ReviewSubject,
   reviewDecisionUpdate,
+  reviewDecisionUpdateIf,
   type VerdictRow,
 } from './repository.ts'
 
@@ -171,14 +173,28 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   },
 
   recordDecision(review, decision, manifestId) {
-    return reviewDecisionUpdate(review.id, {
-      status: reviewStatusAfter(decision.content.directive),
-      manifestId,
-      revision: review.revision,
-      directive: decision.content.directive,
-    })
+    return reviewDecisionUpdate(review.id, reviewDecisionState(review, decision.content, manifestId))
   },
 
-  // No `optimistic` decision: it would need every verdict to give the review row a new version, which replicas
-  // of earlier versions, still running during a rolling upgrade, do not do (a verdict they accept would be missed).
+  // Every input of a review's decision writes its row: a verdict (by a trigger, migration 009), a new revision,
+  // a decision.
+  optimistic: {
+    read: findReviewVersion,
+    recordDecisionIf(review, version, decision, manifestId) {
+      return reviewDecisionUpdateIf(
+        review.id,
+        version,
+        reviewDecisionState(review, decision.content, manifestId),
+      )
+    },
+  },
+}
+
+function reviewDecisionState(review: ReviewRow, content: ReviewManifestContent, manifestId: string) {
+  return {
+    status: reviewStatusAfter(content.directive),
+    manifestId,
+    revision: review.revision,
+    directive: content.directive,
+  }
 }

@@ -157,6 +157,34 @@ export function reviewDecisionUpdate(
   }
 }
 
+/** reviewDecisionUpdate, only while the row is at `version` (findReviewVersion); RETURNING id when it was. */
+export function reviewDecisionUpdateIf(
+  id: string,
+  version: string,
+  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
+): Statement {
+  return {
+    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
+     WHERE id = $1 AND xmin::text = $6 RETURNING id`,
+    values: [id, state.status, state.manifestId, state.revision, state.directive, version],
+    prepare: true,
+  }
+}
+
+/**
+ * The review with its row version, without locking it: what a decision without a transaction reads
+ * (CaseKind.optimistic).
+ */
+export async function findReviewVersion(db: Queryable, id: string) {
+  const { rows } = await db.query<ReviewRow & { row_version: string }>(
+    named(`SELECT ${REVIEW_COLUMNS}, xmin::text AS row_version FROM reviews WHERE id = $1`, [id]),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, ...review } = found
+  return { case: review, version: row_version }
+}
+
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
 export async function updateReviewRevision(
   db: Queryable,
@@ -228,10 +256,10 @@ type JsonVerdict = Omit<VerdictRow, 'received_at'> & { received_at: string }
 
 /**
  * `writes` (the verdict and its record) only if the review row is still at `version`: one statement, no
- * transaction. The guard takes a share lock, so it waits for a writer holding the row (a decision, a new
- * revision, a verdict in a transaction) and then sees the row as that writer left it: a decision or a revision
- * since the read gave it another version, and nothing is written. Verdicts of other judges share the lock and
- * leave the row as it is, so they do not stop each other. Answers whether it wrote.
+ * transaction. The guard locks the row, so it waits for a writer holding it (a decision, a new revision, another
+ * verdict) and then sees the row as that writer left it: anything written since the read (every verdict moves
+ * the row too, by a trigger: migration 009) gave it another version, and nothing is written. Answers whether it
+ * wrote.
  */
 export async function verdictInsertIf(
   db: Queryable,
@@ -243,7 +271,7 @@ export async function verdictInsertIf(
     db,
     guardedWrites(
       {
-        text: 'SELECT id FROM reviews WHERE id = $1 AND xmin::text = $2 FOR SHARE',
+        text: 'SELECT id FROM reviews WHERE id = $1 AND xmin::text = $2 FOR NO KEY UPDATE',
         values: [reviewId, version],
         prepare: true,
       },
