@@ -57,9 +57,10 @@ export function combineWrites(statements: readonly Statement[]): Statement {
 }
 
 /**
- * `writes` as one statement that writes only if `guard` (an UPDATE … RETURNING) changed a row, answering the
- * rows `guard` returned: `WITH guard AS (…), w1 AS (<write> WHERE EXISTS (SELECT 1 FROM guard)), … SELECT * FROM
- * guard`. Each write must be an INSERT … SELECT without a WHERE clause of its own.
+ * `writes` as one statement that writes only if `guard` returned a row (an UPDATE … RETURNING that changed it, or
+ * a SELECT … FOR UPDATE that locked it), answering the rows `guard` returned: `WITH guard AS (…), w1 AS (<write>
+ * WHERE EXISTS (SELECT 1 FROM guard)), … SELECT * FROM guard`. Each write must be an INSERT … SELECT without a
+ * WHERE clause of its own.
  */
 export function guardedWrites(guard: Statement, writes: readonly Statement[]): Statement {
   const values: unknown[] = [...guard.values]

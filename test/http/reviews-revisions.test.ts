@@ -43,6 +43,15 @@ async function auditKinds(reviewId: string): Promise<string[]> {
   return story.json().records.map((r: { kind: string }) => r.kind)
 }
 
+/** Polls `check` every 20 ms for up to 5 s. */
+async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 20) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  assert.fail(`timed out waiting for ${what}`)
+}
+
 describe('POST /v1/reviews/{id}/revisions', () => {
   it('starts revision 1 after a REVISE: verdicts start afresh, the old revision takes no more', async () => {
     const { app, a } = await setup()
@@ -302,21 +311,31 @@ describe('verdicts within a revision', () => {
     )
   })
 
-  it('writes no verdict judged against a review that changed since it was read: the transaction refuses it', async () => {
+  it('writes no verdict judged against a review that changed since it was read: the transaction refuses it', {
+    // On the embedded database a transaction holds the one session: nothing is read while it is open.
+    skip: process.env.TEST_DATABASE_URL ? false : 'a read beside an open transaction needs PostgreSQL',
+  }, async () => {
     const { app, a } = await setup()
+    const db = app.app.services.db
     const review = await createReview(app, a, 'council')
     const id = review.review_id
-    // A verdict settled without a transaction.
     assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
-    // Another client holds the review row and moves it to revision 1 while a verdict for revision 0 is on its way:
-    // the verdict, judged against revision 0 when read, must not be written; judged again, it is stale.
+    const before = (await findReviewVersion(db, id))!.version
+    // Another client holds the review row and moves it to revision 1. A verdict for revision 0 reads the review
+    // meanwhile (revision 0: accepted by the rules) and waits on the row lock in its guarded write; once the
+    // other commits, it must write nothing, and judged again under the lock it is stale.
     const holder = new pg.Client({ connectionString: app.db.connectionString })
     await holder.connect()
     try {
       await holder.query('BEGIN')
       await holder.query('UPDATE reviews SET revision = 1 WHERE id = $1', [id])
       const pending = postVerdict(app, a, id, verdict('c2', 'DONE'))
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await waitFor(async () => {
+        const { rows } = await holder.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR NO KEY UPDATE%'`,
+        )
+        return rows.length > 0
+      }, 'the verdict waiting on the row lock in its guarded write')
       await holder.query('COMMIT')
       const answered = await pending
       assert.equal(answered.statusCode, 409, answered.body)
@@ -324,7 +343,7 @@ describe('verdicts within a revision', () => {
     } finally {
       await holder.end()
     }
-    const { rows } = await app.app.db.query<{ judge_id: string }>(
+    const { rows } = await db.query<{ judge_id: string }>(
       'SELECT judge_id FROM review_verdicts WHERE review_id = $1 ORDER BY judge_id',
       [id],
     )
@@ -332,7 +351,7 @@ describe('verdicts within a revision', () => {
       rows.map((r) => r.judge_id),
       ['c1'],
     )
-    // A stale version writes nothing.
+    // Written at the version read before the change: nothing.
     const late = verdictInsert({
       id: randomUUID(),
       review_id: id,
@@ -340,12 +359,12 @@ describe('verdicts within a revision', () => {
       judge_id: 'c3',
       attempt: 1,
       status: 'DONE',
-      body: { judge_id: 'c3', revision: 1, status: 'DONE', summary: 'late', evidence: ['read it'] },
-      verdict_digest: `sha256:${'4'.repeat(64)}`,
+      body: verdict('c3', 'DONE', 1) as unknown as VerdictRow['body'],
+      verdict_digest: hashJson(verdict('c3', 'DONE', 1) as unknown as JsonValue),
       received_at: new Date(),
       api_key_id: null,
     })
-    assert.equal(await verdictInsertIf(app.app.db, id, '1', [late]), false)
+    assert.equal(await verdictInsertIf(db, id, before, [late]), false)
   })
 })
 

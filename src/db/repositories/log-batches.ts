@@ -2,6 +2,7 @@ import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
 import type { SealedAuditRecord } from '../../domain/shared/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
+import { named } from '../statement.ts'
 import type { IntakeRow } from './audit-intake.ts'
 import { nodeArrays } from './merkle-nodes.ts'
 
@@ -15,7 +16,8 @@ export interface SequencedWrite {
 }
 
 /**
- * Writes one sequenced batch in one statement (one round trip while the head is locked): the records (each with
+ * Writes one sequenced batch in one statement (one round trip while the head is locked; prepared once per
+ * connection, so PostgreSQL does not plan it for every batch): the records (each with
  * its canonical text, what its hash covers, for verification to hash as stored), the tree nodes they completed,
  * each issued manifest's audit_seq, the removal of the drained intake entries, and the new head. A batch that
  * only adds old records to the tree passes no records and no intake ids.
@@ -25,7 +27,8 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
   const issued = records.filter((r) => r.kind === 'manifest.issued' && r.manifest_id !== null)
   const [levels, indexes, hashes] = nodeArrays(batch.nodes)
   await db.query(
-    `WITH records AS (
+    named(
+      `WITH records AS (
        INSERT INTO audit_records (${AUDIT_COLUMNS}, canonical)
        SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
                             $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $22::text[])
@@ -40,30 +43,31 @@ export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite):
        DELETE FROM audit_intake WHERE id = ANY($18::bigint[])
      )
      UPDATE audit_head SET seq = $19, hash = $20, tree_size = $21`,
-    [
-      records.map((r) => r.seq),
-      records.map((r) => r.at),
-      records.map((r) => r.kind),
-      records.map((r) => r.actor),
-      records.map((r) => r.outcome_id),
-      records.map((r) => r.manifest_id),
-      records.map((r) => r.subagent_id),
-      records.map((r) => r.orchestrator_id),
-      records.map((r) => r.verdict),
-      records.map((r) => JSON.stringify(r.data)),
-      records.map((r) => r.prev_hash),
-      records.map((r) => r.hash),
-      levels,
-      indexes,
-      hashes,
-      issued.map((r) => r.manifest_id),
-      issued.map((r) => r.seq),
-      batch.drainedIntakeIds,
-      batch.head.seq,
-      batch.head.hash,
-      batch.head.treeSize,
-      records.map((r) => r.canonical),
-    ],
+      [
+        records.map((r) => r.seq),
+        records.map((r) => r.at),
+        records.map((r) => r.kind),
+        records.map((r) => r.actor),
+        records.map((r) => r.outcome_id),
+        records.map((r) => r.manifest_id),
+        records.map((r) => r.subagent_id),
+        records.map((r) => r.orchestrator_id),
+        records.map((r) => r.verdict),
+        records.map((r) => JSON.stringify(r.data)),
+        records.map((r) => r.prev_hash),
+        records.map((r) => r.hash),
+        levels,
+        indexes,
+        hashes,
+        issued.map((r) => r.manifest_id),
+        issued.map((r) => r.seq),
+        batch.drainedIntakeIds,
+        batch.head.seq,
+        batch.head.hash,
+        batch.head.treeSize,
+        records.map((r) => r.canonical),
+      ],
+    ),
   )
 }
 
