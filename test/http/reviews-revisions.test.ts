@@ -330,9 +330,12 @@ describe('verdicts within a revision', () => {
       await holder.query('BEGIN')
       await holder.query('UPDATE reviews SET revision = 1 WHERE id = $1', [id])
       const pending = postVerdict(app, a, id, verdict('c2', 'DONE'))
+      // The guarded write opened review_verdicts to insert and waits for the other transaction to end.
       await waitFor(async () => {
         const { rows } = await holder.query(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR NO KEY UPDATE%'`,
+          `SELECT 1 FROM pg_locks waiting JOIN pg_locks opened ON opened.pid = waiting.pid
+           WHERE NOT waiting.granted AND waiting.locktype = 'transactionid'
+             AND opened.granted AND opened.relation = 'review_verdicts'::regclass AND opened.mode = 'RowExclusiveLock'`,
         )
         return rows.length > 0
       }, 'the verdict waiting on the row lock in its guarded write')

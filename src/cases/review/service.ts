@@ -192,9 +192,9 @@ export async function submitVerdict(
  * A verdict without a transaction, which settles the common cases in two round trips: read the review, its row
  * version and its verdicts in one statement; judge the verdict; write it and its record in one statement that
  * writes only if the review row is still at the version read (`verdictInsertIf`: another verdict, a decision or
- * a new revision since gave it another). A replay is answered from the read. Answers undefined, writing nothing, for the
- * transaction to judge again under the row lock: a refusal (its problem names a manifest read under that lock),
- * a review changed since the read, or another verdict of the same judge that took the attempt first.
+ * a new revision since gave it another). A replay is answered from the read. Answers undefined, writing nothing,
+ * for the transaction to judge again under the row lock: a refusal (its problem names a manifest read under that
+ * lock), a review changed since the read, or another verdict of the same judge that took the attempt first.
  */
 async function submitVerdictWithoutTransaction(
   ctx: Pick<ServiceContext, 'db'>,
