@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { PoolClient } from 'pg'
-import { type AuditHeadRow, auditRange, auditRowToRecord } from '../audit/repository.ts'
+import { auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { Pool } from '../db/pool.ts'
 import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
 import { type OpenedBatch, openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
@@ -303,8 +303,9 @@ export class Sequencer {
       return null
     }
     this.leaseRenewedAt = Date.now()
+    const locked: LogHead = { seq: head.seq, hash: head.hash, treeSize: head.tree_size }
     if (head.tree_size < head.seq) {
-      const range = await this.rightEdge(tx, head)
+      const range = await this.rightEdge(tx, locked)
       const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
       const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
         auditRowToRecord,
@@ -323,12 +324,7 @@ export class Sequencer {
     }
     const { entries } = opened
     if (entries.length === 0) return null
-    const range = await this.rightEdge(tx, head)
-    const batch = sequenceEntries(
-      { seq: head.seq, hash: head.hash, treeSize: head.tree_size },
-      range,
-      entries,
-    )
+    const batch = sequenceEntries(locked, await this.rightEdge(tx, locked), entries)
     await writeSequencedBatch(tx, {
       records: batch.records,
       nodes: batch.nodes,
@@ -349,8 +345,7 @@ export class Sequencer {
    * The tree's right edge at the locked head: the one this holder knows when the head is still the one it knows
    * (the same last record, so the same leaves), else read from the stored nodes.
    */
-  private async rightEdge(tx: PoolClient, row: AuditHeadRow): Promise<CompactRange> {
-    const head = { seq: row.seq, hash: row.hash, treeSize: row.tree_size }
+  private async rightEdge(tx: PoolClient, head: LogHead): Promise<CompactRange> {
     const kept = keptRightEdge(this.knownTree, head)
     if (kept) return kept
     const range = compactRangeFromNodes(head.treeSize, await readNodes(tx, rootNodes(head.treeSize)))

@@ -1,5 +1,6 @@
 import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
+import { findWithRowVersion } from '../../db/row-version.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
@@ -136,18 +137,9 @@ export async function updateFanoutState(
   await runStatement(db, fanoutStateUpdate(id, state))
 }
 
-/**
- * The fan-out with its row version (xmin: every write to the row gives it a new one), without locking it: what a
- * reconciliation without a transaction reads (CaseKind.optimistic).
- */
-export async function findFanoutVersion(db: Queryable, id: string) {
-  const { rows } = await db.query<FanoutRow & { row_version: string }>(
-    named(`SELECT ${FANOUT_COLUMNS}, xmin::text AS row_version FROM fanouts WHERE id = $1`, [id]),
-  )
-  const found = rows[0]
-  if (found === undefined) return undefined
-  const { row_version, ...fanout } = found
-  return { case: fanout, version: row_version }
+/** The fan-out with its row version, without locking it: what a reconciliation without a transaction reads. */
+export function findFanoutVersion(db: Queryable, id: string) {
+  return findWithRowVersion<FanoutRow>(db, 'fanouts', FANOUT_COLUMNS, id)
 }
 
 /** fanoutStateUpdate, only while the row is at `version` (findFanoutVersion); RETURNING id when it was. */

@@ -1,5 +1,6 @@
 import type { AuditData } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
+import { findWithRowVersion } from '../../db/row-version.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
@@ -171,18 +172,9 @@ export async function updateOutcomeState(
   await runStatement(db, outcomeStateUpdate(id, state))
 }
 
-/**
- * The outcome with its row version (xmin: every write to the row gives it a new one), without locking it: what an
- * evaluation without a transaction reads (CaseKind.optimistic).
- */
-export async function findOutcomeVersion(db: Queryable, id: string) {
-  const { rows } = await db.query<OutcomeRow & { row_version: string }>(
-    named(`SELECT ${OUTCOME_COLUMNS}, xmin::text AS row_version FROM outcomes WHERE id = $1`, [id]),
-  )
-  const found = rows[0]
-  if (found === undefined) return undefined
-  const { row_version, ...outcome } = found
-  return { case: outcome, version: row_version }
+/** The outcome with its row version, without locking it: what an evaluation without a transaction reads. */
+export function findOutcomeVersion(db: Queryable, id: string) {
+  return findWithRowVersion<OutcomeRow>(db, 'outcomes', OUTCOME_COLUMNS, id)
 }
 
 /** outcomeStateUpdate, only while the row is at `version` (findOutcomeVersion); RETURNING id when it was. */

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
+import { findWithRowVersion } from '../../db/row-version.ts'
 import {
   guardedWrites,
   named,
@@ -171,18 +172,9 @@ export function reviewDecisionUpdateIf(
   }
 }
 
-/**
- * The review with its row version, without locking it: what a decision without a transaction reads
- * (CaseKind.optimistic).
- */
-export async function findReviewVersion(db: Queryable, id: string) {
-  const { rows } = await db.query<ReviewRow & { row_version: string }>(
-    named(`SELECT ${REVIEW_COLUMNS}, xmin::text AS row_version FROM reviews WHERE id = $1`, [id]),
-  )
-  const found = rows[0]
-  if (found === undefined) return undefined
-  const { row_version, ...review } = found
-  return { case: review, version: row_version }
+/** The review with its row version, without locking it: what a decision without a transaction reads. */
+export function findReviewVersion(db: Queryable, id: string) {
+  return findWithRowVersion<ReviewRow>(db, 'reviews', REVIEW_COLUMNS, id)
 }
 
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */

@@ -81,9 +81,10 @@ export interface OpenedBatch {
 /**
  * Opens a sequencer batch in one round trip: BEGIN, the sequencer mark, the lease re-check (renewing it, and
  * locking its row until the batch ends — fencing), the head lock and the next intake entries. The tree's right
- * edge is not read here: the sequencer keeps the one it last wrote and reads it (`readNodes` of `rootNodes`)
- * only when the locked head is not the one it wrote. With `commitFirst`, the same round trip first commits the batch the connection has written (the
- * previous batch's COMMIT and this one's opening travel together). Sent as one simple-protocol query, so the
+ * edge is not read here: the sequencer keeps the one at the head it last locked or wrote, and reads it
+ * (`readNodes` of `rootNodes`) only when the locked head is another. With `commitFirst`, the same round trip
+ * first commits the batch the connection has written (the previous batch's COMMIT and this one's opening travel
+ * together). Sent as one simple-protocol query, so the
  * values are inlined: `holder` is this process's own UUID and the numbers are integers, checked here. Should the
  * query fail, whether a `commitFirst` batch committed is unknown; the log is consistent either way (its entries
  * stay in the intake until a committed batch removes them).
