@@ -60,8 +60,10 @@ export interface AppConfig
    */
   keyCache?: KeyCacheMode
   /**
-   * Prepare the hot statements once per connection (src/db/statement.ts); default false. Only on a PostgreSQL
-   * server: the embedded database's connections share one session, where their names would clash.
+   * Prepare the hot statements once per connection (src/db/statement.ts); default true. On the embedded database
+   * too: its wire server gives each connection names of its own in the one session it serves, drops them when
+   * the connection leaves, and its maintenance analyzes the tables as they grow, which makes PostgreSQL plan
+   * prepared statements again.
    */
   namedStatements?: boolean
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 import { loadSigningKey, type SigningKey } from './crypto/signing-key.ts'
 import type { EmbeddedPostgres } from './db/embedded.ts'
+import type { MaintenanceRun } from './db/embedded-maintenance.ts'
 import { migrate } from './db/migrate.ts'
 import { createPool, type Pool } from './db/pool.ts'
 import { probeEnvironment } from './probes/probe-environment.ts'
@@ -13,11 +14,12 @@ import { registerSigningKey } from './services/signing-keys.ts'
  */
 export async function openDatabase(
   config: Config,
+  onMaintenance?: (run: MaintenanceRun) => void,
 ): Promise<{ connectionString: string; poolMax: number; embedded?: EmbeddedPostgres }> {
   if (config.databaseUrl) return { connectionString: config.databaseUrl, poolMax: config.dbPoolMax }
   // Loaded only when used: PGlite's WebAssembly build costs ~40 MB of memory a server-backed process never needs.
   const { EMBEDDED_POOL_MAX, startEmbeddedPostgres } = await import('./db/embedded.ts')
-  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir })
+  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, onMaintenance })
   return { connectionString: embedded.connectionString, poolMax: EMBEDDED_POOL_MAX, embedded }
 }
 
@@ -37,7 +39,14 @@ export async function startRuntime(
   logger: FastifyServerOptions['logger'],
   env: Record<string, string | undefined>,
 ): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
-  const database = await openDatabase(config)
+  // The app's logger exists once the app is built; maintenance runs before that are not worth a line.
+  let appLog: FastifyInstance['log'] | undefined
+  const database = await openDatabase(config, (run) =>
+    appLog?.info(
+      { durationMs: Math.round(run.durationMs), rows: run.rows },
+      'embedded database vacuumed and analyzed',
+    ),
+  )
   try {
     const signingKey = await loadSigningKey({ signingKey: config.signingKey, dataDir: config.dataDir })
     const setup = createPool({ connectionString: database.connectionString, max: 1 })
@@ -61,13 +70,13 @@ export async function startRuntime(
         logOrigin: config.logOrigin,
         // The embedded database serves one process: revocations clear its key cache directly.
         keyCache: database.embedded ? 'local' : 'listen',
-        namedStatements: !database.embedded,
         // A transaction open on the embedded database keeps its one session from every other connection.
         sequencer: { carryCommits: !database.embedded },
       },
       signingKey,
       logger,
     })
+    appLog = app.log
     return {
       app,
       close: async () => {

@@ -2,6 +2,7 @@ import v8 from 'node:v8'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from './embedded.ts'
+import { EmbeddedMaintenance } from './embedded-maintenance.ts'
 import { PGliteWireServer } from './pglite-wire-server.ts'
 
 /**
@@ -110,10 +111,19 @@ async function main(): Promise<void> {
   const server = new PGliteWireServer(db, { host: '127.0.0.1', port: 0, maxConnections: data.maxConnections })
   try {
     const { host, port: tcpPort } = await server.start()
+    const maintenance =
+      data.maintenanceIntervalMs > 0
+        ? new EmbeddedMaintenance((task) => server.whenIdle(task), {
+            intervalMs: data.maintenanceIntervalMs,
+            onRun: (run) => send({ type: 'maintained', ...run }),
+          })
+        : null
+    maintenance?.start()
     port.on('message', (message: { type: 'stop' }) => {
       if (message.type !== 'stop') return
       void (async () => {
         await server.stop()
+        await maintenance?.stop()
         await db.close()
         process.exit(0)
       })()

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import type { MaintenanceRun } from './embedded-maintenance.ts'
 
 /**
  * Connections the app's pool should hold on the embedded database. It runs one transaction at a time whatever
@@ -34,6 +35,13 @@ export interface EmbeddedOptions {
    * it on stderr rather than answering 503 forever.
    */
   onUnexpectedExit?: (error: Error) => void
+  /**
+   * How often the database checks whether it has changed enough to be vacuumed and analyzed (see
+   * embedded-maintenance.ts), ms; 0 turns maintenance off. Default 10 s.
+   */
+  maintenanceIntervalMs?: number
+  /** Called after each maintenance run (diagnostics, tests). */
+  onMaintenance?: (run: MaintenanceRun) => void
 }
 
 /** What `embedded-worker.ts` is started with. */
@@ -42,13 +50,18 @@ export interface EmbeddedWorkerData {
   /** PGlite's directory; undefined for an in-memory database. */
   pgdata: string | undefined
   maxConnections: number
+  /** 0: no maintenance (and always 0 for 'initialize'). */
+  maintenanceIntervalMs: number
 }
 
 /** What `embedded-worker.ts` reports back. */
 export type EmbeddedWorkerMessage =
   | { type: 'ready'; host: string; port: number }
   | { type: 'initialized' }
+  | ({ type: 'maintained' } & MaintenanceRun)
   | { type: 'failed'; message: string }
+
+const DEFAULT_MAINTENANCE_INTERVAL_MS = 10_000
 
 // A worker told to stop closes PGlite cleanly (a checkpoint); past this, it is terminated.
 const STOP_GRACE_MS = 10_000
@@ -69,9 +82,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   }
   try {
     if (pgdata !== undefined && !existsSync(join(pgdata, 'PG_VERSION'))) {
-      await runWorker({ mode: 'initialize', pgdata, maxConnections }).initialized()
+      await runWorker({ mode: 'initialize', pgdata, maxConnections, maintenanceIntervalMs: 0 }).initialized()
     }
-    const started = runWorker({ mode: 'serve', pgdata, maxConnections })
+    const maintenanceIntervalMs = options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS
+    const started = runWorker(
+      { mode: 'serve', pgdata, maxConnections, maintenanceIntervalMs },
+      options.onMaintenance,
+    )
     const { host, port } = await started.ready()
     return serving(started, `postgres://postgres@${host}:${port}/postgres`, options, releaseLock)
   } catch (err) {
@@ -92,7 +109,7 @@ interface RunningWorker {
   lastError(): Error | undefined
 }
 
-function runWorker(data: EmbeddedWorkerData): RunningWorker {
+function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRun) => void): RunningWorker {
   const worker = spawnWorker(data)
   let error: Error | undefined
   let failure: string | undefined
@@ -104,6 +121,8 @@ function runWorker(data: EmbeddedWorkerData): RunningWorker {
   worker.on('message', (message: EmbeddedWorkerMessage) => {
     if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
     else if (message.type === 'initialized') initialized = true
+    else if (message.type === 'maintained')
+      onMaintenance?.({ durationMs: message.durationMs, rows: message.rows })
     else failure = message.message
   })
   worker.on('error', (err) => {

@@ -26,6 +26,8 @@ interface Connection {
   units: Buffer[][]
   running: boolean
   closed: boolean
+  /** Whether it ever prepared a named statement (then its statements are deallocated when it leaves). */
+  prepared: boolean
 }
 
 /**
@@ -51,6 +53,8 @@ export class PGliteWireServer {
   private busy = false
   private nextId = 1
   private lastServed = 0
+  /** Work of the server's own (a departed client's statements, maintenance): run while no transaction is open. */
+  private readonly chores: Array<() => Promise<void>> = []
 
   constructor(
     private readonly db: PGlite,
@@ -94,6 +98,7 @@ export class PGliteWireServer {
       units: [],
       running: false,
       closed: false,
+      prepared: false,
     }
     this.connections.add(connection)
     socket.on('data', (chunk) => this.receive(connection, chunk))
@@ -119,6 +124,7 @@ export class PGliteWireServer {
       buffer = next.rest
       const { message } = next
       if (message === 'handled') continue
+      if (connection.started && message[0] === PARSE && message[5] !== 0) connection.prepared = true
       connection.pending.push(connection.started ? ownStatementNames(message, connection.id) : message)
       const type = connection.started ? message[0] : -1
       if (!connection.started || type === SYNC || type === QUERY || type === TERMINATE) {
@@ -171,6 +177,10 @@ export class PGliteWireServer {
   /** Runs the next unit whose connection may use the session now. */
   private async pump(): Promise<void> {
     if (this.busy) return
+    if (this.owner === null && this.chores.length > 0 && !this.db.isInTransaction()) {
+      await this.runChores()
+      return
+    }
     const next = this.pickNext()
     if (!next) return
     this.busy = true
@@ -222,14 +232,51 @@ export class PGliteWireServer {
     return first
   }
 
+  /**
+   * Runs `task` on the session between units, while no client holds a transaction open, and resolves with its
+   * result (the embedded database's maintenance uses it: VACUUM cannot run inside a transaction).
+   */
+  whenIdle<T>(task: (db: PGlite) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.chores.push(() => Promise.resolve(this.db).then(task).then(resolve, reject))
+      void this.pump()
+    })
+  }
+
+  private async runChores(): Promise<void> {
+    this.busy = true
+    try {
+      while (this.chores.length > 0 && !this.db.isInTransaction()) await this.chores.shift()!()
+    } finally {
+      this.busy = false
+      void this.pump()
+    }
+  }
+
   private async drop(connection: Connection): Promise<void> {
     connection.closed = true
     connection.units = []
     this.connections.delete(connection)
+    // Its prepared statements would otherwise stay in the one session for good: a pool that replaces its
+    // connections now and then would grow the database's memory without bound.
+    if (connection.prepared) this.chores.push(() => this.deallocate(connection.id))
     if (this.owner === connection && !connection.running) {
       this.owner = null
       await this.rollbackIfOwned()
-      void this.pump()
+    }
+    void this.pump()
+  }
+
+  private async deallocate(connectionId: number): Promise<void> {
+    const prefix = statementPrefix(connectionId)
+    try {
+      const { rows } = await this.db.query<{ name: string }>(
+        'SELECT name FROM pg_prepared_statements WHERE starts_with(name, $1)',
+        [prefix],
+      )
+      for (const { name } of rows) await this.db.exec(`DEALLOCATE "${name.replaceAll('"', '""')}"`)
+    } catch {
+      // Left for good only if the database itself failed; nothing a client waits on.
     }
   }
 
@@ -269,10 +316,14 @@ function ownStatementNames(message: Buffer, connectionId: number): Buffer {
   else if ((type === DESCRIBE || type === CLOSE) && message[5] === STATEMENT) at = 6
   else return message
   if (at <= 0 || message[at] === 0) return message // malformed, or the unnamed statement
-  const prefix = Buffer.from(`c${connectionId}:`)
+  const prefix = Buffer.from(statementPrefix(connectionId))
   const renamed = Buffer.concat([message.subarray(0, at), prefix, message.subarray(at)])
   renamed.writeInt32BE(renamed.length - 1, 1)
   return renamed
+}
+
+function statementPrefix(connectionId: number): string {
+  return `c${connectionId}:`
 }
 
 function send(socket: Socket, output: Buffer[]): void {

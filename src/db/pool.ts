@@ -29,8 +29,7 @@ export interface PoolOptions {
   onError?: (err: Error) => void
   /**
    * Keep the names of named statements, so each is prepared once per connection (default false: they run
-   * unnamed). Not for the embedded database: its connections share one session, where a name one connection
-   * prepared would clash with the same name prepared by another.
+   * unnamed, as short-lived pools such as the CLI's need). The app's pool keeps them (AppConfig.namedStatements).
    */
   namedStatements?: boolean
 }

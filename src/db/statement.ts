@@ -18,7 +18,7 @@ const names = new Map<string, string>()
  * `text` as a named statement: parsed and planned once per connection, then only bound and run, which saves the
  * database most of its work on the statements every request sends. The same text gets the same name everywhere.
  * Only for a text that is one of a few, never built from data: each connection keeps every statement it prepared.
- * (On the embedded database the pool runs it unnamed: see PoolOptions.namedStatements.)
+ * (A pool made with `namedStatements: false` runs it unnamed: see PoolOptions.namedStatements.)
  */
 export function named(text: string, values: unknown[]): NamedQuery {
   let name = names.get(text)

@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { threadId } from 'node:worker_threads'
+import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import { type MaintenanceRun, maintenanceDue } from '../../src/db/embedded-maintenance.ts'
+import { PGliteWireServer } from '../../src/db/pglite-wire-server.ts'
 
 describe('embedded PostgreSQL over the wire protocol', () => {
   let db: EmbeddedPostgres
@@ -64,6 +67,39 @@ describe('embedded PostgreSQL over the wire protocol', () => {
         [0, 1, 2].map((i) => i + round),
       )
     }
+  })
+
+  it('deallocates the named statements of a client that leaves, and only its own', async (t) => {
+    const leaving = new pg.Client({ connectionString: db.connectionString })
+    const staying = new pg.Client({ connectionString: db.connectionString })
+    await Promise.all([leaving.connect(), staying.connect()])
+    t.after(() => staying.end())
+    for (const client of [leaving, staying]) {
+      await client.query({ name: 'kept-or-not', text: 'SELECT $1::int AS v', values: [1] })
+      await client.query({ name: 'kept-or-not-2', text: 'SELECT $1::text AS v', values: ['x'] })
+    }
+    const prepared = async () =>
+      (
+        await staying.query<{ name: string }>(
+          `SELECT name FROM pg_prepared_statements WHERE name LIKE 'c%:kept-or-not%' ORDER BY name`,
+        )
+      ).rows.map((row) => row.name)
+    const before = await prepared()
+    assert.equal(before.length, 4, `prepared before the client left: ${before.join(', ')}`)
+    await leaving.end()
+    const deadline = performance.now() + 5000
+    let after = await prepared()
+    while (after.length > 2 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      after = await prepared()
+    }
+    assert.equal(after.length, 2, `still prepared: ${after.join(', ')}`)
+    // The ones left are the staying client's, which still runs them.
+    const { rows } = await staying.query({ name: 'kept-or-not', text: 'SELECT $1::int AS v', values: [7] })
+    assert.deepEqual(rows, [{ v: 7 }])
+    const owner = (name: string) => name.split(':')[0]
+    assert.equal(new Set(after.map(owner)).size, 1)
+    assert.ok(!after.map(owner).includes(owner(before.find((name) => !after.includes(name))!)))
   })
 
   it('answers a batch that fails midway with the error, then serves the same connection on', async (t) => {
@@ -218,5 +254,81 @@ describe('embedded PostgreSQL in a data directory', () => {
       /could not open the embedded database .*database files are incompatible with server/,
     )
     assert.equal(existsSync(join(damaged, 'embedded.pid')), false)
+  })
+})
+
+describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', () => {
+  it('is due after 200 transactions plus a tenth of the rows the last run counted', () => {
+    assert.equal(maintenanceDue(199, 0), false)
+    assert.equal(maintenanceDue(200, 0), true)
+    assert.equal(maintenanceDue(1_199, 10_000), false)
+    assert.equal(maintenanceDue(1_200, 10_000), true)
+    assert.equal(maintenanceDue(100_199, 1_000_000), false)
+    assert.equal(maintenanceDue(100_200, 1_000_000), true)
+    assert.equal(maintenanceDue(200, -1), true, 'a table never counted holds -1 rows in pg_class')
+  })
+
+  it('vacuums and analyzes the database once enough has changed, and not before', async (t) => {
+    const runs: MaintenanceRun[] = []
+    const db = await startEmbeddedPostgres({
+      maintenanceIntervalMs: 30,
+      onMaintenance: (run) => runs.push(run),
+    })
+    const client = new pg.Client({ connectionString: db.connectionString })
+    t.after(async () => {
+      await client.end()
+      await db.stop()
+    })
+    await client.connect()
+    await client.query('CREATE TABLE grown (id int PRIMARY KEY, kind text NOT NULL)')
+    const analyzed = async () =>
+      (
+        await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'grown' AND attname = 'kind'`,
+        )
+      ).rows[0]!.n === 1
+    // Fewer transactions than the threshold: several ticks pass, and nothing runs.
+    for (let i = 0; i < 50; i++) await client.query('INSERT INTO grown VALUES ($1, $2)', [i, `k${i % 3}`])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(runs.length, 0)
+    assert.equal(await analyzed(), false)
+    // 200 transactions after the start (its first look), it runs once; the rest stay below the next threshold.
+    for (let i = 50; i < 300; i++) await client.query('INSERT INTO grown VALUES ($1, $2)', [i, `k${i % 3}`])
+    const deadline = performance.now() + 10_000
+    while (runs.length === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(runs.length, 1)
+    const counted = runs[0]!.rows
+    assert.ok(counted >= 190 && counted <= 300, `rows counted by the run: ${counted}`)
+    assert.equal(await analyzed(), true)
+    const { rows } = await client.query<{ reltuples: number; vacuumed: boolean }>(
+      `SELECT c.reltuples::float8 AS reltuples, t.last_vacuum IS NOT NULL AS vacuumed
+       FROM pg_class c JOIN pg_stat_user_tables t ON t.relid = c.oid WHERE c.relname = 'grown'`,
+    )
+    assert.deepEqual(rows, [{ reltuples: counted, vacuumed: true }])
+  })
+
+  it('runs its work only while no client holds a transaction open', async (t) => {
+    const pglite = await PGlite.create()
+    const server = new PGliteWireServer(pglite, { host: '127.0.0.1', port: 0, maxConnections: 4 })
+    const { host, port } = await server.start()
+    t.after(async () => {
+      await server.stop()
+      await pglite.close()
+    })
+    const client = new pg.Client({ connectionString: `postgres://postgres@${host}:${port}/postgres` })
+    await client.connect()
+    t.after(() => client.end())
+    const order: string[] = []
+    await client.query('BEGIN')
+    const chore = server.whenIdle(async (db) => {
+      order.push('chore')
+      return db.isInTransaction()
+    })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    order.push('commit')
+    await client.query('COMMIT')
+    assert.equal(await chore, false)
+    assert.deepEqual(order, ['commit', 'chore'])
   })
 })

@@ -49,8 +49,6 @@ export async function buildTestApp(
       probeAllowedHosts: [],
       probeAllowPrivate: true,
       probeEnv: {},
-      // As the runtime does: prepared statements on a PostgreSQL server, not on the embedded database.
-      namedStatements: db.kind === 'postgres',
       ...options.config,
       // As the runtime does: a batch's COMMIT travels with the next opening on a server, not on the embedded one.
       sequencer: { carryCommits: db.kind === 'postgres', ...options.config?.sequencer },

@@ -20,7 +20,7 @@ async function dbPlugin(app: FastifyInstance, options: DbPluginOptions) {
     connectionString: app.config.connectionString,
     max: app.config.dbPoolMax,
     connectionTimeoutMillis: options.connectionTimeoutMs,
-    namedStatements: app.config.namedStatements ?? false,
+    namedStatements: app.config.namedStatements ?? true,
     onError: (err) => app.log.warn({ err: { message: err.message } }, 'idle database connection lost'),
   })
   app.decorate('db', pool)
