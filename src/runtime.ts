@@ -43,8 +43,8 @@ export async function startRuntime(
   let appLog: FastifyInstance['log'] | undefined
   const database = await openDatabase(config, (run) =>
     appLog?.info(
-      { durationMs: Math.round(run.durationMs), rows: run.rows },
-      'embedded database vacuumed and analyzed',
+      { durationMs: Math.round(run.durationMs), commands: run.commands },
+      'embedded database maintained (what autovacuum does on a server)',
     ),
   )
   try {

@@ -122,8 +122,10 @@ async function main(): Promise<void> {
     port.on('message', (message: { type: 'stop' }) => {
       if (message.type !== 'stop') return
       void (async () => {
+        // No new maintenance command starts; one waiting for the session is abandoned when the server stops.
+        const maintenanceStopped = maintenance?.stop()
         await server.stop()
-        await maintenance?.stop()
+        await maintenanceStopped
         await db.close()
         process.exit(0)
       })()

@@ -122,7 +122,7 @@ function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRu
     if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
     else if (message.type === 'initialized') initialized = true
     else if (message.type === 'maintained')
-      onMaintenance?.({ durationMs: message.durationMs, rows: message.rows })
+      onMaintenance?.({ durationMs: message.durationMs, commands: message.commands })
     else failure = message.message
   })
   worker.on('error', (err) => {

@@ -11,6 +11,12 @@ const SYNC = 0x53 // 'S'
 const QUERY = 0x51 // 'Q'
 const TERMINATE = 0x58 // 'X'
 
+/** Work the server does on the session itself: `run` when its turn comes, `abandon` if the server stops first. */
+interface Chore {
+  run(): Promise<void>
+  abandon(): void
+}
+
 interface Connection {
   id: number
   socket: Socket
@@ -54,7 +60,10 @@ export class PGliteWireServer {
   private nextId = 1
   private lastServed = 0
   /** Work of the server's own (a departed client's statements, maintenance): run while no transaction is open. */
-  private readonly chores: Array<() => Promise<void>> = []
+  private readonly chores: Chore[] = []
+  /** Whether the session last ran a chore: chores and clients' units take turns. */
+  private choreRanLast = false
+  private stopped = false
 
   constructor(
     private readonly db: PGlite,
@@ -83,6 +92,8 @@ export class PGliteWireServer {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
     // Let a unit that was mid-flight finish before the database is closed underneath it.
     while (this.busy) await new Promise((resolve) => setTimeout(resolve, 5))
+    this.stopped = true
+    for (const chore of this.chores.splice(0)) chore.abandon()
   }
 
   private accept(socket: Socket): void {
@@ -176,13 +187,19 @@ export class PGliteWireServer {
 
   /** Runs the next unit whose connection may use the session now. */
   private async pump(): Promise<void> {
-    if (this.busy) return
-    if (this.owner === null && this.chores.length > 0 && !this.db.isInTransaction()) {
-      await this.runChores()
+    if (this.busy || this.stopped) return
+    if (
+      this.owner === null &&
+      this.chores.length > 0 &&
+      !(this.choreRanLast && this.unitWaiting()) &&
+      !this.db.isInTransaction()
+    ) {
+      await this.runChore()
       return
     }
     const next = this.pickNext()
     if (!next) return
+    this.choreRanLast = false
     this.busy = true
     next.running = true
     const unit = next.units.shift()!
@@ -238,18 +255,39 @@ export class PGliteWireServer {
    */
   whenIdle<T>(task: (db: PGlite) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.chores.push(() => Promise.resolve(this.db).then(task).then(resolve, reject))
+      if (this.stopped) {
+        reject(new Error('the embedded database server has stopped'))
+        return
+      }
+      this.chores.push({
+        run: () => Promise.resolve(this.db).then(task).then(resolve, reject),
+        abandon: () => reject(new Error('the embedded database server has stopped')),
+      })
       void this.pump()
     })
   }
 
-  private async runChores(): Promise<void> {
+  /** Whether a client's unit could run now. */
+  private unitWaiting(): boolean {
+    if (this.owner) return this.owner.units.length > 0
+    for (const connection of this.connections)
+      if (connection.units.length > 0 && !connection.running) return true
+    return false
+  }
+
+  /** Runs one chore; the next turn goes to a waiting client's unit, if any. */
+  private async runChore(): Promise<void> {
     this.busy = true
+    this.choreRanLast = true
     try {
-      while (this.chores.length > 0 && !this.db.isInTransaction()) await this.chores.shift()!()
+      await this.chores.shift()!.run()
+      // A chore must leave the session as it found it: outside any transaction.
+      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK').catch(() => {})
     } finally {
       this.busy = false
-      void this.pump()
+      // Once the loop has polled its sockets (two turns: the first may come before the poll): a client's bytes
+      // that arrived meanwhile are read first, and get the next turn.
+      setImmediate(() => setImmediate(() => void this.pump()))
     }
   }
 
@@ -257,9 +295,11 @@ export class PGliteWireServer {
     connection.closed = true
     connection.units = []
     this.connections.delete(connection)
+    if (this.stopped) return // the database is closing: nothing to clean up in it
     // Its prepared statements would otherwise stay in the one session for good: a pool that replaces its
     // connections now and then would grow the database's memory without bound.
-    if (connection.prepared) this.chores.push(() => this.deallocate(connection.id))
+    if (connection.prepared)
+      this.chores.push({ run: () => this.deallocate(connection.id), abandon: () => {} })
     if (this.owner === connection && !connection.running) {
       this.owner = null
       await this.rollbackIfOwned()
@@ -274,7 +314,8 @@ export class PGliteWireServer {
         'SELECT name FROM pg_prepared_statements WHERE starts_with(name, $1)',
         [prefix],
       )
-      for (const { name } of rows) await this.db.exec(`DEALLOCATE "${name.replaceAll('"', '""')}"`)
+      if (rows.length > 0)
+        await this.db.exec(rows.map(({ name }) => `DEALLOCATE "${name.replaceAll('"', '""')}";`).join(' '))
     } catch {
       // Left for good only if the database itself failed; nothing a client waits on.
     }
@@ -283,12 +324,13 @@ export class PGliteWireServer {
   /** A client that vanished mid-transaction must not leave the single session inside it. */
   private async rollbackIfOwned(): Promise<void> {
     if (this.db.isInTransaction()) {
+      const wasBusy = this.busy
       this.busy = true
       try {
         // exec() takes PGlite's own lock; wrapping it in runExclusive would deadlock.
         await this.db.exec('ROLLBACK')
       } finally {
-        this.busy = false
+        this.busy = wasBusy
       }
     }
   }

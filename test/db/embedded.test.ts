@@ -10,7 +10,13 @@ import { threadId } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.ts'
-import { type MaintenanceRun, maintenanceDue } from '../../src/db/embedded-maintenance.ts'
+import {
+  commandsDue,
+  FREEZE_AGE,
+  type MaintenanceRun,
+  maintenanceFor,
+  type TableActivity,
+} from '../../src/db/embedded-maintenance.ts'
 import { PGliteWireServer } from '../../src/db/pglite-wire-server.ts'
 
 describe('embedded PostgreSQL over the wire protocol', () => {
@@ -258,17 +264,43 @@ describe('embedded PostgreSQL in a data directory', () => {
 })
 
 describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', () => {
-  it('is due after 200 transactions plus a tenth of the rows the last run counted', () => {
-    assert.equal(maintenanceDue(199, 0), false)
-    assert.equal(maintenanceDue(200, 0), true)
-    assert.equal(maintenanceDue(1_199, 10_000), false)
-    assert.equal(maintenanceDue(1_200, 10_000), true)
-    assert.equal(maintenanceDue(100_199, 1_000_000), false)
-    assert.equal(maintenanceDue(100_200, 1_000_000), true)
-    assert.equal(maintenanceDue(200, -1), true, 'a table never counted holds -1 rows in pg_class')
+  const table = (activity: Partial<TableActivity>): TableActivity => ({
+    name: 'public.t',
+    rows: 0,
+    changedSinceAnalyze: 0,
+    deadRows: 0,
+    insertedSinceVacuum: 0,
+    ...activity,
   })
 
-  it('vacuums and analyzes the database once enough has changed, and not before', async (t) => {
+  it('applies autovacuum’s default rules to each table', () => {
+    assert.equal(maintenanceFor(table({ changedSinceAnalyze: 50 })), null)
+    assert.equal(maintenanceFor(table({ changedSinceAnalyze: 51 })), 'ANALYZE')
+    assert.equal(maintenanceFor(table({ rows: 10_000, changedSinceAnalyze: 1_050 })), null)
+    assert.equal(maintenanceFor(table({ rows: 10_000, changedSinceAnalyze: 1_051 })), 'ANALYZE')
+    assert.equal(maintenanceFor(table({ rows: 10_000, deadRows: 2_050 })), null)
+    assert.equal(maintenanceFor(table({ rows: 10_000, deadRows: 2_051 })), 'VACUUM')
+    assert.equal(maintenanceFor(table({ rows: 10_000, insertedSinceVacuum: 3_000 })), null)
+    assert.equal(maintenanceFor(table({ rows: 10_000, insertedSinceVacuum: 3_001 })), 'VACUUM')
+    assert.equal(
+      maintenanceFor(table({ rows: 10_000, deadRows: 2_051, changedSinceAnalyze: 2_051 })),
+      'VACUUM (ANALYZE)',
+    )
+    assert.equal(
+      maintenanceFor(table({ rows: -1, changedSinceAnalyze: 51 })),
+      'ANALYZE',
+      'never counted: -1 rows',
+    )
+  })
+
+  it('freezes the whole database first once its oldest unfrozen transaction is 150 million old', () => {
+    const tables = [table({ name: 'public.a', changedSinceAnalyze: 51 }), table({ name: 'public.b' })]
+    assert.deepEqual(commandsDue(tables, FREEZE_AGE), ['ANALYZE public.a'])
+    assert.deepEqual(commandsDue(tables, FREEZE_AGE + 1), ['VACUUM', 'ANALYZE public.a'])
+    assert.deepEqual(commandsDue([], FREEZE_AGE + 1), ['VACUUM'])
+  })
+
+  it('analyzes a table once enough of it changed, vacuums it once enough rows died, and leaves the rest', async (t) => {
     const runs: MaintenanceRun[] = []
     const db = await startEmbeddedPostgres({
       maintenanceIntervalMs: 30,
@@ -281,54 +313,111 @@ describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', (
     })
     await client.connect()
     await client.query('CREATE TABLE grown (id int PRIMARY KEY, kind text NOT NULL)')
+    await client.query('CREATE TABLE quiet (id int PRIMARY KEY)')
+    await client.query('INSERT INTO quiet VALUES (1)')
+    const ran = () => runs.flatMap((run) => run.commands)
+    const waitFor = async (what: string, done: () => Promise<boolean> | boolean) => {
+      const deadline = performance.now() + 15_000
+      while (!(await done()) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      assert.ok(await done(), `${what}; ran: ${ran().join(', ')}`)
+    }
     const analyzed = async () =>
       (
         await client.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'grown' AND attname = 'kind'`,
         )
       ).rows[0]!.n === 1
-    // Fewer transactions than the threshold: several ticks pass, and nothing runs.
+    // 50 changed rows are not more than 50: several ticks pass (and the counters reach the statistics), nothing runs.
     for (let i = 0; i < 50; i++) await client.query('INSERT INTO grown VALUES ($1, $2)', [i, `k${i % 3}`])
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    assert.equal(runs.length, 0)
-    assert.equal(await analyzed(), false)
-    // 200 transactions after the start (its first look), it runs once; the rest stay below the next threshold.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    assert.deepEqual(ran(), [])
     for (let i = 50; i < 300; i++) await client.query('INSERT INTO grown VALUES ($1, $2)', [i, `k${i % 3}`])
-    const deadline = performance.now() + 10_000
-    while (runs.length === 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    assert.equal(runs.length, 1)
-    const counted = runs[0]!.rows
-    assert.ok(counted >= 190 && counted <= 300, `rows counted by the run: ${counted}`)
-    assert.equal(await analyzed(), true)
-    const { rows } = await client.query<{ reltuples: number; vacuumed: boolean }>(
-      `SELECT c.reltuples::float8 AS reltuples, t.last_vacuum IS NOT NULL AS vacuumed
-       FROM pg_class c JOIN pg_stat_user_tables t ON t.relid = c.oid WHERE c.relname = 'grown'`,
+    await waitFor('grown is analyzed', analyzed)
+    assert.deepEqual(ran(), ['ANALYZE public.grown'])
+    // 200 dead rows: more than 50 + 20% of 300.
+    await client.query(`UPDATE grown SET kind = 'changed' WHERE id < 200`)
+    await waitFor('grown is vacuumed', () => ran().length === 2)
+    assert.deepEqual(ran(), ['ANALYZE public.grown', 'VACUUM (ANALYZE) public.grown'])
+    const { rows } = await client.query<{ relname: string; vacuumed: boolean }>(
+      `SELECT relname, last_vacuum IS NOT NULL AS vacuumed FROM pg_stat_user_tables ORDER BY relname`,
     )
-    assert.deepEqual(rows, [{ reltuples: counted, vacuumed: true }])
+    assert.deepEqual(rows, [
+      { relname: 'grown', vacuumed: true },
+      { relname: 'quiet', vacuumed: false },
+    ])
   })
 
-  it('runs its work only while no client holds a transaction open', async (t) => {
-    const pglite = await PGlite.create()
-    const server = new PGliteWireServer(pglite, { host: '127.0.0.1', port: 0, maxConnections: 4 })
-    const { host, port } = await server.start()
-    t.after(async () => {
+  describe('the wire server’s own work on the session', () => {
+    let pglite: PGlite
+    let server: PGliteWireServer
+    let url: string
+    before(async () => {
+      pglite = await PGlite.create()
+      server = new PGliteWireServer(pglite, { host: '127.0.0.1', port: 0, maxConnections: 4 })
+      const { host, port } = await server.start()
+      url = `postgres://postgres@${host}:${port}/postgres`
+    })
+    after(async () => {
       await server.stop()
       await pglite.close()
     })
-    const client = new pg.Client({ connectionString: `postgres://postgres@${host}:${port}/postgres` })
-    await client.connect()
-    t.after(() => client.end())
-    const order: string[] = []
-    await client.query('BEGIN')
-    const chore = server.whenIdle(async (db) => {
-      order.push('chore')
-      return db.isInTransaction()
+
+    it('waits while a client holds a transaction open', async (t) => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      t.after(() => client.end())
+      const order: string[] = []
+      await client.query('BEGIN')
+      const chore = server.whenIdle(async (db) => {
+        order.push('chore')
+        return db.isInTransaction()
+      })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      order.push('commit')
+      await client.query('COMMIT')
+      assert.equal(await chore, false)
+      assert.deepEqual(order, ['commit', 'chore'])
     })
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    order.push('commit')
-    await client.query('COMMIT')
-    assert.equal(await chore, false)
-    assert.deepEqual(order, ['commit', 'chore'])
+
+    it('takes turns with the clients: a query waiting behind queued chores waits for one of them, not all', async (t) => {
+      const holder = new pg.Client({ connectionString: url })
+      const waiter = new pg.Client({ connectionString: url })
+      await Promise.all([holder.connect(), waiter.connect()])
+      t.after(() => Promise.all([holder.end(), waiter.end()]))
+      await holder.query('CREATE TABLE turns (n serial PRIMARY KEY, name text NOT NULL)')
+      // The holder's transaction keeps the session: the chores and the waiter's statement queue up behind it. Each
+      // records its turn in the database, so the order is the session's, not that of the answers' arrival.
+      await holder.query('BEGIN')
+      const chores = [1, 2, 3, 4].map((i) =>
+        server.whenIdle((db) => db.query('INSERT INTO turns (name) VALUES ($1)', [`chore ${i}`])),
+      )
+      const query = waiter.query(`INSERT INTO turns (name) VALUES ('client')`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      await holder.query('COMMIT')
+      await Promise.all([...chores, query])
+      const { rows } = await holder.query<{ name: string }>('SELECT name FROM turns ORDER BY n')
+      assert.deepEqual(
+        rows.map((row) => row.name),
+        ['chore 1', 'client', 'chore 2', 'chore 3', 'chore 4'],
+      )
+    })
+
+    it('abandons work still waiting when it stops, and refuses more', async () => {
+      const own = await PGlite.create()
+      const stopping = new PGliteWireServer(own, { host: '127.0.0.1', port: 0, maxConnections: 4 })
+      const { host, port } = await stopping.start()
+      const client = new pg.Client({ connectionString: `postgres://postgres@${host}:${port}/postgres` })
+      client.on('error', () => {})
+      await client.connect()
+      await client.query('BEGIN')
+      const waiting = stopping.whenIdle(async () => 'ran')
+      await stopping.stop()
+      await assert.rejects(waiting, /stopped/)
+      await assert.rejects(
+        stopping.whenIdle(async () => 'ran'),
+        /stopped/,
+      )
+      await own.close()
+    })
   })
 })
