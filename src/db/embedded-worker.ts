@@ -97,6 +97,7 @@ async function open(): Promise<PGlite> {
 }
 
 async function main(): Promise<void> {
+  send({ type: 'loaded' })
   let db: PGlite
   try {
     db = await open()

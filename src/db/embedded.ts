@@ -57,6 +57,7 @@ export interface EmbeddedWorkerData {
 /** What `embedded-worker.ts` reports back. */
 export type EmbeddedWorkerMessage =
   | { type: 'ready'; host: string; port: number }
+  | { type: 'loaded' }
   | { type: 'initialized' }
   | ({ type: 'maintained' } & MaintenanceRun)
   | { type: 'failed'; message: string }
@@ -82,10 +83,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   }
   try {
     if (pgdata !== undefined && !existsSync(join(pgdata, 'PG_VERSION'))) {
-      await runWorker({ mode: 'initialize', pgdata, maxConnections, maintenanceIntervalMs: 0 }).initialized()
+      const initializing = await runLoadedWorker({
+        mode: 'initialize',
+        pgdata,
+        maxConnections,
+        maintenanceIntervalMs: 0,
+      })
+      await initializing.initialized()
     }
     const maintenanceIntervalMs = options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS
-    const started = runWorker(
+    const started = await runLoadedWorker(
       { mode: 'serve', pgdata, maxConnections, maintenanceIntervalMs },
       options.onMaintenance,
     )
@@ -97,8 +104,60 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
   }
 }
 
+/**
+ * How long a new database thread may take to load its modules (it says so before it touches the database). Under
+ * tsx (tests, `npm run dev`) the thread registers tsx's module hooks first, and Node's module hooks can deadlock a
+ * thread that loads through them (nodejs/node#50948): such a thread never runs a line, at no CPU, and whoever waits
+ * for the database would wait forever. One that has not loaded in this long is ended and started again.
+ */
+const LOAD_TIMEOUT_MS = 30_000
+const LOAD_ATTEMPTS = 3
+
+function runLoadedWorker(
+  data: EmbeddedWorkerData,
+  onMaintenance?: (run: MaintenanceRun) => void,
+): Promise<RunningWorker> {
+  return firstToLoad(() => runWorker(data, onMaintenance), LOAD_TIMEOUT_MS, LOAD_ATTEMPTS)
+}
+
+/** What `firstToLoad` needs of a started thread. */
+export interface LoadingThread {
+  loaded: Promise<unknown>
+  exited: Promise<unknown>
+  worker: { terminate(): Promise<unknown> }
+}
+
+/**
+ * Starts a thread and returns it once it has loaded (or exited: a thread that fails while loading is not started
+ * again, its own report says why); one that has done neither within `timeoutMs` is terminated and started again,
+ * up to `attempts` times in all.
+ */
+export async function firstToLoad<T extends LoadingThread>(
+  start: () => T,
+  timeoutMs: number,
+  attempts: number,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const started = start()
+    let timer: NodeJS.Timeout | undefined
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs)
+    })
+    const outcome = await Promise.race([started.loaded, started.exited, timedOut])
+    clearTimeout(timer)
+    if (outcome !== 'timeout') return started
+    await started.worker.terminate()
+    if (attempt >= attempts)
+      throw new Error(
+        `could not start the embedded database: its thread did not load within ${timeoutMs} ms, ${attempts} times`,
+      )
+  }
+}
+
 interface RunningWorker {
   worker: Worker
+  /** Resolves once the thread has loaded its modules (before it opens the database). */
+  loaded: Promise<'loaded'>
   /** Resolves with the worker's 'ready' report; rejects when it fails or exits first. */
   ready(): Promise<{ host: string; port: number }>
   /** Resolves when an 'initialize' worker has created the directory and exited; rejects on failure. */
@@ -114,12 +173,17 @@ function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRu
   let error: Error | undefined
   let failure: string | undefined
   let initialized = false
+  let resolveLoaded: (value: 'loaded') => void = () => {}
+  const loaded = new Promise<'loaded'>((res) => {
+    resolveLoaded = res
+  })
   let resolveReady: (address: { host: string; port: number }) => void = () => {}
   const ready = new Promise<{ host: string; port: number }>((res) => {
     resolveReady = res
   })
   worker.on('message', (message: EmbeddedWorkerMessage) => {
-    if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
+    if (message.type === 'loaded') resolveLoaded('loaded')
+    else if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
     else if (message.type === 'initialized') initialized = true
     else if (message.type === 'maintained')
       onMaintenance?.({ durationMs: message.durationMs, commands: message.commands })
@@ -138,6 +202,7 @@ function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRu
   })
   return {
     worker,
+    loaded,
     ready: () => Promise.race([ready, startFailure.then((err) => Promise.reject(err))]),
     initialized: () => startFailure.then((err) => (initialized ? undefined : Promise.reject(err))),
     exited,

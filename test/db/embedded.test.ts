@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test'
 import { threadId } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import { type EmbeddedPostgres, firstToLoad, startEmbeddedPostgres } from '../../src/db/embedded.ts'
 import {
   commandsDue,
   FREEZE_AGE,
@@ -419,5 +419,62 @@ describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', (
       )
       await own.close()
     })
+  })
+})
+
+describe('starting the database thread', () => {
+  /** A stand-in thread: loads at once, never, or exits. */
+  const thread = (behaviour: 'loads' | 'hangs' | 'exits') => {
+    const terminated = { value: false }
+    const never = new Promise<never>(() => {})
+    return {
+      behaviour,
+      terminated,
+      loaded: behaviour === 'loads' ? Promise.resolve('loaded') : never,
+      exited: behaviour === 'exits' ? Promise.resolve(1) : never,
+      worker: {
+        terminate: async () => {
+          terminated.value = true
+          return 1
+        },
+      },
+    }
+  }
+
+  it('ends a thread that never loads its modules and starts another', async () => {
+    const started: ReturnType<typeof thread>[] = []
+    const plan = ['hangs', 'hangs', 'loads'] as const
+    const got = await firstToLoad(
+      () => {
+        started.push(thread(plan[started.length]!))
+        return started.at(-1)!
+      },
+      20,
+      3,
+    )
+    assert.equal(got, started[2])
+    assert.deepEqual(
+      started.map((t) => t.terminated.value),
+      [true, true, false],
+    )
+  })
+
+  it('gives up after the last attempt, and does not restart a thread that exited (its report says why)', async () => {
+    let starts = 0
+    await assert.rejects(
+      firstToLoad(
+        () => {
+          starts++
+          return thread('hangs')
+        },
+        20,
+        3,
+      ),
+      /did not load within 20 ms, 3 times/,
+    )
+    assert.equal(starts, 3)
+    const exiting = thread('exits')
+    assert.equal(await firstToLoad(() => exiting, 20, 3), exiting)
+    assert.equal(exiting.terminated.value, false)
   })
 })
