@@ -31,6 +31,10 @@ export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
   temp_buffers: '1MB',
   // Shared memory is sized for this many sessions (default 100); PGlite runs one.
   max_connections: '4',
+  // ANALYZE (run by embedded-maintenance.ts) holds a sample of 300 × this many rows of a table in memory: at the
+  // default 100, 30,000 rows of manifests or audit records, tens of megabytes the WebAssembly memory keeps for
+  // good. 10 samples 3,000, enough for the plans Arbiter's statements take (lookups by key and index ranges).
+  default_statistics_target: '10',
 }
 
 // V8 compiles PostgreSQL's 9 MB of WebAssembly with its baseline compiler, then recompiles hot functions with
