@@ -255,21 +255,21 @@ export class PGliteWireServer {
    */
   whenIdle<T>(task: (db: PGlite) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      const stopped = () => reject(new Error('the embedded database server has stopped'))
       if (this.stopped) {
-        reject(new Error('the embedded database server has stopped'))
+        stopped()
         return
       }
       this.chores.push({
         run: () => Promise.resolve(this.db).then(task).then(resolve, reject),
-        abandon: () => reject(new Error('the embedded database server has stopped')),
+        abandon: stopped,
       })
       void this.pump()
     })
   }
 
-  /** Whether a client's unit could run now. */
+  /** Whether a client's unit could run now (asked only while no client holds the session). */
   private unitWaiting(): boolean {
-    if (this.owner) return this.owner.units.length > 0
     for (const connection of this.connections)
       if (connection.units.length > 0 && !connection.running) return true
     return false

@@ -17,10 +17,10 @@ export interface SequencedWrite {
 
 /**
  * Writes one sequenced batch in one statement (one round trip while the head is locked; prepared once per
- * connection, so PostgreSQL does not plan it for every batch): the records (each with
- * its canonical text, what its hash covers, for verification to hash as stored), the tree nodes they completed,
- * each issued manifest's audit_seq, the removal of the drained intake entries, and the new head. A batch that
- * only adds old records to the tree passes no records and no intake ids.
+ * connection, so PostgreSQL does not plan it for every batch): the records (each with its canonical text, what
+ * its hash covers, for verification to hash as stored), the tree nodes they completed, each issued manifest's
+ * audit_seq, the removal of the drained intake entries, and the new head. A batch that only adds old records to
+ * the tree passes no records and no intake ids.
  */
 export async function writeSequencedBatch(db: Queryable, batch: SequencedWrite): Promise<void> {
   const { records } = batch
@@ -84,10 +84,9 @@ export interface OpenedBatch {
  * edge is not read here: the sequencer keeps the one at the head it last locked or wrote, and reads it
  * (`readNodes` of `rootNodes`) only when the locked head is another. With `commitFirst`, the same round trip
  * first commits the batch the connection has written (the previous batch's COMMIT and this one's opening travel
- * together). Sent as one simple-protocol query, so the
- * values are inlined: `holder` is this process's own UUID and the numbers are integers, checked here. Should the
- * query fail, whether a `commitFirst` batch committed is unknown; the log is consistent either way (its entries
- * stay in the intake until a committed batch removes them).
+ * together). Sent as one simple-protocol query, so the values are inlined: `holder` is this process's own UUID
+ * and the numbers are integers, checked here. Should the query fail, whether a `commitFirst` batch committed is
+ * unknown; the log is consistent either way (its entries stay in the intake until a committed batch removes them).
  */
 export async function openSequencerBatch(
   client: Queryable,
