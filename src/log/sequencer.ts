@@ -26,6 +26,13 @@ export interface SequencerTiming {
   pollMs: number
   /** Entries per batch: one transaction each. */
   batchSize: number
+  /**
+   * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
+   * reader waits for its writes. Every batch has a fixed cost (its opening, its write, its commit, planned and run
+   * by the database): under a steady load, batches of one or two entries each cost more than the changes they
+   * record, and on the embedded database they took most of its one session.
+   */
+  lingerMs: number
   /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
   backfillSize: number
   /**
@@ -46,6 +53,7 @@ export const DEFAULT_SEQUENCER_TIMING: SequencerTiming = {
   renewMs: 1_000,
   pollMs: 20,
   batchSize: 256,
+  lingerMs: 20,
   backfillSize: 4_096,
   carryCommits: true,
 }
@@ -68,8 +76,10 @@ export interface SequencerOptions {
  * skipped. The tree's right edge (the hashes a batch extends) is kept from the last batch this holder locked or
  * wrote and used only while the locked head is still that batch's; otherwise (a new holder, another holder wrote
  * meanwhile, a COMMIT that did not go through) it is read from the stored nodes inside the batch.
- * While entries keep coming a batch costs two round trips: its opening, which also commits the batch before it,
- * and its write (three when it commits on its own).
+ * A batch that was not full is followed by a short linger (`lingerMs`) in which entries gather for the next one,
+ * cut short when a reader waits for its writes. A full batch is held uncommitted and its COMMIT travels with the
+ * next batch's opening, so a backlog costs two round trips per batch: its opening and its write (three when a
+ * batch commits on its own).
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -82,7 +92,9 @@ export class Sequencer {
   private tookLeaseAt = 0
   /** Set when there is known work (a local commit rang, or the last batch was full): skip the idle check. */
   private workKnown = true
-  private wake: (() => void) | null = null
+  /** Set when a reader waits for its writes: the sequencer does not linger before the next batch. */
+  private hurried = false
+  private wake: ((why: Wake) => void) | null = null
   private unsubscribe: (() => void) | null = null
   private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
   /** The head after the last batch committed. */
@@ -133,7 +145,7 @@ export class Sequencer {
     if (!this.running) return
     this.running = false
     this.unsubscribe?.()
-    this.wake?.()
+    this.wake?.('stop')
     await this.loop
     await this.signing
     if (this.leader && options.handOver !== false) {
@@ -142,10 +154,17 @@ export class Sequencer {
     this.leader = false
   }
 
-  /** There may be new entries: the holder looks now rather than at its next poll. */
+  /** There may be new entries (a local commit wrote some): the holder looks now rather than at its next poll. */
   nudge(): void {
     this.workKnown = true
-    if (this.leader) this.wake?.()
+    if (this.leader) this.wake?.('nudge')
+  }
+
+  /** A reader waits for entries to be sequenced: the holder looks now, and does not linger after its batch. */
+  hurry(): void {
+    this.workKnown = true
+    this.hurried = true
+    if (this.leader) this.wake?.('hurry')
   }
 
   /** Resolves when this process next commits a batch, or after `ms`, whichever comes first. */
@@ -185,19 +204,20 @@ export class Sequencer {
           }
         }
         if (!this.leader) {
-          await this.pause(this.timing.renewMs, false)
+          await this.pause(this.timing.renewMs, 'stop')
           continue
         }
-        const placed = await this.sequenceOnce()
+        const { placed, full } = await this.sequenceOnce()
         backoffMs = 0
         this.checkpointIfDue()
-        if (placed === 0) await this.pause(this.timing.pollMs, true)
+        if (placed === 0) await this.pause(this.timing.pollMs, 'nudge')
+        else if (!full) await this.pause(this.timing.lingerMs, 'hurry')
       } catch (err) {
         this.options.onError(err)
         // The database is away or refused the batch: everything in it rolled back; try again shortly.
         backoffMs = Math.min(1_000, backoffMs === 0 ? 50 : backoffMs * 2)
         this.workKnown = true
-        await this.pause(backoffMs, false)
+        await this.pause(backoffMs, 'stop')
       }
     }
     // Stopping: a batch still held is committed now.
@@ -205,14 +225,16 @@ export class Sequencer {
   }
 
   /**
-   * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. A batch of entries
-   * written while more work is known (it was full, or a commit or a waiting reader rang meanwhile) is held
+   * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. Returns how many
+   * records it placed, and whether the batch was full (more is surely waiting). A full batch of entries is held
    * uncommitted, and the next batch's opening commits it in the same round trip; any other batch commits now.
    */
-  private async sequenceOnce(): Promise<number> {
+  private async sequenceOnce(): Promise<{ placed: number; full: boolean }> {
     const held = this.held
-    if (!held && !this.workKnown && !(await sequencerHasWork(this.db))) return 0
+    if (!held && !this.workKnown && !(await sequencerHasWork(this.db))) return { placed: 0, full: false }
     this.workKnown = false
+    // A reader that asks from now on waits for a later batch than this one: it is not to linger.
+    this.hurried = false
     this.held = null
     const client = held?.client ?? (await this.db.connect())
     let keep = false
@@ -231,14 +253,16 @@ export class Sequencer {
       if (held) this.announce(held.batch)
       unconfirmed = null
       const written = await this.batch(client, opened)
-      if (written && written.records.length > 0 && timing.carryCommits && this.workKnown && this.running) {
+      const placed = written?.placed ?? 0
+      const full = written?.full ?? false
+      if (written && written.records.length > 0 && full && timing.carryCommits && this.running) {
         this.held = { client, batch: written }
         keep = true
-        return written.placed
+        return { placed, full }
       }
       await client.query('COMMIT')
       if (written) this.announce(written)
-      return written?.placed ?? 0
+      return { placed, full }
     } catch (err) {
       broken = await rollBack(client)
       // The opening may have failed after its COMMIT: a held batch that did commit is still announced.
@@ -296,7 +320,7 @@ export class Sequencer {
   private async batch(
     tx: PoolClient,
     opened: OpenedBatch,
-  ): Promise<(CommittedBatch & { placed: number }) | null> {
+  ): Promise<(CommittedBatch & { placed: number; full: boolean }) | null> {
     const head = opened.head
     if (!head) {
       this.leader = false
@@ -320,7 +344,7 @@ export class Sequencer {
       })
       this.knownTree = { head: newHead, range: extended.range }
       this.workKnown = true
-      return { head: newHead, records: [], placed: records.length }
+      return { head: newHead, records: [], placed: records.length, full: true }
     }
     const { entries } = opened
     if (entries.length === 0) return null
@@ -332,12 +356,14 @@ export class Sequencer {
       head: batch.head,
     })
     this.knownTree = { head: batch.head, range: batch.range }
-    if (entries.length === this.timing.batchSize) this.workKnown = true
+    const full = entries.length === this.timing.batchSize
+    if (full) this.workKnown = true
     return {
       head: batch.head,
       // Listeners get the records as the API serves them, without the canonical text stored beside them.
       records: batch.records.map(({ canonical: _canonical, ...record }) => record),
       placed: entries.length,
+      full,
     }
   }
 
@@ -374,10 +400,14 @@ export class Sequencer {
       })
   }
 
-  /** Waits `ms`; a nudge ends the wait early when `nudgeable`, a stop always does. */
-  private pause(ms: number, nudgeable: boolean): Promise<void> {
+  /**
+   * Waits `ms`, or less: a stop always ends the wait; `endsOn: 'hurry'` also ends it when a reader waits, and
+   * `endsOn: 'nudge'` when there may be entries at all (a nudge or a reader).
+   */
+  private pause(ms: number, endsOn: Wake): Promise<void> {
     if (!this.running) return Promise.resolve()
-    if (nudgeable && this.workKnown) return Promise.resolve()
+    if (endsOn === 'nudge' && this.workKnown) return Promise.resolve()
+    if (endsOn !== 'stop' && this.hurried) return Promise.resolve()
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer)
@@ -386,10 +416,19 @@ export class Sequencer {
       }
       const timer = setTimeout(done, ms)
       timer.unref()
-      this.wake = nudgeable ? done : () => (this.running ? undefined : done())
+      this.wake = (why) => {
+        if (why === 'stop' ? !this.running : WAKE_RANK[why] >= WAKE_RANK[endsOn]) done()
+      }
     })
   }
 }
+
+/**
+ * What ends a pause: a stop ends every pause, a reader waiting for its writes ('hurry') every pause but the
+ * lease's and a back-off's, a commit's nudge only the idle poll.
+ */
+type Wake = 'nudge' | 'hurry' | 'stop'
+const WAKE_RANK: Record<Wake, number> = { nudge: 0, hurry: 1, stop: 2 }
 
 /** Rolls a batch transaction back; returns the error when the connection is unusable (not to be pooled again). */
 async function rollBack(client: PoolClient): Promise<Error | undefined> {

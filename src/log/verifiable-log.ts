@@ -123,7 +123,7 @@ export class VerifiableLog {
   async sequenced(mark: number): Promise<void> {
     const deadline = Date.now() + this.catchUpTimeoutMs
     for (;;) {
-      this.sequencer.nudge()
+      this.sequencer.hurry()
       const remaining = deadline - Date.now()
       if (remaining <= 0) {
         throw new AppError(

@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
 import { createPool, withTransaction } from '../../src/db/pool.ts'
-import { Sequencer } from '../../src/log/sequencer.ts'
+import { Sequencer, type SequencerTiming } from '../../src/log/sequencer.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 
@@ -44,7 +44,7 @@ async function logState(app: TestApp) {
 /**
  * A test app whose own sequencer has handed its lease over, and sequencers to start in its place on a pool of `max`
  * connections whose every statement goes through `intercept` (which runs it with `run`). Records the errors they
- * report and the seqs of the batches they announce; everything stops when the test ends.
+ * report, the seqs of the batches they announce and each batch's size; everything stops when the test ends.
  */
 async function ownSequencer(
   t: TestContext,
@@ -62,6 +62,7 @@ async function ownSequencer(
   })
   const errors: unknown[] = []
   const seen: number[] = []
+  const batchSizes: number[] = []
   let sequencer: Sequencer | undefined
   t.after(async () => {
     await sequencer?.stop()
@@ -72,14 +73,18 @@ async function ownSequencer(
     app,
     errors,
     seen,
-    start(carryCommits: boolean): Sequencer {
+    batchSizes,
+    start(carryCommits: boolean, timing: Partial<SequencerTiming> = {}): Sequencer {
       sequencer = new Sequencer(pool, {
-        timing: { batchSize: 5, carryCommits },
+        timing: { batchSize: 5, carryCommits, ...timing },
         signCheckpoint: async () => 0,
         checkpointIntervalMs: 3_600_000,
         onError: (err) => errors.push(err),
       })
-      sequencer.onBatch((batch) => seen.push(...batch.records.map((r) => r.seq)))
+      sequencer.onBatch((batch) => {
+        seen.push(...batch.records.map((r) => r.seq))
+        batchSizes.push(batch.records.length)
+      })
       sequencer.start()
       return sequencer
     },
@@ -220,6 +225,22 @@ describe('the sequencer', () => {
     assert.deepEqual(await page, ['sequenced', 'sequenced', 'waiting'])
   })
 
+  it('does not keep a reader waiting while the sequencer lets entries gather', async (t) => {
+    // A linger far beyond the 5 s a read waits for its writes before answering 503.
+    const app = await buildTestApp(t, { config: { sequencer: { lingerMs: 60_000 } } })
+    const ops = await app.key('ops')
+    for (const marker of ['first', 'second', 'third']) {
+      await change(app, marker, { replica: 0, entries: 1, rollback: false })
+      const res = await app.request(ops, {
+        method: 'GET',
+        url: '/v1/audit/records?kind=key.created&limit=500',
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      const markers = res.json().items.map((r: { data: { marker?: string } }) => r.data.marker)
+      assert.ok(markers.includes(marker), `${marker} is listed`)
+    }
+  })
+
   it("commits each batch with the next one's opening while entries keep coming; a stop mid-burst loses nothing", async (t) => {
     // A sequencer on a pool whose statements are seen.
     const sent: string[] = []
@@ -272,6 +293,35 @@ describe('the sequencer', () => {
     const ops = await app.key('ops')
     const verify = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
     assert.equal(verify.json().ok, true, verify.body)
+    assert.deepEqual(errors, [])
+  })
+
+  it('lets entries gather after a batch that was not full, until a reader waits or the sequencer stops', async (t) => {
+    const { app, errors, seen, batchSizes, start, announced } = await ownSequencer(t, 2, (run, args) =>
+      run(...args),
+    )
+    const before = (await logState(app)).rows.length
+    const sequencer = start(false, { lingerMs: 60_000 })
+    // Idle, a commit wakes it at once: a batch of one, then the linger.
+    await change(app, 'first', { replica: 0, entries: 1, rollback: false })
+    await announced(before + 1)
+    assert.deepEqual(seen, [before + 1])
+    for (const marker of ['a', 'b', 'c'])
+      await change(app, marker, { replica: 0, entries: 1, rollback: false })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.deepEqual(seen, [before + 1], 'the three changes wait for the linger to end')
+    // A reader waiting for its writes ends the linger: the three go in one batch.
+    sequencer.hurry()
+    await announced(before + 4)
+    assert.deepEqual(batchSizes, [1, 3])
+    // A stop ends a linger at once too (a fourth change is left to the next holder).
+    await change(app, 'd', { replica: 0, entries: 1, rollback: false })
+    const stopped = await Promise.race([
+      sequencer.stop().then(() => true),
+      new Promise((resolve) => setTimeout(() => resolve(false), 5_000)),
+    ])
+    assert.equal(stopped, true, 'stop returned while lingering')
+    assert.deepEqual(batchSizes, [1, 3])
     assert.deepEqual(errors, [])
   })
 
