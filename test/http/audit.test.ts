@@ -195,6 +195,8 @@ describe('the audit log', () => {
       await t.test(edit, async (t) => {
         const { app, a, b, ops } = await setup(t)
         await halted(app, a, b)
+        // Read directly, not through the API: wait for the sequencer as an audit read would.
+        await app.app.services.auditLog.catchUp()
         await asSuperuser(app, async (client) => {
           const { rows } = await client.query('SELECT canonical FROM audit_records WHERE seq = 4')
           assert.ok(rows[0].canonical, 'the sequencer stored the text')

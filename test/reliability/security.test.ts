@@ -426,6 +426,7 @@ describe('security regressions', () => {
     // A key secret is shown once, in the answer that created it, and nowhere else; the probe secret never.
     assert.ok(secretsInKeyResponses.some((body) => body.includes(orchestrator)))
     assert.ok(!secretsInKeyResponses.some((body) => body.includes(PROBE_SECRET)))
+    await app.services.auditLog.catchUp()
     const { rows } = await app.db.query(
       `SELECT count(*)::int AS n FROM audit_records WHERE data::text LIKE '%' || $1 || '%'`,
       [PROBE_SECRET],
