@@ -156,6 +156,8 @@ describe('the audit log', () => {
       url: '/v1/admin/keys',
       payload: { role: 'ops', label: 'x' },
     })
+    // Read directly, not through the API: wait for the sequencer as an audit read would.
+    await app.app.services.auditLog.catchUp()
     const attempts = [
       'UPDATE audit_records SET actor = $$x$$',
       'DELETE FROM audit_records',
