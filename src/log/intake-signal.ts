@@ -1,7 +1,7 @@
 /**
- * In-process wake-up for the sequencer: every commit that wrote audit entries rings it, so a local write is
- * sequenced within milliseconds instead of at the next poll. Writes committed by other replicas are still found
- * by polling; this only shortens the common case.
+ * In-process wake-up for the sequencer: every commit that wrote audit entries rings it, so an idle sequencer
+ * sequences a local write at once instead of at its next poll (a sequencer lingering after a batch lets the
+ * entries gather until the linger ends). Writes committed by other replicas are found by polling.
  */
 type Listener = () => void
 

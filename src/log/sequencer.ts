@@ -30,7 +30,8 @@ export interface SequencerTiming {
    * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
    * reader waits for its writes. Every batch has a fixed cost (its opening, its write, its commit, planned and run
    * by the database): under a steady load, batches of one or two entries each cost more than the changes they
-   * record, and on the embedded database they took most of its one session.
+   * record, and on the embedded database they took most of its one session. At most `renewMs`: the holder does
+   * not renew its lease while it lingers.
    */
   lingerMs: number
   /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
@@ -90,7 +91,10 @@ export class Sequencer {
   private leader = false
   private leaseRenewedAt = 0
   private tookLeaseAt = 0
-  /** Set when there is known work (a local commit rang, or the last batch was full): skip the idle check. */
+  /**
+   * Set when there may be work (a local commit rang, a reader waits, the last batch was full or a backfill, the
+   * lease was just taken, a batch failed): the next batch skips the idle check.
+   */
   private workKnown = true
   /** Set when a reader waits for its writes: the sequencer does not linger before the next batch. */
   private hurried = false
@@ -114,7 +118,8 @@ export class Sequencer {
     private readonly db: Pool,
     private readonly options: SequencerOptions,
   ) {
-    this.timing = { ...DEFAULT_SEQUENCER_TIMING, ...options.timing }
+    const timing = { ...DEFAULT_SEQUENCER_TIMING, ...options.timing }
+    this.timing = { ...timing, lingerMs: Math.min(timing.lingerMs, timing.renewMs) }
   }
 
   get isLeader(): boolean {
@@ -128,6 +133,11 @@ export class Sequencer {
 
   get pollMs(): number {
     return this.timing.pollMs
+  }
+
+  /** How long the holder lets entries gather after a batch that was not full (`lingerMs`, at most `renewMs`). */
+  get lingerMs(): number {
+    return this.timing.lingerMs
   }
 
   start(): void {
@@ -226,7 +236,7 @@ export class Sequencer {
 
   /**
    * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. Returns how many
-   * records it placed, and whether the batch was full (more is surely waiting). A full batch of entries is held
+   * records it placed, and whether the batch was full (more is likely waiting). A full batch of entries is held
    * uncommitted, and the next batch's opening commits it in the same round trip; any other batch commits now.
    */
   private async sequenceOnce(): Promise<{ placed: number; full: boolean }> {

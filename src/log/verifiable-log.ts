@@ -117,7 +117,7 @@ export class VerifiableLog {
   }
 
   /**
-   * Waits until every intake entry up to `mark` (a `readSequencingState` mark) is sequenced, nudging the
+   * Waits until every intake entry up to `mark` (a `readSequencingState` mark) is sequenced, hurrying the
    * sequencer; LOG_CATCHING_UP after the catch-up timeout.
    */
   async sequenced(mark: number): Promise<void> {

@@ -241,7 +241,7 @@ describe('the sequencer', () => {
     }
   })
 
-  it("commits each batch with the next one's opening while entries keep coming; a stop mid-burst loses nothing", async (t) => {
+  it("commits each full batch with the next one's opening while a backlog lasts; a stop mid-burst loses nothing", async (t) => {
     // A sequencer on a pool whose statements are seen.
     const sent: string[] = []
     const { app, errors, seen, start, announced } = await ownSequencer(t, 2, (run, args) => {
@@ -297,15 +297,21 @@ describe('the sequencer', () => {
   })
 
   it('lets entries gather after a batch that was not full, until a reader waits or the sequencer stops', async (t) => {
-    const { app, errors, seen, batchSizes, start, announced } = await ownSequencer(t, 2, (run, args) =>
-      run(...args),
-    )
+    const sent: string[] = []
+    const { app, errors, seen, batchSizes, start, announced } = await ownSequencer(t, 2, (run, args) => {
+      const first = args[0]
+      sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
+      return run(...args)
+    })
     const before = (await logState(app)).rows.length
-    const sequencer = start(false, { lingerMs: 60_000 })
-    // Idle, a commit wakes it at once: a batch of one, then the linger.
+    // Commits carried as on PostgreSQL; a linger longer than the test, and the lease with it.
+    const sequencer = start(true, { lingerMs: 60_000, renewMs: 60_000, leaseMs: 120_000 })
+    // Idle, a commit wakes it at once: a batch of one, committed on its own (no transaction open while it
+    // lingers), then the linger.
     await change(app, 'first', { replica: 0, entries: 1, rollback: false })
     await announced(before + 1)
     assert.deepEqual(seen, [before + 1])
+    assert.equal(sent.at(-1), 'COMMIT', 'a batch that was not full is committed before the linger')
     for (const marker of ['a', 'b', 'c'])
       await change(app, marker, { replica: 0, entries: 1, rollback: false })
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -314,15 +320,34 @@ describe('the sequencer', () => {
     sequencer.hurry()
     await announced(before + 4)
     assert.deepEqual(batchSizes, [1, 3])
-    // A stop ends a linger at once too (a fourth change is left to the next holder).
-    await change(app, 'd', { replica: 0, entries: 1, rollback: false })
+    // A backlog (batches of 5) is sequenced batch after batch, each full one committed by the next opening, with
+    // no linger until a batch is not full.
+    await change(app, 'backlog', { replica: 0, entries: 12, rollback: false })
+    sequencer.hurry()
+    await announced(before + 16)
+    assert.deepEqual(batchSizes, [1, 3, 5, 5, 2])
+    assert.equal(sent.filter((text) => text.startsWith('COMMIT;')).length, 2, 'two openings carried a COMMIT')
+    assert.equal(sent.at(-1), 'COMMIT')
+    // A stop ends a linger at once too (a last change is left to the next holder).
+    await change(app, 'last', { replica: 0, entries: 1, rollback: false })
     const stopped = await Promise.race([
       sequencer.stop().then(() => true),
       new Promise((resolve) => setTimeout(() => resolve(false), 5_000)),
     ])
     assert.equal(stopped, true, 'stop returned while lingering')
-    assert.deepEqual(batchSizes, [1, 3])
+    assert.deepEqual(batchSizes, [1, 3, 5, 5, 2])
     assert.deepEqual(errors, [])
+  })
+
+  it('lingers no longer than a lease renewal', () => {
+    const db = { connect: () => Promise.reject(new Error('unused')) } as never
+    const capped = new Sequencer(db, {
+      timing: { lingerMs: 60_000, renewMs: 1_000 },
+      signCheckpoint: async () => 0,
+      checkpointIntervalMs: 1_000,
+      onError: () => {},
+    })
+    assert.equal(capped.lingerMs, 1_000)
   })
 
   it('announces a batch whose COMMIT went through with an opening that then failed, and carries on', async (t) => {
