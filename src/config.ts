@@ -46,6 +46,13 @@ const envSchema = z.object({
     .int()
     .min(1)
     .default(1000),
+  // The sequencer renews its lease every second, and not while it lingers: a linger stays within that.
+  ARBITER_SEQUENCER_LINGER_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int()
+    .min(0)
+    .max(1000)
+    .default(20),
   // The origin names the log in every checkpoint and is the note key's name: one line, no spaces, no '+'.
   ARBITER_LOG_ORIGIN: z
     .string()
@@ -75,6 +82,8 @@ export interface Config {
   rateLimitPerMinute: number
   /** At most one background checkpoint per interval while the log grows. */
   checkpointIntervalMs: number
+  /** How long the audit log's sequencer lets entries gather after a batch that was not full (0 to 1000). */
+  sequencerLingerMs: number
   /** The checkpoint origin; unset means `arbiter.local/log/<log id>`. */
   logOrigin: string | undefined
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
@@ -112,6 +121,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,
     checkpointIntervalMs: e.ARBITER_CHECKPOINT_INTERVAL_MS,
+    sequencerLingerMs: e.ARBITER_SEQUENCER_LINGER_MS,
     logOrigin: e.ARBITER_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.ARBITER_SHUTDOWN_GRACE_MS,

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
     assert.equal(config.probeAllowPrivate, false)
     assert.equal(config.bodyLimitBytes, 1048576)
     assert.equal(config.logLevel, 'info')
+    assert.equal(config.sequencerLingerMs, 20)
     assert.ok(Object.isFrozen(config))
   })
 
@@ -25,8 +26,10 @@ describe('loadConfig', () => {
       ARBITER_PROBE_ALLOWED_HOSTS: 'ledger.example.com, *.corp.example ,10.0.0.5',
       ARBITER_PROBE_ALLOW_PRIVATE: 'true',
       ARBITER_BODY_LIMIT_BYTES: '2048',
+      ARBITER_SEQUENCER_LINGER_MS: '0',
       LOG_LEVEL: 'warn',
     })
+    assert.equal(config.sequencerLingerMs, 0)
     assert.equal(config.port, 9000)
     assert.equal(config.databaseUrl, 'postgres://u@db:5432/arbiter')
     assert.deepEqual(config.probeAllowedHosts, ['ledger.example.com', '*.corp.example', '10.0.0.5'])
@@ -42,6 +45,8 @@ describe('loadConfig', () => {
     ['ARBITER_BODY_LIMIT_BYTES', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['ARBITER_BOOTSTRAP_ADMIN_KEY', 'short'],
+    ['ARBITER_SEQUENCER_LINGER_MS', '1001'],
+    ['ARBITER_SEQUENCER_LINGER_MS', '-1'],
   ]
   for (const [variable, value] of bad) {
     it(`rejects ${variable}=${value} with one line naming the variable`, () => {
