@@ -97,6 +97,17 @@ async function ownSequencer(
   }
 }
 
+/** `ownSequencer` on a pool of 2 connections whose statements' texts are recorded, in the order sent. */
+async function recordingSequencer(t: TestContext) {
+  const sent: string[] = []
+  const own = await ownSequencer(t, 2, (run, args) => {
+    const first = args[0]
+    sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
+    return run(...args)
+  })
+  return { ...own, sent }
+}
+
 describe('the sequencer', () => {
   it('sequences every committed entry once and no rolled-back one, gapless, under concurrent writers on 3 replicas', async (t) => {
     const db = await createTestDatabase()
@@ -226,8 +237,11 @@ describe('the sequencer', () => {
   })
 
   it('does not keep a reader waiting while the sequencer lets entries gather', async (t) => {
-    // A linger far beyond the 5 s a read waits for its writes before answering 503.
-    const app = await buildTestApp(t, { config: { sequencer: { lingerMs: 60_000 } } })
+    // A linger far beyond the 5 s a read waits for its writes before answering 503 (and the lease renewal with
+    // it: the linger is at most that).
+    const app = await buildTestApp(t, {
+      config: { sequencer: { lingerMs: 60_000, renewMs: 60_000, leaseMs: 120_000 } },
+    })
     const ops = await app.key('ops')
     for (const marker of ['first', 'second', 'third']) {
       await change(app, marker, { replica: 0, entries: 1, rollback: false })
@@ -242,13 +256,7 @@ describe('the sequencer', () => {
   })
 
   it("commits each full batch with the next one's opening while a backlog lasts; a stop mid-burst loses nothing", async (t) => {
-    // A sequencer on a pool whose statements are seen.
-    const sent: string[] = []
-    const { app, errors, seen, start, announced } = await ownSequencer(t, 2, (run, args) => {
-      const first = args[0]
-      sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
-      return run(...args)
-    })
+    const { app, errors, seen, start, announced, sent } = await recordingSequencer(t)
     const openings = () => sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
     const carried = () => openings().filter((text) => text.startsWith('COMMIT;'))
 
@@ -297,12 +305,7 @@ describe('the sequencer', () => {
   })
 
   it('lets entries gather after a batch that was not full, until a reader waits or the sequencer stops', async (t) => {
-    const sent: string[] = []
-    const { app, errors, seen, batchSizes, start, announced } = await ownSequencer(t, 2, (run, args) => {
-      const first = args[0]
-      sent.push(typeof first === 'string' ? first : String((first as { text?: string }).text))
-      return run(...args)
-    })
+    const { app, errors, seen, batchSizes, start, announced, sent } = await recordingSequencer(t)
     const before = (await logState(app)).rows.length
     // Commits carried as on PostgreSQL; a linger longer than the test, and the lease with it.
     const sequencer = start(true, { lingerMs: 60_000, renewMs: 60_000, leaseMs: 120_000 })
