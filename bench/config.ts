@@ -32,6 +32,7 @@ export const cfg = {
   auditS: Math.max(2, durationS / 2),
   connections: Math.round(numberEnv('BENCH_CONNECTIONS', 16)),
   scaleLoops: Math.round(numberEnv('BENCH_SCALE_LOOPS', 4)),
+  decideRounds: Math.round(numberEnv('BENCH_DECIDE_ROUNDS', 3)),
   auditConnections: Math.round(numberEnv('BENCH_AUDIT_CONNECTIONS', 4)),
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),

@@ -46,8 +46,8 @@ import { createKey, makeEvidence } from './workloads.ts'
  * 8. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
  * 9. memory    — peak RSS of each Arbiter process
  *
- * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_SCALE_LOOPS (4), BENCH_AUDIT_CONNECTIONS (4),
- * BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
+ * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_DECIDE_ROUNDS (3), BENCH_SCALE_LOOPS (4),
+ * BENCH_AUDIT_CONNECTIONS (4), BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
  * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,audit,embedded),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench

@@ -32,6 +32,22 @@ export class SequencingLagSampler {
       'SELECT max(seq)::text AS seq FROM audit_records',
     )
     this.lastSeq = Number(rows[0]?.seq ?? 0)
+    this.resume()
+  }
+
+  /**
+   * Stops polling until `resume` (while another server is measured, so that the sampler's queries load only the
+   * windows it samples). Records written meanwhile are seen, and counted, when polling resumes: pause only when
+   * nothing is written to the log.
+   */
+  async pause(): Promise<void> {
+    this.running = false
+    await this.loop
+    this.loop = null
+  }
+
+  resume(): void {
+    if (this.running) return
     this.running = true
     this.loop = this.poll()
   }
@@ -55,8 +71,7 @@ export class SequencingLagSampler {
   }
 
   async stop(): Promise<SequencingLag> {
-    this.running = false
-    await this.loop
+    await this.pause()
     await this.client.end()
     return { records: this.lags.length, lagMs: summarize(this.lags), pollMs: POLL_MS }
   }
