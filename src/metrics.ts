@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Pool } from './db/pool.ts'
+import type { CommittedBatch } from './log/sequencer.ts'
 
 /** What the service counts, on a registry of this app's own (tests build several apps in one process). */
 export interface Metrics {
@@ -8,6 +9,11 @@ export interface Metrics {
   manifestsIssued: Counter<'verdict' | 'directive'>
   probeDuration: Histogram<'probe_id'>
   probeErrors: Counter<'probe_id' | 'reason'>
+  /** The audit log's sequencer on this replica: call with every batch it commits (`observeSequencedBatch`). */
+  sequencingLag: Histogram
+  recordsSequenced: Counter
+  /** Whether this replica holds the sequencer's lease, read at every scrape from `sequencerLeader.source`. */
+  sequencerLeader: { source: () => boolean }
 }
 
 export function createMetrics(pool: Pool): Metrics {
@@ -24,8 +30,29 @@ export function createMetrics(pool: Pool): Metrics {
       this.set({ state: 'waiting' }, pool.waitingCount)
     },
   })
+  const sequencerLeader = { source: () => false }
+  new Gauge({
+    name: 'arbiter_audit_sequencer_leader',
+    help: 'Whether this replica holds the audit sequencer lease (1) or not (0); exactly one replica should',
+    registers: [registry],
+    collect() {
+      this.set(sequencerLeader.source() ? 1 : 0)
+    },
+  })
   return {
     registry,
+    sequencerLeader,
+    sequencingLag: new Histogram({
+      name: 'arbiter_audit_sequencing_lag_seconds',
+      help: 'From an audit record being written (its at) to its batch committing in the log, on the sequencing replica',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    recordsSequenced: new Counter({
+      name: 'arbiter_audit_records_sequenced_total',
+      help: 'Audit records this replica placed in the log',
+      registers: [registry],
+    }),
     requestDuration: new Histogram({
       name: 'arbiter_http_request_duration_seconds',
       help: 'HTTP request latency by route and status',
@@ -52,5 +79,14 @@ export function createMetrics(pool: Pool): Metrics {
       labelNames: ['probe_id', 'reason'] as const,
       registers: [registry],
     }),
+  }
+}
+
+/** Counts a batch the sequencer committed at `committedAtMs` and each record's lag from its `at`. */
+export function observeSequencedBatch(metrics: Metrics, batch: CommittedBatch, committedAtMs: number): void {
+  if (batch.records.length === 0) return
+  metrics.recordsSequenced.inc(batch.records.length)
+  for (const record of batch.records) {
+    metrics.sequencingLag.observe(Math.max(0, committedAtMs - Date.parse(record.at)) / 1000)
   }
 }

@@ -141,6 +141,33 @@ describe('HTTP conventions', async () => {
     assert.equal((await request(null, { method: 'GET', url: '/docs' })).statusCode < 400, true)
   })
 
+  it('counts what the audit sequencer places in the log, its lag, and whether this replica holds its lease', async (t) => {
+    const { request, adminKey } = await buildTestApp(t)
+    const metricValue = (body: string, name: string) => {
+      const line = body.split('\n').find((l) => l.startsWith(`${name} `))
+      return line === undefined ? undefined : Number(line.slice(name.length + 1))
+    }
+    const before = (await request(null, { method: 'GET', url: '/metrics' })).body
+    const sequencedBefore = metricValue(before, 'arbiter_audit_records_sequenced_total') ?? 0
+    for (const label of ['a', 'b', 'c']) {
+      const created = await request(adminKey, {
+        method: 'POST',
+        url: '/v1/admin/keys',
+        payload: { role: 'dashboard', label },
+      })
+      assert.equal(created.statusCode, 201)
+    }
+    // An audit read answers once its reader's writes are in the log: the three records are sequenced by then.
+    assert.equal((await request(adminKey, { method: 'GET', url: '/v1/audit/records' })).statusCode, 200)
+    const after = (await request(null, { method: 'GET', url: '/metrics' })).body
+    assert.equal(metricValue(after, 'arbiter_audit_sequencer_leader'), 1)
+    const sequenced = metricValue(after, 'arbiter_audit_records_sequenced_total')
+    assert.ok(sequenced !== undefined && sequenced >= sequencedBefore + 3, `sequenced ${sequenced}`)
+    // One lag observation per record sequenced, none negative.
+    assert.equal(metricValue(after, 'arbiter_audit_sequencing_lag_seconds_count'), sequenced)
+    assert.ok((metricValue(after, 'arbiter_audit_sequencing_lag_seconds_sum') ?? -1) >= 0)
+  })
+
   it('keeps openapi/openapi.json identical to what the routes produce (run `npm run openapi`)', async (t) => {
     const { app } = await buildTestApp(t)
     const committed = await readFile(OPENAPI_FILE, 'utf8')

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { createPool } from '../../../db/pool.ts'
 import { VerifiableLog } from '../../../log/verifiable-log.ts'
 import { verifyWorkers } from '../../../log/verify-workers.ts'
+import { observeSequencedBatch } from '../../../metrics.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,6 +32,9 @@ async function auditLogPlugin(app: FastifyInstance) {
     parallelVerify: { connectionString: config.connectionString, workers: verifyWorkers() },
     onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
   })
+  const { metrics } = app
+  metrics.sequencerLeader.source = () => auditLog.sequencer.isLeader
+  auditLog.sequencer.onBatch((batch) => observeSequencedBatch(metrics, batch, Date.now()))
   auditLog.start()
   app.decorate('auditLog', auditLog)
   // onClose hooks run last-registered first: the sequencer stops (and hands its lease over) before the pools close.
@@ -42,5 +46,5 @@ async function auditLogPlugin(app: FastifyInstance) {
 
 export default fp(auditLogPlugin, {
   name: 'arbiter-audit-log',
-  dependencies: ['arbiter-settings', 'arbiter-db'],
+  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics'],
 })
