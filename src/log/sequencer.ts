@@ -28,7 +28,8 @@ export interface SequencerTiming {
   batchSize: number
   /**
    * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
-   * reader waits for its writes. Every batch has a fixed cost (its opening, its write, its commit, planned and run
+   * reader waits for its writes; counted from when the first entry committed here since the batch opened, so what
+   * was committed while the batch was in flight has gathered already. Every batch has a fixed cost (its opening, its write, its commit, planned and run
    * by the database): under a steady load, batches of one or two entries each cost more than the changes they
    * record, and on the embedded database they took most of its one session. At most `renewMs`: the holder does
    * not renew its lease while it lingers.
@@ -77,10 +78,10 @@ export interface SequencerOptions {
  * skipped. The tree's right edge (the hashes a batch extends) is kept from the last batch this holder locked or
  * wrote and used only while the locked head is still that batch's; otherwise (a new holder, another holder wrote
  * meanwhile, a COMMIT that did not go through) it is read from the stored nodes inside the batch.
- * A batch that was not full is followed by a short linger (`lingerMs`) in which entries gather for the next one,
- * cut short when a reader waits for its writes. A full batch is held uncommitted and its COMMIT travels with the
- * next batch's opening, so a backlog costs two round trips per batch: its opening and its write (three when a
- * batch commits on its own).
+ * A batch that was not full is followed by a short linger (`lingerMs`, counted from the next batch's first local
+ * entry) in which entries gather for the next one, cut short when a reader waits for its writes. A full batch is
+ * held uncommitted and its COMMIT travels with the next batch's opening, so a backlog costs two round trips per
+ * batch: its opening and its write (three when a batch commits on its own).
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -98,6 +99,11 @@ export class Sequencer {
   private workKnown = true
   /** Set when a reader waits for its writes: the sequencer does not linger before the next batch. */
   private hurried = false
+  /**
+   * When a local commit first rang since the current batch opened (Date.now()), or null: how long its entries
+   * have gathered already, which the linger after the batch does not make them wait again.
+   */
+  private gatheringSince: number | null = null
   private wake: ((why: Wake) => void) | null = null
   private unsubscribe: (() => void) | null = null
   private readonly batchListeners = new Set<(batch: CommittedBatch) => void>()
@@ -167,6 +173,7 @@ export class Sequencer {
   /** There may be new entries (a local commit wrote some): the holder looks now rather than at its next poll. */
   nudge(): void {
     this.workKnown = true
+    this.gatheringSince ??= Date.now()
     if (this.leader) this.wake?.('nudge')
   }
 
@@ -221,7 +228,10 @@ export class Sequencer {
         backoffMs = 0
         this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, 'nudge')
-        else if (!full) await this.pause(this.timing.lingerMs, 'hurry')
+        else if (!full) {
+          const linger = lingerLeft(this.timing.lingerMs, this.gatheringSince, Date.now())
+          if (linger > 0) await this.pause(linger, 'hurry')
+        }
       } catch (err) {
         this.options.onError(err)
         // The database is away or refused the batch: everything in it rolled back; try again shortly.
@@ -245,6 +255,7 @@ export class Sequencer {
     this.workKnown = false
     // A reader that asks from now on waits for a later batch than this one: it is not to linger.
     this.hurried = false
+    this.gatheringSince = null
     this.held = null
     const client = held?.client ?? (await this.db.connect())
     let keep = false
@@ -431,6 +442,16 @@ export class Sequencer {
       }
     })
   }
+}
+
+/**
+ * What is left of the linger after a batch that was not full: `lingerMs` counts from when the first entry of the
+ * next batch was committed here (`gatheringSince`), not from the batch's end, so entries committed while a batch
+ * was in flight do not wait a whole linger more. With none committed here yet, the whole linger.
+ */
+export function lingerLeft(lingerMs: number, gatheringSince: number | null, now: number): number {
+  if (gatheringSince === null) return lingerMs
+  return Math.max(0, Math.min(lingerMs, gatheringSince + lingerMs - now))
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
 import { createPool, withTransaction } from '../../src/db/pool.ts'
-import { Sequencer, type SequencerTiming } from '../../src/log/sequencer.ts'
+import { lingerLeft, Sequencer, type SequencerTiming } from '../../src/log/sequencer.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 
@@ -340,6 +340,53 @@ describe('the sequencer', () => {
     assert.equal(stopped, true, 'stop returned while lingering')
     assert.deepEqual(batchSizes, [1, 3, 5, 5, 2])
     assert.deepEqual(errors, [])
+  })
+
+  it('counts the linger from when the first entry of the next batch was committed, not from the end of a batch', async (t) => {
+    // The first batch's COMMIT goes through and then takes 2 s to return: the batch is in flight meanwhile.
+    let slowCommits = 0
+    const { app, errors, seen, batchSizes, start, announced } = await ownSequencer(
+      t,
+      2,
+      async (run, args) => {
+        const result = await run(...args)
+        if (args[0] === 'COMMIT' && slowCommits > 0) {
+          slowCommits -= 1
+          await new Promise((resolve) => setTimeout(resolve, 2_000))
+        }
+        return result
+      },
+    )
+    const before = (await logState(app)).rows.length
+    start(true, { lingerMs: 1_500, renewMs: 60_000, leaseMs: 120_000 })
+    slowCommits = 1
+    await change(app, 'first', { replica: 0, entries: 1, rollback: false })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(seen.length, 0, 'the first batch is still in flight')
+    await change(app, 'second', { replica: 0, entries: 1, rollback: false })
+    const committed = Date.now()
+    await announced(before + 2)
+    const waited = Date.now() - committed
+    // It gathered for the 1.7 s the first batch was still in flight, longer than the linger: the next batch opens
+    // as soon as the first is committed (about 1.7 s after the change), not a whole linger later (about 3.2 s).
+    assert.deepEqual(batchSizes, [1, 1])
+    assert.ok(waited < 2_600, `the second change waited ${waited} ms`)
+    // Each batch starts gathering afresh: a change after the second batch waits out its linger.
+    await change(app, 'third', { replica: 0, entries: 1, rollback: false })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.equal(seen.includes(before + 3), false, 'the third change waits for the linger')
+    await announced(before + 3)
+    assert.deepEqual(batchSizes, [1, 1, 1])
+    assert.deepEqual(errors, [])
+  })
+
+  it('lingers what is left of lingerMs since the first entry of the next batch was committed', () => {
+    assert.equal(lingerLeft(20, null, 1_000), 20, 'nothing committed here yet: the whole linger')
+    assert.equal(lingerLeft(20, 995, 1_000), 15)
+    assert.equal(lingerLeft(20, 980, 1_000), 0)
+    assert.equal(lingerLeft(20, 500, 1_000), 0)
+    assert.equal(lingerLeft(20, 1_010, 1_000), 20, 'a clock that stepped back never lengthens it')
+    assert.equal(lingerLeft(0, 1_000, 1_000), 0)
   })
 
   it('lingers no longer than a lease renewal', () => {
