@@ -99,6 +99,14 @@ export function buildFigures(results: {
       target: `p99 < ${TARGETS.sequencingLagP99Ms} ms`,
       result: verdict(lag.lagMs.count > 0 && lag.lagMs.p99 < TARGETS.sequencingLagP99Ms),
     })
+    figures.push({
+      figure: `  of it after the write's 2xx answer, p50 / p99, ms (${lag.acknowledgedRecords} records)`,
+      arbiter: `${ms(lag.fromAcknowledgementMs.p50)} / ${ms(lag.fromAcknowledgementMs.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
   }
   for (const [name, phase, target] of [
     ['review', review, TARGETS.reviewThroughputRatio],

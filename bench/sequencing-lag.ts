@@ -3,22 +3,40 @@ import { type LatencySummary, summarize } from './load.ts'
 
 /**
  * Sequencing lag under load, seen from outside the service: a connection of the bench polls audit_records every
- * POLL_MS for records past the last one it saw, and takes each new record's lag as (when it first saw it − the
- * record's `at`, the time its change wrote it, before that change committed). The figure is an upper bound by up to
- * one poll interval plus one query; Arbiter and the bench run on the same machine, so they share a clock.
+ * POLL_MS for records past the last one it saw, and takes each new record's lag two ways:
+ * - from its `at` (when it first saw it − the record's `at`, the time its change wrote it): an upper bound, which
+ *   also holds the change's own time before it committed (waiting for a pool connection, running its statement);
+ * - from its acknowledgement (when it first saw it − when the client had the 2xx answer of the request that wrote
+ *   it, reported with `acknowledged`): what a client waits, after its write is acknowledged, until the write is in
+ *   the log; 0 when it was there before the answer arrived. The change committed before its answer was sent, so
+ *   this leaves out the moment between the two.
+ * Both are upper bounds by up to one poll interval plus one query; Arbiter and the bench run on the same machine,
+ * so they share a clock.
  */
 const POLL_MS = 5
 
 export interface SequencingLag {
   records: number
   lagMs: LatencySummary
+  /** Records whose writing request was acknowledged to the bench (the decide path's three kinds). */
+  acknowledgedRecords: number
+  fromAcknowledgementMs: LatencySummary
   pollMs: number
+}
+
+/** The record a request of the decide path writes, as the sampler matches it with the request's answer. */
+export function recordKey(kind: string, outcomeId: string, orchestratorId: string | null): string {
+  return `${kind} ${outcomeId} ${orchestratorId ?? ''}`
 }
 
 export class SequencingLagSampler {
   private readonly client: pg.Client
   private lastSeq = 0
   private readonly lags: number[] = []
+  private readonly ackLags: number[] = []
+  /** Acknowledged writes whose record was not seen yet, and records seen before their acknowledgement. */
+  private readonly acks = new Map<string, number>()
+  private readonly seenFirst = new Set<string>()
   private running = false
   private loop: Promise<void> | null = null
 
@@ -55,8 +73,15 @@ export class SequencingLagSampler {
   private async poll(): Promise<void> {
     while (this.running) {
       const started = Date.now()
-      const { rows } = await this.client.query<{ seq: string; at_ms: string }>(
-        `SELECT seq::text, (extract(epoch FROM at) * 1000)::float8::text AS at_ms
+      const { rows } = await this.client.query<{
+        seq: string
+        at_ms: string
+        kind: string
+        outcome_id: string | null
+        orchestrator_id: string | null
+      }>(
+        `SELECT seq::text, (extract(epoch FROM at) * 1000)::float8::text AS at_ms, kind, outcome_id::text,
+                orchestrator_id
          FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT 5000`,
         [this.lastSeq],
       )
@@ -64,15 +89,35 @@ export class SequencingLagSampler {
       for (const row of rows) {
         this.lags.push(Math.max(0, seen - Number(row.at_ms)))
         this.lastSeq = Number(row.seq)
+        if (row.outcome_id === null) continue
+        const key = recordKey(row.kind, row.outcome_id, row.orchestrator_id)
+        const acknowledged = this.acks.get(key)
+        if (acknowledged === undefined) this.seenFirst.add(key)
+        else {
+          this.acks.delete(key)
+          this.ackLags.push(Math.max(0, seen - acknowledged))
+        }
       }
       const wait = POLL_MS - (Date.now() - started)
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
     }
   }
 
+  /** The client had the 2xx answer of the request that wrote the record `key` (`recordKey`) at `atMs`. */
+  acknowledged(key: string, atMs: number): void {
+    if (this.seenFirst.delete(key)) this.ackLags.push(0)
+    else this.acks.set(key, atMs)
+  }
+
   async stop(): Promise<SequencingLag> {
     await this.pause()
     await this.client.end()
-    return { records: this.lags.length, lagMs: summarize(this.lags), pollMs: POLL_MS }
+    return {
+      records: this.lags.length,
+      lagMs: summarize(this.lags),
+      acknowledgedRecords: this.ackLags.length,
+      fromAcknowledgementMs: summarize(this.ackLags),
+      pollMs: POLL_MS,
+    }
   }
 }

@@ -55,6 +55,11 @@ export interface DecidePathOptions {
   /** List the orchestrators in `expected_orchestrators` (at most 100 are allowed). */
   expectAll: boolean
   subagentId: string
+  /**
+   * Called as each write's 2xx answer arrives, with the audit record it wrote: its kind, outcome and orchestrator
+   * (null when the record names none).
+   */
+  onAcknowledged?: (kind: string, outcomeId: string, orchestratorId: string | null) => void
 }
 
 export interface DecidePathResult {
@@ -89,6 +94,7 @@ export async function decidePath(
     },
   })
   const outcomeId = created.body.outcome_id
+  options.onAcknowledged?.('outcome.created', outcomeId, null)
   for (const [index, orchestratorId] of options.orchestrators.entries()) {
     const fails = index % 2 === 0
     await target.call(rec, 'POST', `/v1/outcomes/${outcomeId}/interpretations`, {
@@ -103,6 +109,7 @@ export async function decidePath(
         rationale: fails ? 'receipt missing from ledger' : 'exit code 0 and receipt present',
       },
     })
+    options.onAcknowledged?.('interpretation.recorded', outcomeId, orchestratorId)
   }
   const evaluated = await target.call<{ manifest: { manifest_id: string; verdict: string } }>(
     rec,
@@ -110,6 +117,7 @@ export async function decidePath(
     `/v1/outcomes/${outcomeId}/evaluate`,
     { key: options.creatorKey, label: 'evaluate', expect: [200], body: {} },
   )
+  options.onAcknowledged?.('manifest.issued', outcomeId, null)
   rec.add('path', performance.now() - started, false)
   const { manifest } = evaluated.body
   if (manifest.verdict !== 'ARBITER_DECIDES') {

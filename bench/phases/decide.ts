@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { cfg } from '../config.ts'
 import { type Recorder, runLoops } from '../load.ts'
 import { type LoopFigures, log, measuredLoops, type Run } from '../run-context.ts'
-import { type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
+import { recordKey, type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
 import { decidePath } from '../workloads.ts'
 
 /** One measured window of each side, the baseline's first, and their ratios. */
@@ -42,6 +42,7 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   const insert3 = async (_loop: number, rec: Recorder) => {
     await run.baseTarget.call(rec, 'POST', '/insert3', { body: insert3Body, expect: [201], label: 'insert3' })
   }
+  let lag: SequencingLagSampler | null = null
   const decide = async (loop: number, rec: Recorder) => {
     const result = await decidePath(run.arbTarget, rec, {
       orchestrators: ['orch-a', 'orch-b'],
@@ -50,6 +51,8 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
       evidence: run.evidence1k,
       expectAll: true,
       subagentId: `refund-agent-${loop % 8}`,
+      onAcknowledged: (kind, outcomeId, orchestratorId) =>
+        lag?.acknowledged(recordKey(kind, outcomeId, orchestratorId), Date.now()),
     })
     run.manifestIds.push(result.manifestId)
   }
@@ -60,24 +63,25 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, insert3)
   run.arbiter.memory.phase = 'decide'
   await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, decide)
-  const lag = new SequencingLagSampler(run.mainDb.url)
-  await lag.start()
-  await lag.pause()
+  const sampler = new SequencingLagSampler(run.mainDb.url)
+  await sampler.start()
+  await sampler.pause()
+  lag = sampler
   const rounds: DecideRound[] = []
   for (let round = 1; round <= cfg.decideRounds; round++) {
     const baseline = await measuredLoops(run.mainDb.name, run.baseline.proc.pid, window, insert3)
-    lag.resume()
+    sampler.resume()
     const arbiter = await measuredLoops(run.mainDb.name, run.arbiter.proc.pid, window, decide)
     // The window's last records are sequenced within the linger and a batch: seen before the sampler pauses.
     await sleep(500)
-    await lag.pause()
+    await sampler.pause()
     const measured = decideRound(baseline, arbiter)
     rounds.push(measured)
     log(
       `decide round ${round}: throughput ${measured.throughputRatio.toFixed(2)}×, p99 ${measured.p99Ratio.toFixed(2)}×, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
     )
   }
-  const sequencingLag = await lag.stop()
+  const sequencingLag = await sampler.stop()
   const typical = medianRound(rounds, (r) => r.throughputRatio)
   return {
     loops,
