@@ -42,16 +42,18 @@ export function shiftPlaceholders(text: string, offset: number): string {
  */
 export function combineWrites(statements: readonly Statement[]): Statement {
   if (statements.length === 1) return statements[0]!
-  const values: unknown[] = []
-  const parts = statements.map((statement) => {
-    const text = shiftPlaceholders(statement.text, values.length)
-    values.push(...statement.values)
-    return text
-  })
-  const last = parts.pop()!
   return {
-    text: `WITH ${parts.map((text, i) => `w${i + 1} AS (${text})`).join(',\n')}\n${last}`,
-    values,
+    text: combinedText(COMBINED, statements, () => {
+      let offset = 0
+      const parts = statements.map((statement) => {
+        const text = shiftPlaceholders(statement.text, offset)
+        offset += statement.values.length
+        return text
+      })
+      const last = parts.pop()!
+      return `WITH ${parts.map((text, i) => `w${i + 1} AS (${text})`).join(',\n')}\n${last}`
+    }),
+    values: statements.flatMap((statement) => statement.values),
     prepare: statements.every((statement) => statement.prepare),
   }
 }
@@ -63,17 +65,49 @@ export function combineWrites(statements: readonly Statement[]): Statement {
  * WHERE clause of its own.
  */
 export function guardedWrites(guard: Statement, writes: readonly Statement[]): Statement {
-  const values: unknown[] = [...guard.values]
-  const parts = writes.map((statement, i) => {
-    const text = shiftPlaceholders(statement.text, values.length)
-    values.push(...statement.values)
-    return `w${i + 1} AS (${text} WHERE EXISTS (SELECT 1 FROM guard))`
-  })
+  const statements = [guard, ...writes]
   return {
-    text: `WITH guard AS (${guard.text}),\n${parts.join(',\n')}\nSELECT * FROM guard`,
-    values,
-    prepare: guard.prepare && writes.every((statement) => statement.prepare),
+    text: combinedText(GUARDED, statements, () => {
+      let offset = guard.values.length
+      const parts = writes.map((statement, i) => {
+        const text = shiftPlaceholders(statement.text, offset)
+        offset += statement.values.length
+        return `w${i + 1} AS (${text} WHERE EXISTS (SELECT 1 FROM guard))`
+      })
+      return `WITH guard AS (${guard.text}),\n${parts.join(',\n')}\nSELECT * FROM guard`
+    }),
+    values: statements.flatMap((statement) => statement.values),
+    prepare: statements.every((statement) => statement.prepare),
   }
+}
+
+/**
+ * The texts of statements combined from prepared parts, by their parts' texts (a tree keyed by one text after
+ * another): a prepared text is one of a few fixed ones, so each combination is built once, not on every request,
+ * and the same string is handed to `named` every time. Texts of parts that are not prepared may be built from
+ * data: those are combined afresh each time and never kept.
+ */
+interface TextNode {
+  next: Map<string, TextNode>
+  text?: string
+}
+
+const COMBINED: TextNode = { next: new Map() }
+const GUARDED: TextNode = { next: new Map() }
+
+function combinedText(root: TextNode, statements: readonly Statement[], build: () => string): string {
+  if (!statements.every((statement) => statement.prepare)) return build()
+  let node = root
+  for (const { text } of statements) {
+    let next = node.next.get(text)
+    if (next === undefined) {
+      next = { next: new Map() }
+      node.next.set(text, next)
+    }
+    node = next
+  }
+  node.text ??= build()
+  return node.text
 }
 
 export async function runStatement(db: Queryable, statement: Statement): Promise<void> {
