@@ -52,6 +52,10 @@ export const cfg = {
     process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
 }
 
+if (cfg.decideRounds % 2 === 0) {
+  throw new Error(`BENCH_DECIDE_ROUNDS must be odd (the median of its rounds), got ${cfg.decideRounds}`)
+}
+
 for (const phase of cfg.phases) {
   if (!PHASES.includes(phase))
     throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)

@@ -2,9 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { cfg, repoRoot, TARGETS } from './config.ts'
+import { medianRound } from './decide-rounds.ts'
 import type { LatencySummary } from './load.ts'
 import type { AuditPhase } from './phases/audit.ts'
-import { type DecidePhase, medianRound } from './phases/decide.ts'
+import type { DecidePhase } from './phases/decide.ts'
 import type { EmbeddedPhase } from './phases/embedded.ts'
 import type { ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
@@ -61,20 +62,22 @@ export function buildFigures(results: {
       0,
     )
     const failNote = failed > 0 ? ` (${failed} failed requests)` : ''
+    // Each row shows the round whose ratio is the median of its own figure, and says which.
+    const of = (round: { round: number }) => `round ${round.round} of ${decide.rounds.length}`
+    const throughputRound = medianRound(decide.rounds, (round) => round.throughputRatio)
     figures.push({
-      figure: `decide throughput, req/s${failNote}`,
+      figure: `decide throughput, req/s (${of(throughputRound)})${failNote}`,
       arbiter: rate(decide.arbiter.requestsPerSecond),
       baseline: rate(decide.baseline.requestsPerSecond),
       ratio: times(decide.throughputRatio),
       target: `≥ ${TARGETS.decideThroughputRatio.toFixed(2)}×`,
       result: verdict(failed === 0 && decide.throughputRatio >= TARGETS.decideThroughputRatio),
     })
-    // Each row shows the round whose ratio is the median of its own figure.
     const p50Round = medianRound(decide.rounds, (round) => round.p50Ratio)
     const p99Round = medianRound(decide.rounds, (round) => round.p99Ratio)
     const cpuRound = medianRound(decide.rounds, (round) => round.serverCpuRatio)
     figures.push({
-      figure: 'decide latency p50, ms (every request)',
+      figure: `decide latency p50, ms (every request; ${of(p50Round)})`,
       arbiter: ms(p50Round.arbiter.latency.p50),
       baseline: ms(p50Round.baseline.latency.p50),
       ratio: times(decide.p50Ratio),
@@ -82,14 +85,15 @@ export function buildFigures(results: {
       result: 'info',
     })
     figures.push({
-      figure: 'decide latency p99, ms (every request)',
+      figure: `decide latency p99, ms (every request; ${of(p99Round)})`,
       arbiter: ms(p99Round.arbiter.latency.p99),
       baseline: ms(p99Round.baseline.latency.p99),
       ratio: times(decide.p99Ratio),
       target: `≤ ${TARGETS.decideP99Ratio.toFixed(2)}×`,
       result: verdict(decide.p99Ratio <= TARGETS.decideP99Ratio),
     })
-    figures.push(...cpuRows('decide', cpuRound.arbiter.cpu, cpuRound.baseline.cpu))
+    // Both CPU rows from the round with the median server CPU ratio.
+    figures.push(...cpuRows(`decide (${of(cpuRound)})`, cpuRound.arbiter.cpu, cpuRound.baseline.cpu))
     const lag = decide.sequencingLag
     figures.push({
       figure: `sequencing lag p50 / p99 under decide, ms (${lag.lagMs.count} records, ±${lag.pollMs} ms poll)`,

@@ -44,8 +44,10 @@ export class SequencingLagSampler {
     this.client = new pg.Client({ connectionString, application_name: 'bench-lag' })
   }
 
+  /** Starts polling after the records written so far (the warm-up's, once they are all in the log). */
   async start(): Promise<void> {
     await this.client.connect()
+    await this.caughtUp()
     const { rows } = await this.client.query<{ seq: string | null }>(
       'SELECT max(seq)::text AS seq FROM audit_records',
     )
@@ -54,9 +56,27 @@ export class SequencingLagSampler {
   }
 
   /**
+   * Waits until no entry waits for the sequencer and, while polling, until the poll has seen every record: so
+   * that a pause loses no record's lag to the time it lasts (at most `timeoutMs`, then throws).
+   */
+  async caughtUp(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const { rows } = await this.client.query<{ waiting: boolean; last: string | null }>(
+        `SELECT EXISTS (SELECT 1 FROM audit_intake) AS waiting,
+                (SELECT max(seq)::text FROM audit_records) AS last`,
+      )
+      const { waiting, last } = rows[0]!
+      if (!waiting && (!this.running || this.lastSeq >= Number(last ?? 0))) return
+      if (Date.now() > deadline) throw new Error(`the audit log did not catch up within ${timeoutMs} ms`)
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+    }
+  }
+
+  /**
    * Stops polling until `resume` (while another server is measured, so that the sampler's queries load only the
-   * windows it samples). Records written meanwhile are seen, and counted, when polling resumes: pause only when
-   * nothing is written to the log.
+   * windows it samples). Records written meanwhile would be seen, and counted, only when polling resumes: pause
+   * once `caughtUp`, and while nothing is written to the log.
    */
   async pause(): Promise<void> {
     this.running = false

@@ -1,27 +1,17 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { cfg } from '../config.ts'
+import { type DecideRound, decideRound, medianRound } from '../decide-rounds.ts'
 import { type Recorder, runLoops } from '../load.ts'
 import { type LoopFigures, log, measuredLoops, type Run } from '../run-context.ts'
 import { recordKey, type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
 import { decidePath } from '../workloads.ts'
 
-/** One measured window of each side, the baseline's first, and their ratios. */
-export interface DecideRound {
-  baseline: LoopFigures
-  arbiter: LoopFigures
-  throughputRatio: number
-  p50Ratio: number
-  p99Ratio: number
-  /** Arbiter's server CPU per request over the baseline's. */
-  serverCpuRatio: number
-}
-
 /**
  * Phase 1, decide: the full orchestrator path (create, 2 interpretations, evaluate) vs POST /insert3, in
- * `cfg.decideRounds` interleaved rounds (baseline window, then Arbiter's, on the same two servers). Each headline
- * ratio is the median over the rounds; `baseline` and `arbiter` are the round with the median throughput ratio.
- * Interleaving puts both sides under the same machine conditions in turn, and the later rounds measure both
- * servers warm, as they run in production, rather than in their first seconds (JIT compilation included).
+ * `cfg.decideRounds` interleaved rounds (an odd number; a window of each side on the same two servers, the order
+ * alternating). Each headline ratio is the median over the rounds; `baseline` and `arbiter` are the round with the
+ * median throughput ratio. Interleaving puts both sides under the same machine conditions in turn, and the later
+ * rounds measure both servers warm, as they run in production, rather than a few seconds after start-up (JIT
+ * compilation included).
  */
 export interface DecidePhase {
   loops: number
@@ -67,18 +57,26 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   await sampler.start()
   await sampler.pause()
   lag = sampler
+  const measureBaseline = () => measuredLoops(run.mainDb.name, run.baseline.proc.pid, window, insert3)
+  const measureArbiter = async () => {
+    sampler.resume()
+    const figures = await measuredLoops(run.mainDb.name, run.arbiter.proc.pid, window, decide)
+    // Every record of the window is in the log and seen before the sampler pauses.
+    await sampler.caughtUp()
+    await sampler.pause()
+    return figures
+  }
   const rounds: DecideRound[] = []
   for (let round = 1; round <= cfg.decideRounds; round++) {
-    const baseline = await measuredLoops(run.mainDb.name, run.baseline.proc.pid, window, insert3)
-    sampler.resume()
-    const arbiter = await measuredLoops(run.mainDb.name, run.arbiter.proc.pid, window, decide)
-    // The window's last records are sequenced within the linger and a batch: seen before the sampler pauses.
-    await sleep(500)
-    await sampler.pause()
-    const measured = decideRound(baseline, arbiter)
+    // The order alternates, so that neither side always measures in the other's aftermath (its autovacuum, its
+    // last checkpoints).
+    const arbiterFirst = round % 2 === 0
+    const arbiter = arbiterFirst ? await measureArbiter() : null
+    const baseline = await measureBaseline()
+    const measured = decideRound(round, arbiterFirst, baseline, arbiter ?? (await measureArbiter()))
     rounds.push(measured)
     log(
-      `decide round ${round}: throughput ${measured.throughputRatio.toFixed(2)}×, p99 ${measured.p99Ratio.toFixed(2)}×, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
+      `decide round ${round} (${arbiterFirst ? 'Arbiter' : 'baseline'} first): throughput ${measured.throughputRatio.toFixed(2)}×, p99 ${measured.p99Ratio.toFixed(2)}×, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
     )
   }
   const sequencingLag = await sampler.stop()
@@ -94,26 +92,4 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
     serverCpuRatio: medianRound(rounds, (r) => r.serverCpuRatio).serverCpuRatio,
     sequencingLag,
   }
-}
-
-function decideRound(baseline: LoopFigures, arbiter: LoopFigures): DecideRound {
-  return {
-    baseline,
-    arbiter,
-    throughputRatio: arbiter.requestsPerSecond / baseline.requestsPerSecond,
-    p50Ratio: arbiter.latency.p50 / baseline.latency.p50,
-    p99Ratio: arbiter.latency.p99 / baseline.latency.p99,
-    serverCpuRatio: arbiter.cpu.serverMsPerRequest / baseline.cpu.serverMsPerRequest,
-  }
-}
-
-/** The round whose `ratio` is the median (the lower middle one for an even count). */
-export function medianRound(
-  rounds: readonly DecideRound[],
-  ratio: (round: DecideRound) => number,
-): DecideRound {
-  const sorted = [...rounds].sort((a, b) => ratio(a) - ratio(b))
-  const round = sorted[Math.floor((sorted.length - 1) / 2)]
-  if (round === undefined) throw new Error('no decide rounds were measured')
-  return round
 }

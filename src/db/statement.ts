@@ -81,33 +81,48 @@ export function guardedWrites(guard: Statement, writes: readonly Statement[]): S
   }
 }
 
-/**
- * The texts of statements combined from prepared parts, by their parts' texts (a tree keyed by one text after
- * another): a prepared text is one of a few fixed ones, so each combination is built once, not on every request,
- * and the same string is handed to `named` every time. Texts of parts that are not prepared may be built from
- * data: those are combined afresh each time and never kept.
- */
 interface TextNode {
-  next: Map<string, TextNode>
+  /** The next part: its text, then its number of values (which its placeholders are shifted by). */
+  next: Map<string, Map<number, TextNode>>
   text?: string
 }
 
 const COMBINED: TextNode = { next: new Map() }
 const GUARDED: TextNode = { next: new Map() }
+let combinedTexts = 0
 
+/**
+ * The text of statements combined from prepared parts, looked up by their parts (a tree keyed by one part after
+ * another): a prepared text is one of a few fixed ones, so each combination is built once, not on every request,
+ * and the same string goes to `named` every time. Parts that are not prepared may be built from data: those are
+ * combined afresh each time and never kept.
+ */
 function combinedText(root: TextNode, statements: readonly Statement[], build: () => string): string {
   if (!statements.every((statement) => statement.prepare)) return build()
   let node = root
-  for (const { text } of statements) {
-    let next = node.next.get(text)
+  for (const { text, values } of statements) {
+    let byCount = node.next.get(text)
+    if (byCount === undefined) {
+      byCount = new Map()
+      node.next.set(text, byCount)
+    }
+    let next = byCount.get(values.length)
     if (next === undefined) {
       next = { next: new Map() }
-      node.next.set(text, next)
+      byCount.set(values.length, next)
     }
     node = next
   }
-  node.text ??= build()
+  if (node.text === undefined) {
+    node.text = build()
+    combinedTexts += 1
+  }
   return node.text
+}
+
+/** How many combined texts are kept (for tests: each combination of prepared parts is built once). */
+export function keptCombinedTexts(): number {
+  return combinedTexts
 }
 
 export async function runStatement(db: Queryable, statement: Statement): Promise<void> {

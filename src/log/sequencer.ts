@@ -28,11 +28,12 @@ export interface SequencerTiming {
   batchSize: number
   /**
    * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
-   * reader waits for its writes; counted from when the first entry committed here since the batch opened, so what
-   * was committed while the batch was in flight has gathered already. Every batch has a fixed cost (its opening, its write, its commit, planned and run
-   * by the database): under a steady load, batches of one or two entries each cost more than the changes they
-   * record, and on the embedded database they took most of its one session. At most `renewMs`: the holder does
-   * not renew its lease while it lingers.
+   * reader waits for its writes. With `carryCommits` (PostgreSQL) it counts from when the first entry was
+   * committed here after the batch opened, so what was committed while the batch was in flight has gathered
+   * already. Every batch has a fixed cost (its opening, its write, its commit, planned and run by the database):
+   * under a steady load, batches of one or two entries each cost more than the changes they record, and on the
+   * embedded database they took most of its one session. At most `renewMs`: the holder does not renew its lease
+   * while it lingers.
    */
   lingerMs: number
   /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
@@ -78,10 +79,10 @@ export interface SequencerOptions {
  * skipped. The tree's right edge (the hashes a batch extends) is kept from the last batch this holder locked or
  * wrote and used only while the locked head is still that batch's; otherwise (a new holder, another holder wrote
  * meanwhile, a COMMIT that did not go through) it is read from the stored nodes inside the batch.
- * A batch that was not full is followed by a short linger (`lingerMs`, counted from the next batch's first local
- * entry) in which entries gather for the next one, cut short when a reader waits for its writes. A full batch is
- * held uncommitted and its COMMIT travels with the next batch's opening, so a backlog costs two round trips per
- * batch: its opening and its write (three when a batch commits on its own).
+ * A batch that was not full is followed by a short linger (`lingerMs`; on PostgreSQL counted from the next
+ * batch's first local entry) in which entries gather for the next one, cut short when a reader waits for its
+ * writes. A full batch is held uncommitted and its COMMIT travels with the next batch's opening, so a backlog
+ * costs two round trips per batch: its opening and its write (three when a batch commits on its own).
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -100,8 +101,8 @@ export class Sequencer {
   /** Set when a reader waits for its writes: the sequencer does not linger before the next batch. */
   private hurried = false
   /**
-   * When a local commit first rang since the current batch opened (Date.now()), or null: how long its entries
-   * have gathered already, which the linger after the batch does not make them wait again.
+   * When a local commit first rang since the current batch's opening returned (Date.now()), or null: how long its
+   * entries have gathered already, which the linger after the batch does not make them wait again.
    */
   private gatheringSince: number | null = null
   private wake: ((why: Wake) => void) | null = null
@@ -130,6 +131,14 @@ export class Sequencer {
 
   get isLeader(): boolean {
     return this.leader
+  }
+
+  /**
+   * Whether this process holds the lease as far as it knows now: it is the holder and renewed the lease less than
+   * `leaseMs` ago (a holder cut off from the database stops counting as one when its lease would have expired).
+   */
+  get holdsLease(): boolean {
+    return this.leader && Date.now() - this.leaseRenewedAt < this.timing.leaseMs
   }
 
   /** When this process last took the lease (Date.now()), or null while it does not hold it. */
@@ -229,7 +238,10 @@ export class Sequencer {
         this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, 'nudge')
         else if (!full) {
-          const linger = lingerLeft(this.timing.lingerMs, this.gatheringSince, Date.now())
+          // Only where other connections commit while a batch is in flight (PostgreSQL): on the embedded database
+          // a batch keeps the one session until it ends, so every commit that rang during it is in it already.
+          const since = this.timing.carryCommits ? this.gatheringSince : null
+          const linger = lingerLeft(this.timing.lingerMs, since, Date.now())
           if (linger > 0) await this.pause(linger, 'hurry')
         }
       } catch (err) {
@@ -255,7 +267,6 @@ export class Sequencer {
     this.workKnown = false
     // A reader that asks from now on waits for a later batch than this one: it is not to linger.
     this.hurried = false
-    this.gatheringSince = null
     this.held = null
     const client = held?.client ?? (await this.db.connect())
     let keep = false
@@ -271,6 +282,9 @@ export class Sequencer {
         timing.batchSize,
         held !== null,
       )
+      // What commits from now on is for the next batch (a commit this opening saw may still ring after this: the
+      // linger then errs long, never short, by a round trip at most).
+      this.gatheringSince = null
       if (held) this.announce(held.batch)
       unconfirmed = null
       const written = await this.batch(client, opened)

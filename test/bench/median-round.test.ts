@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { type DecideRound, medianRound } from '../../bench/phases/decide.ts'
+import { type DecideRound, medianRound } from '../../bench/decide-rounds.ts'
 
 /** A round that differs from others only in the ratios the test reads. */
-function round(throughputRatio: number, serverCpuRatio: number): DecideRound {
+function round(index: number, throughputRatio: number, serverCpuRatio: number): DecideRound {
   return {
+    round: index,
+    arbiterFirst: index % 2 === 0,
     baseline: {} as DecideRound['baseline'],
     arbiter: {} as DecideRound['arbiter'],
     throughputRatio,
@@ -15,28 +17,19 @@ function round(throughputRatio: number, serverCpuRatio: number): DecideRound {
 }
 
 test('the decide phase reports the round whose ratio is the median, each figure on its own', () => {
-  const rounds = [round(0.7, 2.5), round(0.5, 1.8), round(0.6, 1.9)]
-  assert.equal(
-    medianRound(rounds, (r) => r.throughputRatio),
-    rounds[2],
-  )
-  assert.equal(
-    medianRound(rounds, (r) => r.serverCpuRatio),
-    rounds[2],
-  )
-  assert.equal(
-    medianRound([rounds[0]!], (r) => r.throughputRatio),
-    rounds[0],
-  )
-  // An even count takes the lower middle round, never an average no round measured.
-  assert.equal(
-    medianRound(rounds.slice(0, 2), (r) => r.serverCpuRatio),
-    rounds[1],
-  )
+  const rounds = [round(1, 0.7, 2.5), round(2, 0.5, 1.7), round(3, 0.6, 1.9)]
+  assert.equal(medianRound(rounds, (r) => r.throughputRatio).round, 3)
+  assert.equal(medianRound(rounds, (r) => r.serverCpuRatio).round, 3)
+  const five = [...rounds, round(4, 0.65, 1.8), round(5, 0.4, 3)]
+  assert.equal(medianRound(five, (r) => r.throughputRatio).round, 3)
+  assert.equal(medianRound(five, (r) => r.serverCpuRatio).round, 3)
+  assert.equal(medianRound([rounds[0]!], (r) => r.throughputRatio).round, 1)
   // The rounds keep their order for the log.
   assert.deepEqual(
-    rounds.map((r) => r.throughputRatio),
-    [0.7, 0.5, 0.6],
+    rounds.map((r) => r.round),
+    [1, 2, 3],
   )
-  assert.throws(() => medianRound([], (r) => r.throughputRatio), /no decide rounds/)
+  // An even number of rounds has no middle one: refused rather than picking the better or the worse.
+  assert.throws(() => medianRound(rounds.slice(0, 2), (r) => r.throughputRatio), /odd number/)
+  assert.throws(() => medianRound([], (r) => r.throughputRatio), /odd number/)
 })

@@ -33,7 +33,7 @@ async function auditLogPlugin(app: FastifyInstance) {
     onError: (err) => app.log.warn({ err }, 'audit sequencer batch failed; retrying'),
   })
   const { metrics } = app
-  metrics.sequencerLeader.source = () => auditLog.sequencer.isLeader
+  metrics.sequencerLeader.source = () => auditLog.sequencer.holdsLease
   auditLog.sequencer.onBatch((batch) => observeSequencedBatch(metrics, batch, Date.now()))
   auditLog.start()
   app.decorate('auditLog', auditLog)
