@@ -1,7 +1,7 @@
 import { cfg } from '../config.ts'
 import { type DecideRound, decideRound, medianRound } from '../decide-rounds.ts'
 import { type Recorder, runLoops } from '../load.ts'
-import { type LoopFigures, log, measuredLoops, type Run } from '../run-context.ts'
+import { log, measuredLoops, type Run } from '../run-context.ts'
 import { recordKey, type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
 import { decidePath } from '../workloads.ts'
 
@@ -13,15 +13,9 @@ import { decidePath } from '../workloads.ts'
  * rounds measure both servers warm, as they run in production, rather than a few seconds after start-up (JIT
  * compilation included).
  */
-export interface DecidePhase {
+export interface DecidePhase extends Omit<DecideRound, 'round' | 'arbiterFirst'> {
   loops: number
   rounds: DecideRound[]
-  baseline: LoopFigures
-  arbiter: LoopFigures
-  throughputRatio: number
-  p50Ratio: number
-  p99Ratio: number
-  serverCpuRatio: number
   /** Commit of a change → its record in the log, over the Arbiter's measured windows (sequencing-lag.ts). */
   sequencingLag: SequencingLag
 }
