@@ -145,9 +145,8 @@ async function auditCommand(config: Config, args: string[], { out, err }: Comman
     const outFile = parseCommandArgs('audit export', rest, { out: {} }).flags.out?.[0]
     const sink = outFile ? await openOutputFile(outFile) : process.stdout
     const count = await withAuditLog(config, err, async (log, pool) => {
-      await log.catchUp()
       let n = 0
-      for await (const record of streamAuditRecords({ db: pool }, {})) {
+      for await (const record of streamAuditRecords({ db: pool, auditLog: log }, {})) {
         if (!sink.write(`${JSON.stringify(record)}\n`)) await once(sink, 'drain')
         n += 1
       }

@@ -1,6 +1,6 @@
 import { queryArrays } from '../db/array-rows.ts'
+import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
-import { SEQUENCING_STATE } from '../db/repositories/audit-intake.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
@@ -59,30 +59,9 @@ export async function listAuditRecords(
   return rows
 }
 
-/**
- * `listAuditRecords` and the log's sequencing state (`readSequencingState`) in one statement, so in one snapshot:
- * when nothing committed before it is still waiting for the sequencer (`pending` false), the rows are everything
- * a read-your-writes reader may see, in one round trip. When `pending`, the caller waits for `mark` to be
- * sequenced and reads again.
- */
-export async function listAuditRecordsSequenced(
-  db: Queryable,
-  filter: AuditFilter,
-  limit: number,
-): Promise<{ rows: AuditRow[]; mark: number; pending: boolean }> {
-  const { rows } = await db.query<AuditRow & { log_mark: number; log_pending: boolean }>(
-    `WITH state AS (${SEQUENCING_STATE}), page AS (${LIST_AUDIT_RECORDS})
-     SELECT state.mark AS log_mark, state.pending AS log_pending, page.* FROM state LEFT JOIN page ON true
-     ORDER BY page.seq`,
-    listParameters(filter, limit),
-  )
-  const state = rows[0]!
-  return {
-    // With no match, the one row is the state's alone (its record columns null).
-    rows: rows.filter((row) => row.seq !== null).map(({ log_mark: _m, log_pending: _p, ...row }) => row),
-    mark: state.log_mark,
-    pending: state.log_pending,
-  }
+/** The statement of `listAuditRecords`, for a read-your-writes read (VerifiableLog.readYourWrites, by `seq`). */
+export function auditRecordsQuery(filter: AuditFilter, limit: number) {
+  return { text: LIST_AUDIT_RECORDS, values: listParameters(filter, limit) }
 }
 
 const LIST_AUDIT_RECORDS = `SELECT ${AUDIT_COLUMNS} FROM audit_records
@@ -143,7 +122,7 @@ type ColumnsArray = [
 ]
 
 /** `at` as the API writes it (millisecond RFC 3339 UTC), formatted by the database: a million rows, no Date. */
-const AT_TEXT = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const AT_TEXT = isoText('at')
 
 /**
  * Records with from <= seq <= to, ascending, for bulk checking, as rows of arrays. With `storedText` (pass it

@@ -3,9 +3,10 @@ import { type Page, type PageRequest, readSeqPage, seqAfterCursor } from '../pag
 import type { ServiceContext } from '../services/context.ts'
 import {
   type AuditFilter,
+  type AuditRow,
+  auditRecordsQuery,
   auditRowToRecord,
   listAuditRecords,
-  listAuditRecordsSequenced,
 } from './repository.ts'
 
 const EXPORT_BATCH = 1_000
@@ -24,38 +25,39 @@ export async function pageAuditRecords(
 ): Promise<Page<AuditRecord>> {
   return readSeqPage(
     page,
-    async (afterSeq, limit) => {
-      const filter = { ...query, afterSeq }
-      const first = await listAuditRecordsSequenced(ctx.db, filter, limit)
-      if (!first.pending) return first.rows
-      await ctx.auditLog.sequenced(first.mark)
-      return listAuditRecords(ctx.db, filter, limit)
-    },
+    (afterSeq, limit) =>
+      ctx.auditLog.readYourWrites<AuditRow>(auditRecordsQuery({ ...query, afterSeq }, limit), 'seq'),
     (row) => row.seq,
     auditRowToRecord,
   )
 }
 
 /**
- * Every match (after `cursor`, a cursor of the paged list), batch by batch (each batch a short query, no
- * connection held in between), so an export of millions of records needs memory for one batch only.
+ * Every match (after `cursor`, a cursor of the paged list), read your writes, batch by batch (each batch a short
+ * query, no connection held in between), so an export of millions of records needs memory for one batch only.
+ * The first batch checks that every change committed before the call is in the log, in the same statement while
+ * the log keeps up (see VerifiableLog.readYourWrites).
  */
 export async function* streamAuditRecords(
-  ctx: Pick<ServiceContext, 'db'>,
+  ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
   query: AuditQuery,
   from: { cursor?: string | undefined } = {},
 ): AsyncGenerator<AuditRecord> {
   let cursor = seqAfterCursor(from.cursor)
+  let rows = await ctx.auditLog.readYourWrites<AuditRow>(
+    auditRecordsQuery({ ...query, afterSeq: cursor }, EXPORT_BATCH),
+    'seq',
+  )
   for (;;) {
-    const rows = await listAuditRecords(ctx.db, { ...query, afterSeq: cursor }, EXPORT_BATCH)
     for (const row of rows) yield auditRowToRecord(row)
     if (rows.length < EXPORT_BATCH) return
     cursor = rows[rows.length - 1]!.seq
+    rows = await listAuditRecords(ctx.db, { ...query, afterSeq: cursor }, EXPORT_BATCH)
   }
 }
 
-/** Every record about one case, ascending seq. */
-export async function caseAuditRecords(ctx: Pick<ServiceContext, 'db'>, query: AuditQuery) {
+/** Every record about one case, ascending seq, read your writes. */
+export async function caseAuditRecords(ctx: Pick<ServiceContext, 'db' | 'auditLog'>, query: AuditQuery) {
   const records: AuditRecord[] = []
   for await (const record of streamAuditRecords(ctx, query)) records.push(record)
   return records

@@ -13,7 +13,6 @@ export async function caseStory<Case, Input, Content extends ManifestContent, Pe
   const c = await kind.find(ctx.db, caseId)
   if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
   // Read your writes: every change committed before this request is in the log before it is read.
-  await ctx.auditLog.catchUp()
   const records = await caseAuditRecords(ctx, kind.auditQuery(caseId))
   const manifestId = kind.manifestId(c)
   const manifest = manifestId === null ? null : ((await findManifest(ctx.db, manifestId)) ?? null)

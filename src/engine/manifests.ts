@@ -3,9 +3,9 @@ import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {
   findEnvelope,
-  listManifests,
   type ManifestRow,
   manifestInsert,
+  manifestsQuery,
 } from '../db/repositories/manifests.ts'
 import {
   combineWrites,
@@ -171,9 +171,12 @@ export interface ManifestQuery {
   since?: Date | undefined
 }
 
-/** GET /v1/manifests: envelopes of every kind, in log order. */
+/**
+ * GET /v1/manifests: envelopes of every kind, in log order, read your writes (every manifest committed before
+ * the call is sequenced and listed), in one statement while the log keeps up.
+ */
 export async function pageManifests(
-  ctx: Pick<ServiceContext, 'db'>,
+  ctx: Pick<ServiceContext, 'auditLog'>,
   query: ManifestQuery,
   page: PageRequest,
 ): Promise<Page<StoredEnvelope>> {
@@ -181,7 +184,12 @@ export async function pageManifests(
   return readSeqPage(
     page,
     async (afterSeq, limit) =>
-      cases.length > 1 ? [] : listManifests(ctx.db, { ...rest, case: cases[0], afterSeq }, limit),
+      cases.length > 1
+        ? []
+        : ctx.auditLog.readYourWrites<ManifestRow>(
+            manifestsQuery({ ...rest, case: cases[0], afterSeq }, limit),
+            'audit_seq',
+          ),
     (row) => row.audit_seq ?? 0,
     (row) => row,
   )

@@ -6,7 +6,8 @@ import type { Queryable } from '../db/pool.ts'
 import {
   type CheckpointRow,
   insertCheckpointIfAbsent,
-  readHeadAndLatestCheckpoint,
+  type LogState,
+  readLogState,
 } from '../db/repositories/audit-checkpoints.ts'
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
@@ -47,8 +48,13 @@ export function signedCheckpointFromRow(row: CheckpointRow): SignedCheckpoint {
  * A signed checkpoint covering the whole log as it is now: the latest stored one if it does, else a new one
  * signed at the current tree size. Replicas signing the same size at once all return the one stored first.
  */
-export async function currentCheckpoint(db: Queryable, signer: CheckpointSigner): Promise<CheckpointRow> {
-  const { head, latest } = await readHeadAndLatestCheckpoint(db)
+export async function currentCheckpoint(
+  db: Queryable,
+  signer: CheckpointSigner,
+  /** The log's state if already read (by a read that waited for the log to catch up). */
+  state?: Pick<LogState, 'head' | 'latest'>,
+): Promise<CheckpointRow> {
+  const { head, latest } = state ?? (await readLogState(db))
   if (latest && latest.tree_size >= head.tree_size) return latest
   const headHash =
     head.tree_size === head.seq

@@ -1,8 +1,18 @@
-import { auditRange, auditRowToRecord, readAuditHead } from '../audit/repository.ts'
+import type { QueryResultRow } from 'pg'
+import { auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool, Queryable } from '../db/pool.ts'
-import { findCheckpoint } from '../db/repositories/audit-checkpoints.ts'
-import { readSequencingState, sequencingPendingUpTo } from '../db/repositories/audit-intake.ts'
+import {
+  type LogState,
+  type LogStateRow,
+  logStateFromRow,
+  logStateQuery,
+} from '../db/repositories/audit-checkpoints.ts'
+import {
+  querySequenced,
+  readSequencingState,
+  sequencingPendingUpTo,
+} from '../db/repositories/audit-intake.ts'
 import { readLogId } from '../db/repositories/log-identity.ts'
 import { findManifest } from '../db/repositories/manifests.ts'
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
@@ -117,6 +127,22 @@ export class VerifiableLog {
   }
 
   /**
+   * Read your writes in one round trip while the log keeps up: `query` runs in one statement with the sequencing
+   * state (`querySequenced`, ordered by `orderBy`); only when something committed before the call still waits for
+   * the sequencer does the read wait for it and run `query` again.
+   */
+  async readYourWrites<R extends object>(
+    query: { text: string; values?: unknown[] },
+    orderBy: string,
+  ): Promise<R[]> {
+    const first = await querySequenced<R>(this.db, query, orderBy)
+    if (!first.pending) return first.rows
+    await this.sequenced(first.mark)
+    const { rows } = await this.db.query<R & QueryResultRow>(query.text, query.values ?? [])
+    return rows
+  }
+
+  /**
    * Waits until every intake entry up to `mark` (a `readSequencingState` mark) is sequenced, hurrying the
    * sequencer; LOG_CATCHING_UP after the catch-up timeout.
    */
@@ -144,8 +170,16 @@ export class VerifiableLog {
 
   /** A signed checkpoint covering every change committed before the call (signed now if the latest does not). */
   async checkpoint(): Promise<SignedCheckpoint> {
-    await this.catchUp()
-    return signedCheckpointFromRow(await currentCheckpoint(this.db, this.signer))
+    return signedCheckpointFromRow(await currentCheckpoint(this.db, this.signer, await this.logState()))
+  }
+
+  /**
+   * The log's head and checkpoints (see LogState), including every change committed before the call: in one
+   * statement while the log keeps up.
+   */
+  private async logState(atSize: number | null = null): Promise<LogState> {
+    const [row] = await this.readYourWrites<LogStateRow>(logStateQuery(atSize), 'seq')
+    return logStateFromRow(row!)
   }
 
   /**
@@ -153,18 +187,17 @@ export class VerifiableLog {
    * comes with it), or without a size against a signed checkpoint covering every change committed before the call.
    */
   async inclusion(seq: number, treeSize?: number): Promise<InclusionProof> {
-    await this.catchUp()
+    const state = await this.logState(treeSize ?? null)
     let size: number
     let checkpoint: SignedCheckpoint | null
     if (treeSize === undefined) {
-      const row = await currentCheckpoint(this.db, this.signer)
+      const row = await currentCheckpoint(this.db, this.signer, state)
       size = row.tree_size
       checkpoint = signedCheckpointFromRow(row)
     } else {
-      await this.assertWithinLog(treeSize, 'tree_size')
+      assertWithinLog(state, treeSize, 'tree_size')
       size = treeSize
-      const row = await findCheckpoint(this.db, treeSize)
-      checkpoint = row ? signedCheckpointFromRow(row) : null
+      checkpoint = state.atSize ? signedCheckpointFromRow(state.atSize) : null
     }
     if (seq > size) throw new AppError('NOT_FOUND', `seq ${seq} is not in the tree of size ${size}`)
     return { seq, ...(await inclusionProofAt(this.db, seq, size)), checkpoint }
@@ -173,8 +206,7 @@ export class VerifiableLog {
   /** The RFC 9162 consistency proof from the tree of `fromSize` to the tree of `toSize` (1 ≤ from ≤ to). */
   async consistency(fromSize: number, toSize: number): Promise<ConsistencyProof> {
     if (fromSize > toSize) throw new AppError('VALIDATION', 'from_size must not exceed to_size')
-    await this.catchUp()
-    await this.assertWithinLog(toSize, 'to_size')
+    assertWithinLog(await this.logState(), toSize, 'to_size')
     const plan = consistencyProofNodes(fromSize, toSize)
     const proof = proofFromNodes(plan, await readNodes(this.db, nodesToFetch(plan)))
     return { from_size: fromSize, to_size: toSize, proof: proof.map(encodeBase64) }
@@ -182,7 +214,7 @@ export class VerifiableLog {
 
   /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof. */
   async manifestInclusion(manifestId: string): Promise<ManifestInclusion> {
-    await this.catchUp()
+    const state = await this.logState()
     let manifest = await findManifest(this.db, manifestId)
     if (!manifest) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
     if (manifest.audit_seq === null) {
@@ -196,7 +228,12 @@ export class VerifiableLog {
     }
     const [row] = await auditRange(this.db, seq, seq, 1)
     if (!row) throw new Error(`manifest ${manifestId} names audit seq ${seq}, which is missing`)
-    const checkpoint = await currentCheckpoint(this.db, this.signer)
+    // The state read first covers the record, unless it was sequenced since: then the log is read again.
+    const checkpoint = await currentCheckpoint(
+      this.db,
+      this.signer,
+      seq <= state.head.tree_size ? state : undefined,
+    )
     return {
       manifest_id: manifestId,
       record: auditRowToRecord(row),
@@ -204,12 +241,11 @@ export class VerifiableLog {
       checkpoint: signedCheckpointFromRow(checkpoint),
     }
   }
+}
 
-  private async assertWithinLog(size: number, name: string): Promise<void> {
-    const head = await readAuditHead(this.db)
-    if (size > head.tree_size) {
-      throw new AppError('NOT_FOUND', `${name} ${size} is beyond the log (${head.tree_size} records)`)
-    }
+function assertWithinLog(state: LogState, size: number, name: string): void {
+  if (size > state.head.tree_size) {
+    throw new AppError('NOT_FOUND', `${name} ${size} is beyond the log (${state.head.tree_size} records)`)
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AuditData } from '../../audit/audit-log.ts'
+import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
@@ -52,7 +53,6 @@ const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_diges
 
 export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
 
-/** Inserts unless the natural key exists; returns the row that holds the key either way. */
 /**
  * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
  * entries) is written in the same statement, only when the fan-out is: one round trip, no transaction needed.
@@ -113,16 +113,40 @@ export async function findFanout(db: Queryable, id: string, options: { lock?: bo
   return rows[0]
 }
 
-export async function listFanouts(
+/**
+ * A fan-out as GET /v1/fanouts shows it, read in one statement: its row and the latest result of each subtask
+ * (without its body, in no particular order), the times already in the API's form.
+ */
+export interface FanoutViewRow extends FanoutRow {
+  results: (Omit<ResultSummaryRow, 'fanout_id' | 'received_at'> & { received_at: string })[]
+}
+
+const FANOUT_VIEW_COLUMNS = `${FANOUT_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('subtask_id', r.subtask_id, 'revision', r.revision,
+            'status', r.status, 'result_digest', r.result_digest, 'late', r.late,
+            'received_at', ${isoText('r.received_at')})), '[]')
+   FROM (SELECT DISTINCT ON (l.subtask_id) l.* FROM fanout_results l WHERE l.fanout_id = f.id
+         ORDER BY l.subtask_id, l.revision DESC) r) AS results`
+
+/** One fan-out as shown (see FanoutViewRow), in one round trip. */
+export async function findFanoutView(db: Queryable, id: string): Promise<FanoutViewRow | undefined> {
+  const { rows } = await db.query<FanoutViewRow>(
+    named(`SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f WHERE f.id = $1`, [id]),
+  )
+  return rows[0]
+}
+
+/** A page of fan-outs as shown (see FanoutViewRow), in creation order after `afterSeq`, in one round trip. */
+export async function listFanoutViews(
   db: Queryable,
   filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined; afterSeq: number | null },
   limit: number,
 ) {
-  const { rows } = await db.query<FanoutRow>(
-    `SELECT ${FANOUT_COLUMNS} FROM fanouts
-     WHERE ($1::text IS NULL OR orchestrator_id = $1) AND ($2::text IS NULL OR status = $2)
-       AND ($3::bigint IS NULL OR list_seq > $3)
-     ORDER BY list_seq LIMIT $4`,
+  const { rows } = await db.query<FanoutViewRow>(
+    `SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f
+     WHERE ($1::text IS NULL OR f.orchestrator_id = $1) AND ($2::text IS NULL OR f.status = $2)
+       AND ($3::bigint IS NULL OR f.list_seq > $3)
+     ORDER BY f.list_seq LIMIT $4`,
     [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
   )
   return rows
@@ -295,16 +319,6 @@ export async function latestResults(db: Queryable, fanoutId: string): Promise<Re
     `SELECT DISTINCT ON (subtask_id) ${RESULT_COLUMNS} FROM fanout_results WHERE fanout_id = $1
      ORDER BY subtask_id, revision DESC`,
     [fanoutId],
-  )
-  return rows
-}
-
-/** The latest result of each subtask, without bodies, for each of the given fan-outs (what views show). */
-export async function latestResultSummaries(db: Queryable, fanoutIds: string[]): Promise<ResultSummaryRow[]> {
-  const { rows } = await db.query<ResultSummaryRow>(
-    `SELECT DISTINCT ON (fanout_id, subtask_id) ${SUMMARY_COLUMNS} FROM fanout_results
-     WHERE fanout_id = ANY($1::uuid[]) ORDER BY fanout_id, subtask_id, revision DESC`,
-    [fanoutIds],
   )
   return rows
 }

@@ -16,13 +16,14 @@ import type { Principal } from '../../services/keys.ts'
 import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
+  type FanoutViewRow,
   fanoutTouch,
   findFanout,
+  findFanoutView,
   insertFanoutIfAbsent,
   insertFirstResult,
   latestResultOf,
-  latestResultSummaries,
-  listFanouts,
+  listFanoutViews,
   type NewFanout,
   type ResultRow,
   type ResultSummaryRow,
@@ -104,10 +105,10 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
         { fanout_id: row.id },
       )
     }
-    return { created: false, fanout: (await loadFanoutViews(ctx.db, [row]))[0]! }
+    return { created: false, fanout: await getFanout(ctx, row.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, fanout: toFanoutView(row, []) }
+  return { created: true, fanout: toFanoutView({ ...row, results: [] }) }
 }
 
 export type SubmitResultOutcome =
@@ -273,45 +274,31 @@ function resultRecorded(row: ResultRow, orchestratorId: string, principal: Princ
   }
 }
 
+/** GET /v1/fanouts/{id}, in one statement. */
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
-  const fanout = await findFanout(ctx.db, fanoutId)
+  const fanout = await findFanoutView(ctx.db, fanoutId)
   if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
-  return (await loadFanoutViews(ctx.db, [fanout]))[0]!
+  return toFanoutView(fanout)
 }
 
-/** GET /v1/fanouts: oldest first, in pages of views built with two queries whatever the page size. */
+/** GET /v1/fanouts: oldest first, each page in one statement. */
 export async function pageFanouts(
   ctx: Pick<ServiceContext, 'db'>,
   filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined },
   page: PageRequest,
 ): Promise<Page<FanoutView>> {
-  const result = await readSeqPage(
+  return readSeqPage(
     page,
-    (afterSeq, limit) => listFanouts(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => listFanoutViews(ctx.db, { ...filter, afterSeq }, limit),
     (row) => row.list_seq,
-    (row) => row,
+    toFanoutView,
   )
-  return { items: await loadFanoutViews(ctx.db, result.items), next_cursor: result.next_cursor }
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
   const fanout = await findFanout(tx, fanoutId, { lock: true })
   if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
   return fanout
-}
-
-async function loadFanoutViews(db: Queryable, rows: FanoutRow[]) {
-  if (rows.length === 0) return []
-  const results = await latestResultSummaries(
-    db,
-    rows.map((row) => row.id),
-  )
-  return rows.map((row) =>
-    toFanoutView(
-      row,
-      results.filter((result) => result.fanout_id === row.id),
-    ),
-  )
 }
 
 /** A result as answers and fan-out views show it (no body: that is the worker's, and the manifest's claims). */
@@ -329,7 +316,7 @@ function toResultView(row: ResultSummaryRow) {
 
 export type ResultView = ReturnType<typeof toResultView>
 
-function toFanoutView(row: FanoutRow, results: ResultSummaryRow[]) {
+function toFanoutView(row: FanoutViewRow) {
   return {
     fanout_id: row.id,
     orchestrator_id: row.orchestrator_id,
@@ -342,11 +329,16 @@ function toFanoutView(row: FanoutRow, results: ResultSummaryRow[]) {
     policy_digest: row.policy_digest,
     decomposition: row.decomposition,
     status: row.status,
-    results: results
-      .map((result) => {
-        const { fanout_id: _fanout, ...item } = toResultView(result)
-        return item
-      })
+    // As toResultView shows them, less the fan-out's id.
+    results: row.results
+      .map((result) => ({
+        subtask_id: result.subtask_id,
+        revision: result.revision,
+        status: result.status,
+        late: result.late,
+        result_digest: result.result_digest,
+        received_at: result.received_at,
+      }))
       .sort(byField('subtask_id')),
     manifest_id: row.manifest_id,
     created_at: row.created_at.toISOString(),

@@ -1,9 +1,10 @@
 import type { AuditData } from '../../audit/audit-log.ts'
+import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
-import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
+import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../../domain/vocabulary.ts'
@@ -148,16 +149,50 @@ export async function findOutcome(db: Queryable, id: string, options: { lock?: b
   return rows[0]
 }
 
-export async function listOutcomes(
+/**
+ * An outcome as GET /v1/outcomes shows it, read in one statement: its row, its evidence versions (oldest first),
+ * its items (in order) and each orchestrator's latest interpretation (in no particular order), the times already
+ * in the API's form.
+ */
+export interface OutcomeViewRow extends OutcomeRow {
+  evidence_versions: { evidence_hash: string; item_hashes: string[]; created_at: string }[]
+  evidence: EvidenceItem[]
+  interpretations: ManifestInterpretation[]
+}
+
+const OUTCOME_VIEW_COLUMNS = `${OUTCOME_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('evidence_hash', v.evidence_hash, 'item_hashes', v.item_hashes,
+            'created_at', ${isoText('v.created_at')}) ORDER BY v.version), '[]')
+   FROM evidence_versions v WHERE v.outcome_id = o.id) AS evidence_versions,
+  (SELECT coalesce(json_agg(e.item ORDER BY e.position), '[]')
+   FROM evidence_items e WHERE e.outcome_id = o.id) AS evidence,
+  (SELECT coalesce(json_agg(json_build_object('orchestrator_id', i.orchestrator_id,
+            'success_criterion_signature', i.success_criterion_signature,
+            'outcome_interpretation', i.outcome_interpretation, 'evidence_hash', i.evidence_hash,
+            'intended_action', i.intended_action, 'revision', i.revision,
+            'received_at', ${isoText('i.received_at')})), '[]')
+   FROM (SELECT DISTINCT ON (l.orchestrator_id) l.* FROM interpretations l WHERE l.outcome_id = o.id
+         ORDER BY l.orchestrator_id, l.revision DESC) i) AS interpretations`
+
+/** One outcome as shown (see OutcomeViewRow), in one round trip. */
+export async function findOutcomeView(db: Queryable, id: string): Promise<OutcomeViewRow | undefined> {
+  const { rows } = await db.query<OutcomeViewRow>(
+    named(`SELECT ${OUTCOME_VIEW_COLUMNS} FROM outcomes o WHERE o.id = $1`, [id]),
+  )
+  return rows[0]
+}
+
+/** A page of outcomes as shown (see OutcomeViewRow), in creation order after `afterSeq`, in one round trip. */
+export async function listOutcomeViews(
   db: Queryable,
   filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined; afterSeq: number | null },
   limit: number,
 ) {
-  const { rows } = await db.query<OutcomeRow>(
-    `SELECT ${OUTCOME_COLUMNS} FROM outcomes
-     WHERE ($1::text IS NULL OR subagent_id = $1) AND ($2::text IS NULL OR status = $2)
-       AND ($3::bigint IS NULL OR list_seq > $3)
-     ORDER BY list_seq LIMIT $4`,
+  const { rows } = await db.query<OutcomeViewRow>(
+    `SELECT ${OUTCOME_VIEW_COLUMNS} FROM outcomes o
+     WHERE ($1::text IS NULL OR o.subagent_id = $1) AND ($2::text IS NULL OR o.status = $2)
+       AND ($3::bigint IS NULL OR o.list_seq > $3)
+     ORDER BY o.list_seq LIMIT $4`,
     [filter.subagentId ?? null, filter.status ?? null, filter.afterSeq, limit],
   )
   return rows
@@ -267,15 +302,6 @@ export async function listEvidenceVersions(db: Queryable, outcomeIds: string[]) 
   const { rows } = await db.query<EvidenceVersionRow & { outcome_id: string }>(
     `SELECT outcome_id, evidence_hash, version, item_hashes, created_at FROM evidence_versions
      WHERE outcome_id = ANY($1::uuid[]) ORDER BY outcome_id, version`,
-    [outcomeIds],
-  )
-  return rows
-}
-
-export async function listEvidenceItemsFor(db: Queryable, outcomeIds: string[]) {
-  const { rows } = await db.query<EvidenceItemRow & { outcome_id: string }>(
-    `SELECT outcome_id, item_hash, position, item FROM evidence_items
-     WHERE outcome_id = ANY($1::uuid[]) ORDER BY outcome_id, position`,
     [outcomeIds],
   )
   return rows

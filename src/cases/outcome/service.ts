@@ -28,9 +28,9 @@ import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import {
-  type EvidenceVersionRow,
   findOutcome,
   findOutcomeByKey,
+  findOutcomeView,
   type InterpretationRow,
   insertDissent,
   insertEvidenceItems,
@@ -40,12 +40,11 @@ import {
   insertOutcomeIfAbsent,
   interpretationInsert,
   latestInterpretationOf,
-  latestInterpretations,
-  listEvidenceItemsFor,
   listEvidenceVersions,
-  listOutcomes,
+  listOutcomeViews,
   type NewOutcome as NewOutcomeRow,
   type OutcomeRow,
+  type OutcomeViewRow,
   outcomeTouch,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
@@ -164,20 +163,22 @@ function newOutcome(
   }
   const items = firstOccurrences(evidence.hashed)
   // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
-  const view = toOutcomeView(
-    { ...row, list_seq: 0, status: 'open', manifest_id: null, reevaluation_rounds: 0 },
-    [
+  const view = toOutcomeView({
+    ...row,
+    list_seq: 0,
+    status: 'open',
+    manifest_id: null,
+    reevaluation_rounds: 0,
+    evidence_versions: [
       {
-        outcome_id: row.id,
         evidence_hash: evidence.evidenceHash,
-        version: 1,
         item_hashes: evidence.itemHashes,
-        created_at: now,
+        created_at: now.toISOString(),
       },
     ],
-    items.map((h) => ({ outcome_id: row.id, item: h.item })),
-    [],
-  )
+    evidence: items.map((h) => h.item),
+    interpretations: [],
+  })
   const audit = auditAppend([
     {
       kind: 'outcome.created',
@@ -212,7 +213,7 @@ async function existingOutcome(tx: Queryable, row: OutcomeRow, body: NewOutcome)
       { outcome_id: row.id },
     )
   }
-  return loadOutcomeView(tx, row)
+  return loadOutcomeView(tx, row.id)
 }
 
 /** Adds items; the new evidence_hash covers the union of all items so far (earlier hashes stay valid). */
@@ -238,7 +239,7 @@ export async function appendEvidence(
     const itemHashes = sortedUnique([...(current?.item_hashes ?? []), ...hashed.map((h) => h.item_hash)])
     const newEvidenceHash = evidenceHash(itemHashes)
     if (newEvidenceHash === outcome.evidence_hash) {
-      return { created: false, outcome: await loadOutcomeView(tx, outcome) }
+      return { created: false, outcome: await loadOutcomeView(tx, outcomeId) }
     }
     const now = new Date()
     const known = new Set(current?.item_hashes ?? [])
@@ -250,7 +251,7 @@ export async function appendEvidence(
       created_at: now,
     })
     await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash)
-    const view = await loadOutcomeView(tx, { ...outcome, evidence_hash: newEvidenceHash })
+    const view = await loadOutcomeView(tx, outcomeId)
     await appendAuditRecords(tx, [
       {
         kind: 'evidence.appended',
@@ -467,13 +468,14 @@ async function submitFirstInterpretation(
   return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }
 
+/** GET /v1/outcomes/{id}, in one statement. */
 export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {
-  const outcome = await findOutcome(ctx.db, outcomeId)
+  const outcome = await findOutcomeView(ctx.db, outcomeId)
   if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
-  return loadOutcomeView(ctx.db, outcome)
+  return toOutcomeView(outcome)
 }
 
-/** GET /v1/outcomes: oldest first, in pages of views built with three queries whatever the page size. */
+/** GET /v1/outcomes: oldest first, each page in one statement. */
 export async function pageOutcomes(
   ctx: Pick<ServiceContext, 'db'>,
   filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined },
@@ -481,11 +483,11 @@ export async function pageOutcomes(
 ): Promise<Page<OutcomeView>> {
   const result = await readSeqPage(
     page,
-    (afterSeq, limit) => listOutcomes(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => listOutcomeViews(ctx.db, { ...filter, afterSeq }, limit),
     (row) => row.list_seq,
-    (row) => row,
+    toOutcomeView,
   )
-  return { items: await loadOutcomeViews(ctx.db, result.items), next_cursor: result.next_cursor }
+  return result
 }
 
 async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
@@ -494,20 +496,11 @@ async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow
   return outcome
 }
 
-async function loadOutcomeView(db: Queryable, row: OutcomeRow) {
-  const [view] = await loadOutcomeViews(db, [row])
-  return view!
-}
-
-/** GET /v1/outcomes shape for several outcomes, with three queries whatever their number. */
-async function loadOutcomeViews(db: Queryable, rows: OutcomeRow[]) {
-  if (rows.length === 0) return []
-  const ids = rows.map((row) => row.id)
-  // One after another: `db` may be a single transaction client, which runs one query at a time.
-  const versions = await listEvidenceVersions(db, ids)
-  const items = await listEvidenceItemsFor(db, ids)
-  const interpretations = await latestInterpretations(db, ids)
-  return rows.map((row) => toOutcomeView(row, versions, items, interpretations))
+/** The outcome as shown, read again after a change in `tx` (which it sees). */
+async function loadOutcomeView(tx: Queryable, outcomeId: string) {
+  const view = await findOutcomeView(tx, outcomeId)
+  if (!view) throw new Error(`outcome ${outcomeId} vanished inside its own transaction`)
+  return toOutcomeView(view)
 }
 
 /** An interpretation as the API shows it: the manifest's fields plus its id. */
@@ -520,30 +513,16 @@ function toInterpretationView(row: InterpretationRow) {
 
 export type InterpretationView = ReturnType<typeof toInterpretationView>
 
-function toOutcomeView(
-  row: OutcomeRow,
-  versions: (EvidenceVersionRow & { outcome_id: string })[],
-  items: { outcome_id: string; item: EvidenceItem }[],
-  interpretations: InterpretationRow[],
-) {
+function toOutcomeView(row: OutcomeViewRow) {
   return {
     outcome_id: row.id,
     subagent_id: row.subagent_id,
     run_id: row.run_id,
     status: row.status,
     evidence_hash: row.evidence_hash,
-    evidence_versions: versions
-      .filter((v) => v.outcome_id === row.id)
-      .map((v) => ({
-        evidence_hash: v.evidence_hash,
-        item_hashes: v.item_hashes,
-        created_at: v.created_at.toISOString(),
-      })),
-    evidence: items.filter((i) => i.outcome_id === row.id).map((i) => i.item),
-    interpretations: interpretations
-      .filter((i) => i.outcome_id === row.id)
-      .map((i) => toManifestInterpretation({ ...i, received_at: i.received_at.toISOString() }))
-      .sort(byField('orchestrator_id')),
+    evidence_versions: row.evidence_versions,
+    evidence: row.evidence,
+    interpretations: row.interpretations.map(toManifestInterpretation).sort(byField('orchestrator_id')),
     expected_orchestrators: row.expected_orchestrators,
     deadline: row.deadline ? row.deadline.toISOString() : null,
     arbiter_orchestrator_id: row.arbiter_orchestrator_id,

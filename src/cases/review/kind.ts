@@ -19,6 +19,7 @@ import {
   latestVerdictsOfRevision,
   type ReviewRow,
   type ReviewSubject,
+  type ReviewViewRow,
   reviewDecisionUpdate,
   reviewDecisionUpdateIf,
   type VerdictRow,
@@ -83,6 +84,11 @@ interface StoredVerdictBody {
 
 /** A stored verdict as the decision reads it. */
 export function toRecordedVerdict(row: VerdictRow): RecordedVerdict {
+  return { ...verdictFields(row), received_at: row.received_at.toISOString() }
+}
+
+/** A stored verdict's fields as the decision reads them, but for its arrival time. */
+function verdictFields(row: ReviewViewRow['verdicts'][number]): RecordedVerdict {
   const body = row.body as unknown as StoredVerdictBody
   return {
     judge_id: row.judge_id,
@@ -93,15 +99,14 @@ export function toRecordedVerdict(row: VerdictRow): RecordedVerdict {
     blocking_reason: body.blocking_reason ?? null,
     findings: body.findings ?? null,
     verdict_digest: row.verdict_digest,
-    received_at: row.received_at.toISOString(),
   }
 }
 
 /** Verdicts as a review's `verdicts` lists them: the manifest's item shape, sorted by judge_id. */
-export function toVerdictItems(review: ReviewRow, rows: readonly VerdictRow[]): ManifestVerdictItem[] {
+export function toVerdictItems(review: ReviewViewRow): ManifestVerdictItem[] {
   const judges = new Map(review.judges.map((judge) => [judge.judge_id, judge]))
-  return rows
-    .map((row) => manifestItem(review.mode, judges.get(row.judge_id)!, toRecordedVerdict(row)))
+  return review.verdicts
+    .map((row) => manifestItem(review.mode, judges.get(row.judge_id)!, verdictFields(row)))
     .sort((x, y) => (x.judge_id < y.judge_id ? -1 : x.judge_id > y.judge_id ? 1 : 0))
 }
 

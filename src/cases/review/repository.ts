@@ -130,16 +130,40 @@ export async function findReview(
   return rows[0]
 }
 
-export async function listReviews(
+/**
+ * A review as GET /v1/reviews shows it, read in one statement: its row and the latest verdict of each judge in its
+ * current revision (the fields the view reads, in no particular order).
+ */
+export interface ReviewViewRow extends ReviewRow {
+  verdicts: Pick<VerdictRow, 'judge_id' | 'status' | 'body' | 'verdict_digest'>[]
+}
+
+const REVIEW_VIEW_COLUMNS = `${R_REVIEW_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('judge_id', v.judge_id, 'status', v.status, 'body', v.body,
+            'verdict_digest', v.verdict_digest)), '[]')
+   FROM (SELECT DISTINCT ON (l.judge_id) l.* FROM review_verdicts l
+         WHERE l.review_id = r.id AND l.revision = r.revision
+         ORDER BY l.judge_id, l.attempt DESC) v) AS verdicts`
+
+/** One review as shown (see ReviewViewRow), in one round trip. */
+export async function findReviewView(db: Queryable, id: string): Promise<ReviewViewRow | undefined> {
+  const { rows } = await db.query<ReviewViewRow>(
+    named(`SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r WHERE r.id = $1`, [id]),
+  )
+  return rows[0]
+}
+
+/** A page of reviews as shown (see ReviewViewRow), in creation order after `afterSeq`, in one round trip. */
+export async function listReviewViews(
   db: Queryable,
   filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined; afterSeq: number | null },
   limit: number,
-): Promise<ReviewRow[]> {
-  const { rows } = await db.query<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM reviews
-     WHERE ($1::text IS NULL OR orchestrator_id = $1) AND ($2::text IS NULL OR status = $2)
-       AND ($3::bigint IS NULL OR list_seq > $3)
-     ORDER BY list_seq LIMIT $4`,
+): Promise<ReviewViewRow[]> {
+  const { rows } = await db.query<ReviewViewRow>(
+    `SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r
+     WHERE ($1::text IS NULL OR r.orchestrator_id = $1) AND ($2::text IS NULL OR r.status = $2)
+       AND ($3::bigint IS NULL OR r.list_seq > $3)
+     ORDER BY r.list_seq LIMIT $4`,
     [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
   )
   return rows
@@ -210,8 +234,6 @@ export interface VerdictRow {
 
 const VERDICT_COLUMNS =
   'id, review_id, revision, judge_id, attempt, status, body, verdict_digest, received_at, api_key_id'
-/** The same columns of `review_verdicts v`, for queries that join it. */
-const V_VERDICT_COLUMNS = VERDICT_COLUMNS.replace(/\w+/g, 'v.$&')
 
 /**
  * The review, its row version (xmin: every write to the row gives it a new one) and the latest verdict of each
@@ -304,21 +326,6 @@ export async function latestVerdictsOfRevision(
      WHERE review_id = $1 AND revision = $2
      ORDER BY judge_id, attempt DESC`,
     [reviewId, revision],
-  )
-  return rows
-}
-
-/** The latest verdict of each judge in the current revision of each of the given reviews. */
-export async function latestVerdictsOfCurrentRevisions(
-  db: Queryable,
-  reviewIds: string[],
-): Promise<VerdictRow[]> {
-  const { rows } = await db.query<VerdictRow>(
-    `SELECT DISTINCT ON (v.review_id, v.judge_id) ${V_VERDICT_COLUMNS}
-     FROM review_verdicts v JOIN reviews r ON r.id = v.review_id AND r.revision = v.revision
-     WHERE v.review_id = ANY($1::uuid[])
-     ORDER BY v.review_id, v.judge_id, v.attempt DESC`,
-    [reviewIds],
   )
   return rows
 }

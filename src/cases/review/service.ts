@@ -24,13 +24,14 @@ import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
 import {
   findReview,
+  findReviewView,
   insertReviewIfAbsent,
-  latestVerdictsOfCurrentRevisions,
   latestVerdictsOfRevision,
-  listReviews,
+  listReviewViews,
   type NewReviewRow,
   type ReviewRow,
   type ReviewSubject,
+  type ReviewViewRow,
   readReviewWithVerdicts,
   updateReviewRevision,
   type VerdictRow,
@@ -123,10 +124,10 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
         { review_id: row.id },
       )
     }
-    return { created: false, review: await loadReviewView(ctx.db, row) }
+    return { created: false, review: await getReview(ctx, row.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, review: toReviewView(row, []) }
+  return { created: true, review: toReviewView({ ...row, verdicts: [] }) }
 }
 
 export type VerdictResult =
@@ -319,7 +320,7 @@ export async function startRevision(
         data: { revision: revised.revision, subject_digest: revised.subject.digest },
       }),
     ])
-    return toReviewView(revised, [])
+    return toReviewView({ ...revised, verdicts: [] })
   })
 }
 
@@ -339,45 +340,31 @@ export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId:
   return review
 }
 
+/** GET /v1/reviews/{id}, in one statement. */
 export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
-  return loadReviewView(ctx.db, await findReviewOr404(ctx, reviewId))
+  const review = await findReviewView(ctx.db, reviewId)
+  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  return toReviewView(review)
 }
 
-/** GET /v1/reviews: oldest first, in pages of views built with two queries whatever the page size. */
+/** GET /v1/reviews: oldest first, each page in one statement. */
 export async function pageReviews(
   ctx: Pick<ServiceContext, 'db'>,
   filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined },
   page: PageRequest,
 ): Promise<Page<ReviewView>> {
-  const result = await readSeqPage(
+  return readSeqPage(
     page,
-    (afterSeq, limit) => listReviews(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => listReviewViews(ctx.db, { ...filter, afterSeq }, limit),
     (row) => row.list_seq,
-    (row) => row,
+    toReviewView,
   )
-  const verdicts = await latestVerdictsOfCurrentRevisions(
-    ctx.db,
-    result.items.map((row) => row.id),
-  )
-  return {
-    items: result.items.map((row) =>
-      toReviewView(
-        row,
-        verdicts.filter((v) => v.review_id === row.id),
-      ),
-    ),
-    next_cursor: result.next_cursor,
-  }
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
   const review = await findReview(tx, reviewId, { lock: true })
   if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
   return review
-}
-
-async function loadReviewView(db: Queryable, review: ReviewRow) {
-  return toReviewView(review, await latestVerdictsOfRevision(db, review.id, review.revision))
 }
 
 function latestManifest(review: ReviewRow): ManifestRef | null {
@@ -409,7 +396,7 @@ function toSubject(subject: SubmittedSubject): ReviewSubject {
 }
 
 /** A review as the API shows it; `verdicts` are those of the current revision. */
-function toReviewView(row: ReviewRow, verdicts: readonly VerdictRow[]) {
+function toReviewView(row: ReviewViewRow) {
   return {
     review_id: row.id,
     orchestrator_id: row.orchestrator_id,
@@ -420,7 +407,7 @@ function toReviewView(row: ReviewRow, verdicts: readonly VerdictRow[]) {
     judges: row.judges,
     revision: row.revision,
     status: row.status,
-    verdicts: toVerdictItems(row, verdicts),
+    verdicts: toVerdictItems(row),
     manifest_id: row.manifest_id,
     created_at: row.created_at.toISOString(),
   }

@@ -60,30 +60,51 @@ export async function checkpointsBetween(
   return rows
 }
 
-/** The log head and the latest checkpoint in one round trip: what a checkpoint request needs first. */
-export async function readHeadAndLatestCheckpoint(db: Queryable): Promise<{
+/** The log head, its latest checkpoint and, when asked for, the checkpoint of one size. */
+export interface LogState {
   head: { seq: number; hash: string; tree_size: number }
   latest: CheckpointRow | undefined
-}> {
-  const { rows } = await db.query<{
-    seq: number
-    hash: string
-    head_tree_size: number
-    tree_size: number | null
-    checkpoint_jcs: string | null
-    note: string | null
-    jws: string | null
-  }>(
-    `SELECT h.seq, h.hash, h.tree_size AS head_tree_size, c.tree_size, c.checkpoint_jcs, c.note, c.jws
-     FROM audit_head h
-     LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1) c ON true`,
-  )
-  const row = rows[0]!
+  /** The checkpoint of the size asked for (undefined when none is stored, or none was asked for). */
+  atSize: CheckpointRow | undefined
+}
+
+/** The row of `logStateQuery`. */
+export interface LogStateRow {
+  seq: number
+  hash: string
+  head_tree_size: number
+  latest: CheckpointRow | null
+  at_size: CheckpointRow | null
+}
+
+/**
+ * The statement of the log's state (see LogState; `atSize` null: no checkpoint of a given size), one row: what
+ * a checkpoint or proof request reads first, alone or with the sequencing state (VerifiableLog.readYourWrites).
+ */
+export function logStateQuery(atSize: number | null) {
+  return {
+    text: `SELECT h.seq, h.hash, h.tree_size AS head_tree_size,
+       (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1) AS latest,
+       (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints WHERE tree_size = $1::bigint) AS at_size
+     FROM audit_head h`,
+    values: [atSize],
+  }
+}
+
+const JSON_COLUMNS = COLUMNS.split(', ')
+  .map((column) => `'${column}', ${column}`)
+  .join(', ')
+
+export function logStateFromRow(row: LogStateRow): LogState {
   return {
     head: { seq: row.seq, hash: row.hash, tree_size: row.head_tree_size },
-    latest:
-      row.tree_size === null
-        ? undefined
-        : { tree_size: row.tree_size, checkpoint_jcs: row.checkpoint_jcs!, note: row.note!, jws: row.jws! },
+    latest: row.latest ?? undefined,
+    atSize: row.at_size ?? undefined,
   }
+}
+
+/** The log head and the latest checkpoint in one round trip, as they are. */
+export async function readLogState(db: Queryable): Promise<LogState> {
+  const { rows } = await db.query<LogStateRow>(logStateQuery(null))
+  return logStateFromRow(rows[0]!)
 }

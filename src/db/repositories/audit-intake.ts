@@ -59,6 +59,42 @@ export const SEQUENCING_STATE = `SELECT m.mark,
        (h.tree_size < h.seq OR EXISTS (SELECT 1 FROM audit_intake WHERE id <= m.mark)) AS pending
      FROM (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS mark FROM audit_intake_id_seq) m, audit_head h`
 
+/** A read that ran in one statement with the sequencing state (see `querySequenced`). */
+export interface SequencedRows<R> {
+  rows: R[]
+  mark: number
+  pending: boolean
+}
+
+/**
+ * `query` and the log's sequencing state (`readSequencingState`) in one statement, so in one snapshot: when
+ * nothing committed before it still waits for the sequencer (`pending` false), `rows` are everything a
+ * read-your-writes reader may see, in one round trip. When `pending`, the caller waits for `mark` to be sequenced
+ * and runs `query` again. `orderBy` names the column the rows are in order of (the join does not keep the query's
+ * own order); the query's columns may not be named `log_mark`, `log_pending` or `log_found`.
+ */
+export async function querySequenced<R extends object>(
+  db: Queryable,
+  query: { text: string; values?: unknown[] },
+  orderBy: string,
+): Promise<SequencedRows<R>> {
+  const { rows } = await db.query<R & { log_mark: number; log_pending: boolean; log_found: boolean | null }>(
+    `WITH state AS (${SEQUENCING_STATE}), found AS (SELECT true AS log_found, q.* FROM (${query.text}) q)
+     SELECT state.mark AS log_mark, state.pending AS log_pending, found.* FROM state LEFT JOIN found ON true
+     ORDER BY found.${orderBy}`,
+    query.values ?? [],
+  )
+  const state = rows[0]!
+  return {
+    // With no match, the one row is the state's alone (log_found null).
+    rows: rows
+      .filter((row) => row.log_found)
+      .map(({ log_mark: _m, log_pending: _p, log_found: _f, ...row }) => row as unknown as R),
+    mark: state.log_mark,
+    pending: state.log_pending,
+  }
+}
+
 /** Whether entries at or below `mark` still wait for the sequencer (or the tree lags the chain). */
 export async function sequencingPendingUpTo(db: Queryable, mark: number): Promise<boolean> {
   const { rows } = await db.query<{ pending: boolean }>(

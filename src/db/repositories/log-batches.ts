@@ -1,6 +1,7 @@
 import { AUDIT_COLUMNS, type AuditHeadRow } from '../../audit/repository.ts'
 import type { SealedAuditRecord } from '../../domain/shared/audit-chain.ts'
 import type { StoredNode } from '../../log/transparency.ts'
+import { isoText } from '../iso-text.ts'
 import type { Queryable } from '../pool.ts'
 import { named } from '../statement.ts'
 import type { IntakeRow } from './audit-intake.ts'
@@ -106,7 +107,7 @@ export async function openSequencerBatch(
        WHERE id AND (holder = '${holder}' OR expires_at < clock_timestamp()) RETURNING holder
      )
      SELECT seq, hash, tree_size FROM audit_head WHERE EXISTS (SELECT 1 FROM lease) FOR UPDATE;
-     SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, kind, actor, outcome_id,
+     SELECT id, ${isoText('at')} AS at, kind, actor, outcome_id,
             manifest_id, subagent_id, orchestrator_id, verdict, data
      FROM audit_intake ORDER BY id LIMIT ${limit}`,
   )) as unknown as { rows: unknown[] }[]

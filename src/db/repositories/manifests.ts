@@ -100,21 +100,21 @@ export interface ManifestFilter {
   afterSeq: number | null
 }
 
-/** In log order (audit_seq), keyset-paged; manifests the sequencer has not placed yet are not listed. */
-export async function listManifests(
-  db: Queryable,
-  filter: ManifestFilter,
-  limit: number,
-): Promise<ManifestRow[]> {
-  const { rows } = await db.query<ManifestRow>(
-    `SELECT ${COLUMNS} FROM manifests
+/**
+ * The statement of a page of manifests in log order (`audit_seq` after `filter.afterSeq`), keyset-paged, for a
+ * read-your-writes read (VerifiableLog.readYourWrites, by `audit_seq`): a manifest the sequencer has not placed
+ * yet is not listed.
+ */
+export function manifestsQuery(filter: ManifestFilter, limit: number) {
+  return {
+    text: `SELECT ${COLUMNS} FROM manifests
      WHERE ($1::text IS NULL OR kind = $1)
        AND ($2::text IS NULL OR (case_kind = $2 AND case_id = $3::uuid))
        AND ($4::text IS NULL OR subagent_id = $4)
        AND ($5::text IS NULL OR verdict = $5) AND ($6::text IS NULL OR directive = $6)
        AND ($7::timestamptz IS NULL OR issued_at >= $7) AND audit_seq > coalesce($8::bigint, 0)
      ORDER BY audit_seq LIMIT $9`,
-    [
+    values: [
       filter.kind ?? null,
       filter.case?.kind ?? null,
       filter.case?.id ?? null,
@@ -125,7 +125,16 @@ export async function listManifests(
       filter.afterSeq,
       limit,
     ],
-  )
+  }
+}
+
+/** A page of manifests in log order, as they are (see manifestsQuery; the manifest feed follows the log itself). */
+export async function listManifests(
+  db: Queryable,
+  filter: ManifestFilter,
+  limit: number,
+): Promise<ManifestRow[]> {
+  const { rows } = await db.query<ManifestRow>(manifestsQuery(filter, limit))
   return rows
 }
 

@@ -92,8 +92,6 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
       },
     },
     async (request, reply) => {
-      // Listed in log order, so every manifest committed before this request is placed first.
-      await app.services.auditLog.catchUp()
       const {
         limit,
         cursor,
