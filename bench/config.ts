@@ -66,6 +66,8 @@ export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 export const TARGETS = {
   decideThroughputRatio: 0.5,
   decideP99Ratio: 3,
+  /** Server CPU per decide request over the baseline's, both offered the same request rate. */
+  decideServerCpuRatio: 1.5,
   readThroughputRatio: 0.7,
   auditQueryP95Ms: 25,
   verifyRecordsPerS: 100_000,

@@ -158,21 +158,36 @@ export interface LoopResult {
 
 /**
  * Runs `loops` virtual clients, each calling `iteration` back to back until `durationMs` has passed (and, if
- * given, until `minIterations` have completed in total, but never beyond `maxDurationMs`). An iteration that
- * throws counts as failed; the loop pauses 10 ms and carries on, and the phase aborts when nothing succeeds.
+ * given, until `minIterations` have completed in total, but never beyond `maxDurationMs`). With
+ * `iterationsPerSecond`, iterations start no faster than that in total (the n-th at n / rate seconds, whichever
+ * loop is free): the same offered load on two servers whatever their capacity. An iteration that throws counts
+ * as failed; the loop pauses 10 ms and carries on, and the phase aborts when nothing succeeds.
  */
 export async function runLoops(
-  options: { loops: number; durationMs: number; minIterations?: number; maxDurationMs?: number },
+  options: {
+    loops: number
+    durationMs: number
+    minIterations?: number
+    maxDurationMs?: number
+    iterationsPerSecond?: number
+  },
   iteration: (loop: number, rec: Recorder) => Promise<void>,
 ): Promise<LoopResult> {
   const rec = new Recorder()
   const started = performance.now()
+  let scheduled = 0
+  const paced = async () => {
+    if (!options.iterationsPerSecond) return
+    const wait = started + (scheduled++ * 1000) / options.iterationsPerSecond - performance.now()
+    if (wait > 0) await sleep(wait)
+  }
   const deadline = started + options.durationMs
   const hardDeadline = started + Math.max(options.durationMs, options.maxDurationMs ?? 0)
   const minIterations = options.minIterations ?? 0
   let iterations = 0
   const loop = async (index: number) => {
     for (;;) {
+      await paced()
       const now = performance.now()
       if (now >= hardDeadline || (now >= deadline && iterations >= minIterations)) return
       try {

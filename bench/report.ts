@@ -111,6 +111,15 @@ export function buildFigures(results: {
       target: '',
       result: 'info',
     })
+    const paced = medianRound(decide.paced.rounds, (round) => round.serverCpuRatio)
+    figures.push(
+      ...cpuRows(
+        `decide at equal load, both paced at ${decide.paced.requestsPerSecond} req/s (${of(paced)})`,
+        paced.arbiter.cpu,
+        paced.baseline.cpu,
+        TARGETS.decideServerCpuRatio,
+      ),
+    )
   }
   for (const [name, phase, target] of [
     ['review', review, TARGETS.reviewThroughputRatio],
@@ -303,7 +312,8 @@ export function buildFigures(results: {
   return figures
 }
 
-function cpuRows(phase: string, arbiter: CpuFigures, baseline: CpuFigures): Figure[] {
+function cpuRows(phase: string, arbiter: CpuFigures, baseline: CpuFigures, serverTarget?: number): Figure[] {
+  const serverRatio = arbiter.serverMsPerRequest / baseline.serverMsPerRequest
   const cell = (msPerRequest: number, cores: number) => `${ms(msPerRequest)} (${cores.toFixed(2)} cores)`
   const server = (cpu: CpuFigures) =>
     `${ms(cpu.serverMsPerRequest)} (kernel ${ms(cpu.serverSystemMsPerRequest)}; ${cpu.serverCores.toFixed(2)} cores)`
@@ -312,9 +322,9 @@ function cpuRows(phase: string, arbiter: CpuFigures, baseline: CpuFigures): Figu
       figure: `${phase} server CPU per request (of it in the kernel), ms`,
       arbiter: server(arbiter),
       baseline: server(baseline),
-      ratio: times(arbiter.serverMsPerRequest / baseline.serverMsPerRequest),
-      target: '',
-      result: 'info',
+      ratio: times(serverRatio),
+      target: serverTarget === undefined ? '' : `≤ ${serverTarget.toFixed(2)}×`,
+      result: serverTarget === undefined ? 'info' : verdict(serverRatio <= serverTarget),
     },
     {
       figure: `${phase} PostgreSQL CPU per request, ms`,
@@ -518,6 +528,7 @@ export async function writeResults(run: RunResults): Promise<void> {
       decide_p50: run.decide?.p50Ratio ?? null,
       decide_p99: run.decide?.p99Ratio ?? null,
       decide_server_cpu: run.decide?.serverCpuRatio ?? null,
+      decide_server_cpu_equal_load: run.decide?.paced.serverCpuRatio ?? null,
       read_throughput: run.read?.throughputRatio ?? null,
       read_p99: run.read?.p99Ratio ?? null,
       review_throughput: run.review?.throughputRatio ?? null,

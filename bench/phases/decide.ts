@@ -18,7 +18,20 @@ export interface DecidePhase extends Omit<DecideRound, 'round' | 'arbiterFirst'>
   rounds: DecideRound[]
   /** Commit of a change → its record in the log, over the Arbiter's measured windows (sequencing-lag.ts). */
   sequencingLag: SequencingLag
+  /**
+   * The same two workloads offered the same request rate (PACED_SHARE of Arbiter's median throughput, which both
+   * sustain), in as many interleaved rounds: CPU per request compared at equal load. A server's CPU per request
+   * falls as its rate rises (more requests share each wake-up, each system call's fixed cost), so the windows
+   * above, each side at its own saturation, charge the slower side for being slower.
+   */
+  paced: { requestsPerSecond: number; rounds: DecideRound[]; serverCpuRatio: number }
 }
+
+/** The share of Arbiter's saturated decide throughput both sides are paced at for the equal-load rounds. */
+export const PACED_SHARE = 0.8
+
+/** HTTP requests in one decide path of two orchestrators: create, two interpretations, evaluate. */
+const DECIDE_PATH_REQUESTS = 4
 
 export async function phaseDecide(run: Run): Promise<DecidePhase> {
   const loops = cfg.connections
@@ -75,6 +88,32 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   }
   const sequencingLag = await sampler.stop()
   const typical = medianRound(rounds, (r) => r.throughputRatio)
+
+  const pacedRate = Math.floor(PACED_SHARE * typical.arbiter.requestsPerSecond)
+  log(`decide at equal load: both sides paced at ${pacedRate} req/s, ${cfg.decideRounds} interleaved rounds`)
+  const pacedRounds: DecideRound[] = []
+  for (let round = 1; round <= cfg.decideRounds; round++) {
+    const arbiterFirst = round % 2 === 0
+    const measureArbiterPaced = () =>
+      measuredLoops(
+        run.mainDb.name,
+        run.arbiter.proc.pid,
+        { ...window, iterationsPerSecond: pacedRate / DECIDE_PATH_REQUESTS },
+        decide,
+      )
+    const arbiter = arbiterFirst ? await measureArbiterPaced() : null
+    const baseline = await measuredLoops(
+      run.mainDb.name,
+      run.baseline.proc.pid,
+      { ...window, iterationsPerSecond: pacedRate },
+      insert3,
+    )
+    const measured = decideRound(round, arbiterFirst, baseline, arbiter ?? (await measureArbiterPaced()))
+    pacedRounds.push(measured)
+    log(
+      `decide at equal load, round ${round}: ${measured.baseline.requestsPerSecond.toFixed(0)} / ${measured.arbiter.requestsPerSecond.toFixed(0)} req/s, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
+    )
+  }
   return {
     loops,
     rounds,
@@ -85,5 +124,10 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
     p99Ratio: medianRound(rounds, (r) => r.p99Ratio).p99Ratio,
     serverCpuRatio: medianRound(rounds, (r) => r.serverCpuRatio).serverCpuRatio,
     sequencingLag,
+    paced: {
+      requestsPerSecond: pacedRate,
+      rounds: pacedRounds,
+      serverCpuRatio: medianRound(pacedRounds, (r) => r.serverCpuRatio).serverCpuRatio,
+    },
   }
 }
