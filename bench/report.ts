@@ -111,6 +111,15 @@ export function buildFigures(results: {
       target: '',
       result: 'info',
     })
+    const pacedLag = decide.paced.sequencingLag
+    figures.push({
+      figure: `sequencing lag p50 / p99 at equal load (${decide.paced.requestsPerSecond} req/s), ms (${pacedLag.lagMs.count} records); after the 2xx answer`,
+      arbiter: `${ms(pacedLag.lagMs.p50)} / ${ms(pacedLag.lagMs.p99)}; ${ms(pacedLag.fromAcknowledgementMs.p50)} / ${ms(pacedLag.fromAcknowledgementMs.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
     const paced = medianRound(decide.paced.rounds, (round) => round.serverCpuRatio)
     figures.push(
       ...cpuRows(
