@@ -175,21 +175,24 @@ export async function runLoops(
 ): Promise<LoopResult> {
   const rec = new Recorder()
   const started = performance.now()
-  let scheduled = 0
-  const paced = async () => {
-    if (!options.iterationsPerSecond) return
-    const wait = started + (scheduled++ * 1000) / options.iterationsPerSecond - performance.now()
-    if (wait > 0) await sleep(wait)
-  }
   const deadline = started + options.durationMs
   const hardDeadline = started + Math.max(options.durationMs, options.maxDurationMs ?? 0)
   const minIterations = options.minIterations ?? 0
   let iterations = 0
+  const over = (at: number) => at >= hardDeadline || (at >= deadline && iterations >= minIterations)
+  let scheduled = 0
+  /** Waits for this loop's next start when paced; false when that start would be past the window. */
+  const paced = async () => {
+    if (!options.iterationsPerSecond) return true
+    const at = started + (scheduled++ * 1000) / options.iterationsPerSecond
+    if (over(at)) return false
+    const wait = at - performance.now()
+    if (wait > 0) await sleep(wait)
+    return true
+  }
   const loop = async (index: number) => {
     for (;;) {
-      await paced()
-      const now = performance.now()
-      if (now >= hardDeadline || (now >= deadline && iterations >= minIterations)) return
+      if (!(await paced()) || over(performance.now())) return
       try {
         await iteration(index, rec)
         iterations += 1

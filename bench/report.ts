@@ -121,14 +121,19 @@ export function buildFigures(results: {
       result: 'info',
     })
     const paced = medianRound(decide.paced.rounds, (round) => round.serverCpuRatio)
-    figures.push(
-      ...cpuRows(
-        `decide at equal load, both paced at ${decide.paced.requestsPerSecond} req/s (${of(paced)})`,
-        paced.arbiter.cpu,
-        paced.baseline.cpu,
-        TARGETS.decideServerCpuRatio,
-      ),
+    const pacedFailed = decide.paced.rounds.reduce(
+      (sum, round) => sum + round.arbiter.failedRequests + round.baseline.failedRequests,
+      0,
     )
+    const pacedRows = cpuRows(
+      `decide at equal load, both paced at ${decide.paced.requestsPerSecond} req/s (reached ${rate(paced.arbiter.requestsPerSecond)} / ${rate(paced.baseline.requestsPerSecond)}; ${of(paced)})${pacedFailed > 0 ? ` (${pacedFailed} failed requests)` : ''}`,
+      paced.arbiter.cpu,
+      paced.baseline.cpu,
+      TARGETS.decideServerCpuRatio,
+    )
+    // Failed requests void the comparison, as they do the throughput's.
+    if (pacedFailed > 0) pacedRows[0]!.result = verdict(false)
+    figures.push(...pacedRows)
   }
   for (const [name, phase, target] of [
     ['review', review, TARGETS.reviewThroughputRatio],
