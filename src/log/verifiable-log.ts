@@ -29,6 +29,7 @@ import {
   consistencyProofNodes,
   encodeBase64,
   inclusionProofNodes,
+  type NodeId,
   nodeKey,
   nodesToFetch,
   proofFromNodes,
@@ -177,8 +178,8 @@ export class VerifiableLog {
    * The log's head and checkpoints (see LogState), including every change committed before the call: in one
    * statement while the log keeps up.
    */
-  private async logState(atSize: number | null = null): Promise<LogState> {
-    const [row] = await this.readYourWrites<LogStateRow>(logStateQuery(atSize), 'seq')
+  private async logState(atSize: number | null = null, nodes: readonly NodeId[] = []): Promise<LogState> {
+    const [row] = await this.readYourWrites<LogStateRow>(logStateQuery(atSize, nodes), 'seq')
     return logStateFromRow(row!)
   }
 
@@ -187,7 +188,9 @@ export class VerifiableLog {
    * comes with it), or without a size against a signed checkpoint covering every change committed before the call.
    */
   async inclusion(seq: number, treeSize?: number): Promise<InclusionProof> {
-    const state = await this.logState(treeSize ?? null)
+    // With the size given, the nodes the proof needs are known before the log is read: one statement.
+    const plan = treeSize !== undefined && seq <= treeSize ? inclusionPlan(seq, treeSize) : null
+    const state = await this.logState(treeSize ?? null, plan?.nodes)
     let size: number
     let checkpoint: SignedCheckpoint | null
     if (treeSize === undefined) {
@@ -200,15 +203,18 @@ export class VerifiableLog {
       checkpoint = state.atSize ? signedCheckpointFromRow(state.atSize) : null
     }
     if (seq > size) throw new AppError('NOT_FOUND', `seq ${seq} is not in the tree of size ${size}`)
-    return { seq, ...(await inclusionProofAt(this.db, seq, size)), checkpoint }
+    const proof = plan ? inclusionProofFrom(plan, state.nodes) : await inclusionProofAt(this.db, seq, size)
+    return { seq, ...proof, checkpoint }
   }
 
   /** The RFC 9162 consistency proof from the tree of `fromSize` to the tree of `toSize` (1 ≤ from ≤ to). */
   async consistency(fromSize: number, toSize: number): Promise<ConsistencyProof> {
     if (fromSize > toSize) throw new AppError('VALIDATION', 'from_size must not exceed to_size')
-    assertWithinLog(await this.logState(), toSize, 'to_size')
+    // The nodes the proof needs are known from the sizes: read with the log's state, in one statement.
     const plan = consistencyProofNodes(fromSize, toSize)
-    const proof = proofFromNodes(plan, await readNodes(this.db, nodesToFetch(plan)))
+    const state = await this.logState(null, nodesToFetch(plan))
+    assertWithinLog(state, toSize, 'to_size')
+    const proof = proofFromNodes(plan, state.nodes)
     return { from_size: fromSize, to_size: toSize, proof: proof.map(encodeBase64) }
   }
 
@@ -251,15 +257,24 @@ function assertWithinLog(state: LogState, size: number, name: string): void {
 
 /** The inclusion proof of record `seq` in the tree of `treeSize`, from O(log n) stored nodes in one query. */
 export async function inclusionProofAt(db: Queryable, seq: number, treeSize: number) {
+  const plan = inclusionPlan(seq, treeSize)
+  return inclusionProofFrom(plan, await readNodes(db, plan.nodes))
+}
+
+/** What the inclusion proof of record `seq` in the tree of `treeSize` is made of: its leaf and the nodes to read. */
+function inclusionPlan(seq: number, treeSize: number) {
   const leaf = { level: 0, index: seq - 1 }
-  const plan = inclusionProofNodes(leaf.index, treeSize)
-  const hashes = await readNodes(db, [leaf, ...nodesToFetch(plan)])
-  const leafHash = hashes.get(nodeKey(leaf))
-  if (!leafHash) throw new Error(`the tree has no leaf for seq ${seq}`)
+  const proof = inclusionProofNodes(leaf.index, treeSize)
+  return { seq, treeSize, leaf, proof, nodes: [leaf, ...nodesToFetch(proof)] }
+}
+
+function inclusionProofFrom(plan: ReturnType<typeof inclusionPlan>, hashes: Map<string, Uint8Array>) {
+  const leafHash = hashes.get(nodeKey(plan.leaf))
+  if (!leafHash) throw new Error(`the tree has no leaf for seq ${plan.seq}`)
   return {
-    leaf_index: leaf.index,
-    tree_size: treeSize,
+    leaf_index: plan.leaf.index,
+    tree_size: plan.treeSize,
     leaf_hash: encodeBase64(leafHash),
-    proof: proofFromNodes(plan, hashes).map(encodeBase64),
+    proof: proofFromNodes(plan.proof, hashes).map(encodeBase64),
   }
 }

@@ -1,3 +1,4 @@
+import type { NodeId } from '../../log/transparency.ts'
 import type { Queryable } from '../pool.ts'
 
 /**
@@ -66,6 +67,8 @@ export interface LogState {
   latest: CheckpointRow | undefined
   /** The checkpoint of the size asked for (undefined when none is stored, or none was asked for). */
   atSize: CheckpointRow | undefined
+  /** The hashes of the tree nodes asked for, keyed by `nodeKey` (`level:idx`); missing nodes are absent. */
+  nodes: Map<string, Uint8Array>
 }
 
 /** The row of `logStateQuery`. */
@@ -75,19 +78,25 @@ export interface LogStateRow {
   head_tree_size: number
   latest: CheckpointRow | null
   at_size: CheckpointRow | null
+  /** [level, idx, base64 hash] of each node asked for that is stored. */
+  nodes: [number, number, string][]
 }
 
 /**
- * The statement of the log's state (see LogState; `atSize` null: no checkpoint of a given size), one row: what
- * a checkpoint or proof request reads first, alone or with the sequencing state (VerifiableLog.readYourWrites).
+ * The statement of the log's state (see LogState; `atSize` null: no checkpoint of a given size; `nodes`: tree
+ * nodes a proof will need, when they are known before the head is read), one row: what a checkpoint or proof
+ * request reads first, alone or with the sequencing state (VerifiableLog.readYourWrites).
  */
-export function logStateQuery(atSize: number | null) {
+export function logStateQuery(atSize: number | null, nodes: readonly NodeId[] = []) {
   return {
     text: `SELECT h.seq, h.hash, h.tree_size AS head_tree_size,
        (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1) AS latest,
-       (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints WHERE tree_size = $1::bigint) AS at_size
+       (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints WHERE tree_size = $1::bigint) AS at_size,
+       (SELECT coalesce(json_agg(json_build_array(n.level, n.idx, encode(n.hash, 'base64'))), '[]')
+        FROM merkle_nodes n JOIN unnest($2::smallint[], $3::bigint[]) AS wanted(level, idx)
+          ON n.level = wanted.level AND n.idx = wanted.idx) AS nodes
      FROM audit_head h`,
-    values: [atSize],
+    values: [atSize, nodes.map((node) => node.level), nodes.map((node) => node.index)],
   }
 }
 
@@ -100,6 +109,7 @@ export function logStateFromRow(row: LogStateRow): LogState {
     head: { seq: row.seq, hash: row.hash, tree_size: row.head_tree_size },
     latest: row.latest ?? undefined,
     atSize: row.at_size ?? undefined,
+    nodes: new Map(row.nodes.map(([level, idx, hash]) => [`${level}:${idx}`, Buffer.from(hash, 'base64')])),
   }
 }
 
