@@ -147,7 +147,7 @@ async function auditCommand(config: Config, args: string[], { out, err }: Comman
     const count = await withAuditLog(config, err, async (log, pool) => {
       let n = 0
       for await (const record of streamAuditRecords({ db: pool, auditLog: log }, {})) {
-        if (!sink.write(`${JSON.stringify(record)}\n`)) await once(sink, 'drain')
+        if (!sink.write(`${record}\n`)) await once(sink, 'drain')
         n += 1
       }
       return n

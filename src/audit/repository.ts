@@ -1,7 +1,7 @@
 import { queryArrays } from '../db/array-rows.ts'
 import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
-import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { type AuditRecord, canonicalTextWithHash } from '../domain/shared/audit-chain.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
 /**
@@ -49,22 +49,51 @@ export interface AuditFilter {
   reviewId?: string | undefined
 }
 
+/**
+ * A record as the API serves it: JSON text. A record with its canonical text stored is served as that text with
+ * its hash spliced in (`canonicalTextWithHash`): the bytes its leaf covers, which the database holds equal to its
+ * columns (migration 008), read without parsing `data` or building a Date and served without serializing them
+ * again. A record without one (written before texts were stored) is built as JSON from its columns by the
+ * database. Either way the same twelve fields; only the order of keys differs.
+ */
+export interface AuditRecordText {
+  seq: number
+  text: string
+}
+
+/** The row `auditRecordTextsQuery` reads: seq, hash, the canonical text, or the record's JSON when no text is usable. */
+export type AuditTextRow = { seq: number; hash: string; canonical: string | null; json: string | null }
+
+export function auditRecordText(row: AuditTextRow): AuditRecordText {
+  return { seq: row.seq, text: row.json ?? canonicalTextWithHash(row.canonical!, row.hash) }
+}
+
 /** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
-export async function listAuditRecords(
+export async function listAuditRecordTexts(
   db: Queryable,
   filter: AuditFilter,
   limit: number,
-): Promise<AuditRow[]> {
-  const { rows } = await db.query<AuditRow>(LIST_AUDIT_RECORDS, listParameters(filter, limit))
-  return rows
+): Promise<AuditRecordText[]> {
+  const query = auditRecordTextsQuery(filter, limit)
+  const { rows } = await db.query<AuditTextRow>(query.text, query.values)
+  return rows.map(auditRecordText)
 }
 
-/** The statement of `listAuditRecords`, for a read-your-writes read (VerifiableLog.readYourWrites, by `seq`). */
-export function auditRecordsQuery(filter: AuditFilter, limit: number) {
-  return { text: LIST_AUDIT_RECORDS, values: listParameters(filter, limit) }
+/**
+ * The statement of `listAuditRecordTexts`, for a read-your-writes read (VerifiableLog.readYourWrites, by `seq`);
+ * its rows go through `auditRecordText`.
+ */
+export function auditRecordTextsQuery(filter: AuditFilter, limit: number) {
+  return { text: LIST_AUDIT_RECORD_TEXTS, values: listParameters(filter, limit) }
 }
 
-const LIST_AUDIT_RECORDS = `SELECT ${AUDIT_COLUMNS} FROM audit_records
+/** `canonicalTextWithHash` needs the key that follows `hash`; a text without it is served from the columns. */
+const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, hash, canonical,
+       CASE WHEN canonical IS NULL OR strpos(canonical, ',"kind":') = 0 THEN json_build_object(
+         'seq', seq, 'at', ${isoText('at')}, 'kind', kind, 'actor', actor, 'outcome_id', outcome_id,
+         'manifest_id', manifest_id, 'subagent_id', subagent_id, 'orchestrator_id', orchestrator_id,
+         'verdict', verdict, 'data', data, 'prev_hash', prev_hash, 'hash', hash)::text END AS json
+     FROM audit_records
      WHERE ($1::uuid IS NULL OR outcome_id = $1) AND ($2::text IS NULL OR subagent_id = $2)
        AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
        AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)

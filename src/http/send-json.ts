@@ -36,11 +36,14 @@ export function sendEnvelope(
   return sendJsonText(reply, statusCode, envelopeText(envelope))
 }
 
-/** A case's story as the audit routes answer it: `{<idField>, status, records, manifest}`, the envelope as stored. */
+/**
+ * A case's story as the audit routes answer it: `{<idField>, status, records, manifest}`, the records as JSON text
+ * (see `AuditRecordText`), the envelope as stored.
+ */
 export function sendCaseStory(
   reply: FastifyReply,
   idField: string,
-  story: { id: string; status: string; records: unknown[]; manifest: StoredEnvelope | null },
+  story: { id: string; status: string; records: string[]; manifest: StoredEnvelope | null },
 ): FastifyReply {
   return sendJsonText(
     reply,
@@ -48,7 +51,7 @@ export function sendCaseStory(
     objectText({
       [idField]: JSON.stringify(story.id),
       status: JSON.stringify(story.status),
-      records: JSON.stringify(story.records),
+      records: `[${story.records.join(',')}]`,
       manifest: story.manifest ? envelopeText(story.manifest) : 'null',
     }),
   )

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import canonicalize from 'canonicalize'
 import { compactVerify, createLocalJWKSet } from 'jose'
 import pg from 'pg'
 import { canonicalTextGuard } from '../../src/audit/repository.ts'
@@ -147,6 +148,48 @@ describe('the audit log', () => {
       headers: { accept: 'application/x-ndjson;q=0, application/json' },
     })
     assert.equal(refused.json().items.length, 4, 'q=0 means "not NDJSON"')
+  })
+
+  it('serves each record as the canonical text its hash covers, or from its columns when it has none', async (t) => {
+    const { app, a, b, ops } = await setup(t)
+    const { outcome } = await halted(app, a, b)
+    const records = (url: string, accept = 'application/json') =>
+      app.request(ops, { method: 'GET', url, headers: { accept } })
+    const page = await records('/v1/audit/records?limit=500')
+    const served = page.json().items as Record<string, unknown>[]
+    // Byte for byte: each item is the record's JCS, `hash` included (what its Merkle leaf covers).
+    assert.equal(
+      page.body,
+      JSON.stringify({ items: [], next_cursor: null }).replace(
+        '[]',
+        `[${served.map((r) => canonicalize(r)).join(',')}]`,
+      ),
+    )
+    const ndjson = (await records('/v1/audit/records', 'application/x-ndjson')).body
+    assert.equal(ndjson, served.map((r) => `${canonicalize(r)}\n`).join(''))
+
+    // Records written before texts were stored (canonical NULL) are served from their columns: the same record.
+    await asSuperuser(app, async (client) => {
+      await client.query('ALTER TABLE audit_records DISABLE TRIGGER audit_records_no_update_delete')
+      await client.query('UPDATE audit_records SET canonical = NULL WHERE seq % 2 = 0')
+      await client.query('ALTER TABLE audit_records ENABLE ALWAYS TRIGGER audit_records_no_update_delete')
+    })
+    const fromColumns = await records('/v1/audit/records?limit=500')
+    assert.deepEqual(fromColumns.json().items, served)
+    assert.notEqual(fromColumns.body, page.body, 'the even records now come from their columns')
+    assert.deepEqual(
+      (await records('/v1/audit/records', 'application/x-ndjson')).body
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+      served,
+    )
+    const story = (await records(`/v1/audit/outcomes/${outcome.outcome_id}`)).json()
+    assert.deepEqual(
+      story.records,
+      served.filter((r) => r.outcome_id === outcome.outcome_id),
+    )
+    assert.equal(story.records.length, 5)
   })
 
   it('refuses UPDATE, DELETE and TRUNCATE, even under session_replication_role = replica', async (t) => {

@@ -6,6 +6,7 @@ import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, pageOf, pageQuery, positiveQueryInteger, rfc3339 } from '../schemas/common.ts'
 import { verifyReportSchema } from '../schemas/log.ts'
+import { pageText, sendJsonText } from '../send-json.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
 
@@ -71,7 +72,11 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       }
       // Both read your writes: every change committed before this request is in the log before it is read.
       if (!wantsNdjson(request.headers.accept))
-        return pageAuditRecords(app.services, query, { limit, cursor })
+        return sendJsonText(
+          reply,
+          200,
+          pageText(await pageAuditRecords(app.services, query, { limit, cursor })),
+        )
       const records = streamAuditRecords(app.services, query, { cursor })
       // The first batch is read before any header is sent, so a failing query is still a proper problem.
       let next = await records.next()
@@ -86,7 +91,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
           if (raw.destroyed) return
           // Respect backpressure: a slow reader slows the export down instead of filling memory; a reader that
           // goes away ends it ('close' comes instead of 'drain').
-          if (!raw.write(`${JSON.stringify(next.value)}\n`)) {
+          if (!raw.write(`${next.value}\n`)) {
             await Promise.race([once(raw, 'drain'), once(raw, 'close')])
           }
           next = await records.next()
