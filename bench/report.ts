@@ -7,6 +7,7 @@ import type { LatencySummary } from './load.ts'
 import type { AuditPhase } from './phases/audit.ts'
 import type { DecidePhase } from './phases/decide.ts'
 import type { EmbeddedPhase } from './phases/embedded.ts'
+import { LARGE_BODY_TARGET_MS, type LargeBodiesPhase } from './phases/large-bodies.ts'
 import type { ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
@@ -52,10 +53,11 @@ export function buildFigures(results: {
   read?: ReadPhase | undefined
   audit?: AuditPhase | undefined
   embedded?: EmbeddedPhase | undefined
+  largeBodies?: LargeBodiesPhase | undefined
   memory: MemoryReport
 }): Figure[] {
   const figures: Figure[] = []
-  const { decide, review, reconcile, read, audit, embedded, memory } = results
+  const { decide, review, reconcile, read, audit, embedded, largeBodies, memory } = results
   if (decide) {
     const failed = decide.rounds.reduce(
       (sum, round) => sum + round.arbiter.failedRequests + round.baseline.failedRequests,
@@ -276,6 +278,25 @@ export function buildFigures(results: {
     figures.push({
       figure: `checkpoint signing rate (${audit.checkpointSigning.checkpoints} signed and stored in a row)`,
       arbiter: `${rate(audit.checkpointSigning.perSecond)}/s`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
+  }
+  if (largeBodies) {
+    const size = `${(largeBodies.bodyBytes / 1024).toFixed(0)} KiB`
+    figures.push({
+      figure: `${largeBodies.bodiesPerBurst} bodies of ${size} at once: worst /healthz delay (p99), ms`,
+      arbiter: `${ms(largeBodies.worstHealthzMs)} (${ms(largeBodies.burstHealthz.p99)})`,
+      baseline: '',
+      ratio: '',
+      target: `≤ ${LARGE_BODY_TARGET_MS} ms`,
+      result: largeBodies.result === 'PASS' ? 'PASS' : 'MISS',
+    })
+    figures.push({
+      figure: `the same: each ${size} body answered, p50 / max, ms`,
+      arbiter: `${ms(largeBodies.bodyLatency.p50)} / ${ms(largeBodies.bodyLatency.max)}`,
       baseline: '',
       ratio: '',
       target: '',
@@ -505,6 +526,7 @@ export interface RunResults {
   scale: ScalePhase | undefined
   audit: AuditPhase | undefined
   embedded: EmbeddedPhase | undefined
+  largeBodies: LargeBodiesPhase | undefined
   memory: MemoryReport
 }
 
@@ -558,6 +580,7 @@ export async function writeResults(run: RunResults): Promise<void> {
     scale: run.scale ?? null,
     audit: run.audit ?? null,
     embedded: run.embedded ?? null,
+    large_bodies: run.largeBodies ?? null,
     memory: run.memory,
   }
   const out = join(repoRoot, 'bench', 'results', 'latest.json')

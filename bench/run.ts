@@ -208,7 +208,7 @@ async function main(): Promise<number> {
   if (scale) printScale(scale)
   if (largeBodies) printLargeBodies('Arbiter', largeBodies)
   printMemory(memory)
-  const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, memory })
+  const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, largeBodies, memory })
   printTable(
     'Arbiter vs the bare stack (same run, side by side; ratio = Arbiter / baseline)',
     ['figure', 'arbiter', 'baseline', 'ratio', 'target', 'result'],
@@ -240,6 +240,7 @@ async function main(): Promise<number> {
     scale,
     audit,
     embedded,
+    largeBodies,
     memory,
   })
   process.stdout.write(
