@@ -54,28 +54,6 @@ describe('POST /v1/outcomes', () => {
     assert.deepEqual(fetched.json(), outcome)
   })
 
-  it('recognises the same body again for an outcome whose fingerprint was taken over the whole body', async (t) => {
-    // Outcomes created before fingerprints covered item hashes store the hash of the body, evidence and all.
-    const app = await buildTestApp(t)
-    const orch = await app.key('orchestrator', ['orch-a'])
-    const body = { subagent_id: 'refund-agent', run_id: uniqueRun(), evidence: [EVIDENCE[0], EVIDENCE[1]] }
-    const created = await app.request(orch, { method: 'POST', url: '/v1/outcomes', payload: body })
-    assert.equal(created.statusCode, 201, created.body)
-    const outcomeId = created.json().outcome_id
-    const legacy = clientHash({ ...body, fallback_policy: 'escalate' })
-    await app.app.db.query('UPDATE outcomes SET request_digest = $1 WHERE id = $2', [legacy, outcomeId])
-
-    const again = await app.request(orch, { method: 'POST', url: '/v1/outcomes', payload: body })
-    assert.equal(again.statusCode, 200, again.body)
-    assert.equal(again.json().outcome_id, outcomeId)
-    const different = await app.request(orch, {
-      method: 'POST',
-      url: '/v1/outcomes',
-      payload: { ...body, evidence: [EVIDENCE[1], EVIDENCE[0]] },
-    })
-    assert.equal(different.statusCode, 409, 'the items in another order are another body')
-  })
-
   it('creates one outcome when the same body arrives 10 times at once', async (t) => {
     const app = await buildTestApp(t)
     const body = { subagent_id: 'refund-agent', run_id: uniqueRun(), evidence: EVIDENCE }

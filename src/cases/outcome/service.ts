@@ -96,7 +96,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
     // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
     const existing = await findOutcomeByKey(tx, body.subagent_id, body.run_id)
-    if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body, hashed) }
+    if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body) }
     // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
     // against, and keeps it whatever happens to the policy afterwards.
     const policy = (await findSubagentPolicy(tx, body.subagent_id)) ?? null
@@ -120,7 +120,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     const created = newOutcome(body, rules, policy, evidence, now, actor)
     const { row, inserted } = await insertOutcomeIfAbsent(tx, created.row)
     // Lost a race with a concurrent create of the same key: judged like any resend.
-    if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body, hashed) }
+    if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body) }
     await insertEvidenceItems(tx, row.id, created.evidence.items)
     await insertEvidenceVersion(tx, row.id, {
       evidence_hash: currentEvidenceHash,
@@ -146,7 +146,6 @@ function newOutcome(
   const requestDigest = outcomeBodyFingerprint(
     body,
     policy ? { ...rules, probe_id: rules.probe?.probe_id ?? null } : null,
-    evidence.hashed.map((h) => h.item_hash),
   )
   const row: NewOutcomeRow = {
     id: randomUUID(),
@@ -206,19 +205,8 @@ function newOutcome(
 }
 
 /** The existing outcome under `body`'s natural key, if `body` is the one it was created from; else 409. */
-async function existingOutcome(
-  tx: Queryable,
-  row: OutcomeRow,
-  body: NewOutcome,
-  hashed: readonly HashedEvidenceItem[],
-) {
-  if (
-    !sameOutcomeBody(
-      body,
-      hashed.map((h) => h.item_hash),
-      row,
-    )
-  ) {
+async function existingOutcome(tx: Queryable, row: OutcomeRow, body: NewOutcome) {
+  if (!sameOutcomeBody(body, row)) {
     throw new AppError(
       'CONFLICT',
       `outcome (${body.subagent_id}, ${body.run_id}) already exists with a different body`,

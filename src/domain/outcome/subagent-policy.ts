@@ -156,36 +156,17 @@ export interface FingerprintRules {
 
 /**
  * The fingerprint of an outcome body, stored with the outcome to recognise "the same body again" under its
- * natural key: the hash of the body with each evidence item standing as its `item_hash` (`itemHashes`, in the
- * body's order), which covers the item exactly — so a megabyte of evidence is hashed once, for its item hash,
- * not a second time inside the whole body. `rules` is null for an outcome created without a policy: the body with
- * the default fallback policy spelled out. For one created under a policy, `rules` are the rules it took (the
- * policy's, as copied into the outcome): every rule field the body leaves out is filled in from them, the
- * orchestrators are compared as a set and the probe's id is filled in, so the spellings the policy makes
- * equivalent have one fingerprint. That fingerprint is tagged, so it never equals one taken without a policy. A
- * resent body is judged against the outcome's stored rules (`sameOutcomeBody`), never against the policy in force
- * now.
+ * natural key. `rules` is null for an outcome created without a policy: the body with the default fallback
+ * policy spelled out. For one created under a policy, `rules` are the rules it took (the policy's, as copied
+ * into the outcome): every rule field the body leaves out is filled in from them, the orchestrators are compared
+ * as a set and the probe's id is filled in, so the spellings the policy makes equivalent have one fingerprint.
+ * That fingerprint is tagged, so it never equals one taken without a policy. A resent body is judged against
+ * the outcome's stored rules (`sameOutcomeBody`), never against the policy in force now.
  */
-export function outcomeBodyFingerprint<B extends RequestedRules & { evidence: readonly unknown[] }>(
-  body: B,
-  rules: FingerprintRules | null,
-  itemHashes: readonly string[],
-): Sha256 {
-  return fingerprintOf({ ...body, evidence: itemHashes }, rules)
-}
-
-/**
- * The fingerprint outcomes created before it covered item hashes were stored with: the same, over the evidence
- * items themselves. An item is an object and an item hash a string, so the two never coincide.
- */
-export function legacyOutcomeBodyFingerprint<B extends RequestedRules>(
+export function outcomeBodyFingerprint<B extends RequestedRules>(
   body: B,
   rules: FingerprintRules | null,
 ): Sha256 {
-  return fingerprintOf(body, rules)
-}
-
-function fingerprintOf<B extends RequestedRules>(body: B, rules: FingerprintRules | null): Sha256 {
   if (rules === null)
     return hashJson({ ...body, fallback_policy: body.fallback_policy ?? DEFAULT_FALLBACK_POLICY })
   const probeId = body.probe?.probe_id ?? rules.probe_id
@@ -203,21 +184,15 @@ function fingerprintOf<B extends RequestedRules>(body: B, rules: FingerprintRule
 }
 
 /**
- * Whether `body` (its evidence items hashing to `itemHashes`, in order) is the body an existing outcome was
- * created from: its stored fingerprint is the body's, taken without a policy or under the rules the outcome stores
- * (whichever way it was created), as fingerprints are taken now or as they were taken before (the full body hashed
- * again only when the first two differ: a resend of an older outcome, or a different body).
+ * Whether `body` is the body an existing outcome was created from: its stored fingerprint is the body's, taken
+ * without a policy or under the rules the outcome stores (whichever way it was created).
  */
-export function sameOutcomeBody<B extends RequestedRules & { evidence: readonly unknown[] }>(
+export function sameOutcomeBody<B extends RequestedRules>(
   body: B,
-  itemHashes: readonly string[],
   stored: { request_digest: string } & FingerprintRules,
 ): boolean {
-  const digest = stored.request_digest
   return (
-    digest === outcomeBodyFingerprint(body, null, itemHashes) ||
-    digest === outcomeBodyFingerprint(body, stored, itemHashes) ||
-    digest === legacyOutcomeBodyFingerprint(body, null) ||
-    digest === legacyOutcomeBodyFingerprint(body, stored)
+    stored.request_digest === outcomeBodyFingerprint(body, null) ||
+    stored.request_digest === outcomeBodyFingerprint(body, stored)
   )
 }

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { type EvidenceItem, hashEvidence } from '../../../src/domain/outcome/evidence.ts'
 import {
-  legacyOutcomeBodyFingerprint,
-  outcomeBodyFingerprint,
   outcomeRules,
   type RequestedRules,
   type SubagentPolicy,
-  sameOutcomeBody,
 } from '../../../src/domain/outcome/subagent-policy.ts'
 import { FALLBACK_POLICIES } from '../../../src/domain/outcome/vocabulary.ts'
 
@@ -309,62 +305,6 @@ describe('outcomeRules, for any policy and any body', () => {
           fallback_policy: policy.fallback_policy,
         })
       }),
-    )
-  })
-})
-
-describe('outcome body fingerprints', () => {
-  const items: EvidenceItem[] = [
-    { kind: 'result_payload', name: 'result', content: { refund_id: 're_1', log: ['a', 'b'] } },
-    { kind: 'exit_code', content: 0 },
-  ]
-  type Body = RequestedRules & { subagent_id: string; run_id: string; evidence: EvidenceItem[] }
-  const body: Body = { subagent_id: 'refund-agent', run_id: 'run-1', evidence: items }
-  const itemHashesOf = (evidence: EvidenceItem[]) => hashEvidence(evidence).map((h) => h.item_hash)
-  const rules = {
-    expected_orchestrators: ['orch-a', 'orch-b'],
-    arbiter_orchestrator_id: 'orch-b',
-    probe_id: null,
-    fallback_policy: 'strictest_wins' as const,
-  }
-
-  it('cover each evidence item by its hash: the same items, the same fingerprint; any change, another', () => {
-    const digest = outcomeBodyFingerprint(body, null, itemHashesOf(items))
-    assert.equal(
-      digest,
-      outcomeBodyFingerprint(structuredClone(body), null, itemHashesOf(structuredClone(items))),
-    )
-    assert.notEqual(digest, legacyOutcomeBodyFingerprint(body, null))
-    for (const other of <EvidenceItem[][]>[
-      [items[1]!, items[0]!],
-      [items[0]!],
-      [{ ...items[0]!, content: { refund_id: 're_1', log: ['a', 'c'] } }, items[1]!],
-      [items[0]!, items[1]!, items[1]!],
-    ]) {
-      const changed: Body = { ...body, evidence: other }
-      assert.notEqual(outcomeBodyFingerprint(changed, null, itemHashesOf(other)), digest)
-      assert.equal(sameOutcomeBody(changed, itemHashesOf(other), { request_digest: digest, ...rules }), false)
-    }
-  })
-
-  it('recognise the body against a fingerprint taken now or before, without a policy or under one', () => {
-    const hashes = itemHashesOf(items)
-    for (const digest of [
-      outcomeBodyFingerprint(body, null, hashes),
-      outcomeBodyFingerprint(body, rules, hashes),
-      legacyOutcomeBodyFingerprint(body, null),
-      legacyOutcomeBodyFingerprint(body, rules),
-    ]) {
-      assert.equal(sameOutcomeBody(body, hashes, { request_digest: digest, ...rules }), true)
-    }
-    assert.equal(
-      sameOutcomeBody(body, hashes, {
-        request_digest: outcomeBodyFingerprint(body, rules, hashes),
-        ...rules,
-        fallback_policy: 'escalate',
-      }),
-      false,
-      'under other stored rules, a fingerprint taken under a policy is another',
     )
   })
 })
