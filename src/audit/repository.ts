@@ -1,7 +1,11 @@
 import { queryArrays } from '../db/array-rows.ts'
 import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
-import { type AuditRecord, canonicalTextWithHash } from '../domain/shared/audit-chain.ts'
+import {
+  type AuditRecord,
+  canonicalAuditRecordWithHash,
+  canonicalTextWithHashAt,
+} from '../domain/shared/audit-chain.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
 /**
@@ -11,6 +15,9 @@ import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-chec
  */
 export const AUDIT_COLUMNS =
   'seq, at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data, prev_hash, hash'
+
+/** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */
+const CANONICAL_RECORD_CONSTRAINT_NAME = 'audit_records_canonical_record'
 
 export type AuditRow = Omit<AuditRecord, 'at' | 'kind'> & { at: Date; kind: string }
 
@@ -50,22 +57,34 @@ export interface AuditFilter {
 }
 
 /**
- * A record as the API serves it: JSON text. A record with its canonical text stored is served as that text with
- * its hash spliced in (`canonicalTextWithHash`): the bytes its leaf covers, which the database holds equal to its
- * columns (migration 008), read without parsing `data` or building a Date and served without serializing them
- * again. A record without one (written before texts were stored) is built as JSON from its columns by the
- * database. Either way the same twelve fields; only the order of keys differs.
+ * A record as the API serves it: its canonical JSON (RFC 8785), `hash` included — the bytes of its Merkle leaf.
+ * A record with its canonical text stored is served as that text with its hash spliced in, read without parsing
+ * `data` or building a Date and served without serializing anything again, while the database holds every
+ * record's columns equal to its text (`canonicalTextGuard`, checked in the same statement). Otherwise — no text
+ * (written before texts were stored), the guard gone, or a text written by hand — the record is rebuilt in
+ * canonical form from its values.
  */
 export interface AuditRecordText {
   seq: number
   text: string
 }
 
-/** The row `auditRecordTextsQuery` reads: seq, hash, the canonical text, or the record's JSON when no text is usable. */
-export type AuditTextRow = { seq: number; hash: string; canonical: string | null; json: string | null }
+/**
+ * The row `auditRecordTextsQuery` reads: the fields after `data`, `canonical` (only while the guard holds) and
+ * `json`, the record built by the database from its columns (only when `canonical` is not there).
+ */
+export type AuditTextRow = Omit<AuditRecord, 'data' | 'actor' | 'at'> & {
+  canonical: string | null
+  json: string | null
+}
 
 export function auditRecordText(row: AuditTextRow): AuditRecordText {
-  return { seq: row.seq, text: row.json ?? canonicalTextWithHash(row.canonical!, row.hash) }
+  const { seq, hash, canonical, json } = row
+  const text =
+    (canonical === null ? null : canonicalTextWithHashAt(canonical, row)) ??
+    // The guard holds the text to the columns' values, so it is JSON; `json` is the columns themselves.
+    canonicalAuditRecordWithHash(json === null ? { ...JSON.parse(canonical!), hash } : JSON.parse(json))
+  return { seq, text }
 }
 
 /** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
@@ -84,12 +103,17 @@ export async function listAuditRecordTexts(
  * its rows go through `auditRecordText`.
  */
 export function auditRecordTextsQuery(filter: AuditFilter, limit: number) {
-  return { text: LIST_AUDIT_RECORD_TEXTS, values: listParameters(filter, limit) }
+  return { text: LIST_AUDIT_RECORD_TEXTS, values: [...listParameters(filter, limit), CANONICAL_RECORD_CHECK] }
 }
 
-/** `canonicalTextWithHash` needs the key that follows `hash`; a text without it is served from the columns. */
-const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, hash, canonical,
-       CASE WHEN canonical IS NULL OR strpos(canonical, ',"kind":') = 0 THEN json_build_object(
+/** `canonicalTextGuard` as SQL, evaluated once per statement; $12 is the check as created. */
+const GUARD = `(SELECT EXISTS (SELECT 1 FROM pg_constraint
+     WHERE conrelid = 'audit_records'::regclass AND conname = '${CANONICAL_RECORD_CONSTRAINT_NAME}' AND contype = 'c'
+       AND convalidated AND regexp_replace(pg_get_constraintdef(oid), '[[:space:]]+', ' ', 'g') = $12))`
+
+const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, hash, kind, manifest_id, orchestrator_id, outcome_id, prev_hash,
+       subagent_id, verdict, CASE WHEN ${GUARD} THEN canonical END AS canonical,
+       CASE WHEN canonical IS NULL OR NOT ${GUARD} THEN json_build_object(
          'seq', seq, 'at', ${isoText('at')}, 'kind', kind, 'actor', actor, 'outcome_id', outcome_id,
          'manifest_id', manifest_id, 'subagent_id', subagent_id, 'orchestrator_id', orchestrator_id,
          'verdict', verdict, 'data', data, 'prev_hash', prev_hash, 'hash', hash)::text END AS json
@@ -239,9 +263,6 @@ export async function auditRecordsForCheck(
   )
 }
 
-/** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */
-const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
-
 /**
  * Whether the database still holds every record's columns equal to its stored canonical text: the constraint's
  * oid while it is there, validated, and says what it said when created; null otherwise (someone who can drop it
@@ -253,7 +274,7 @@ export async function canonicalTextGuard(db: Queryable): Promise<number | null> 
   const { rows } = await db.query<{ oid: number; def: string }>(
     `SELECT oid::int8 AS oid, pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
-    [CANONICAL_RECORD_CONSTRAINT],
+    [CANONICAL_RECORD_CONSTRAINT_NAME],
   )
   const row = rows[0]
   return rows.length === 1 && row!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK
