@@ -1,11 +1,7 @@
 import { queryArrays } from '../db/array-rows.ts'
 import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
-import {
-  type AuditRecord,
-  canonicalAuditRecordWithHash,
-  canonicalTextWithHashAt,
-} from '../domain/shared/audit-chain.ts'
+import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-checker.ts'
 
 /**
@@ -15,9 +11,6 @@ import { type CheckedRecord, checkedRecord, storedRecord } from '../log/log-chec
  */
 export const AUDIT_COLUMNS =
   'seq, at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data, prev_hash, hash'
-
-/** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */
-const CANONICAL_RECORD_CONSTRAINT_NAME = 'audit_records_canonical_record'
 
 export type AuditRow = Omit<AuditRecord, 'at' | 'kind'> & { at: Date; kind: string }
 
@@ -57,34 +50,32 @@ export interface AuditFilter {
 }
 
 /**
- * A record as the API serves it: its canonical JSON (RFC 8785), `hash` included — the bytes of its Merkle leaf.
- * A record with its canonical text stored is served as that text with its hash spliced in, read without parsing
- * `data` or building a Date and served without serializing anything again, while the database holds every
- * record's columns equal to its text (`canonicalTextGuard`, checked in the same statement). Otherwise — no text
- * (written before texts were stored), the guard gone, or a text written by hand — the record is rebuilt in
- * canonical form from its values.
+ * A record as the API serves it: JSON text, written from its columns with `data` as the database prints it
+ * (`data::text`) and `at` formatted by the database, so a page needs no `data` parsed, no `Date` built and nothing
+ * serialized again. The columns are what filters match and what is served.
  */
 export interface AuditRecordText {
   seq: number
   text: string
 }
 
-/**
- * The row `auditRecordTextsQuery` reads: the fields after `data`, `canonical` (only while the guard holds) and
- * `json`, the record built by the database from its columns (only when `canonical` is not there).
- */
-export type AuditTextRow = Omit<AuditRecord, 'data' | 'actor' | 'at'> & {
-  canonical: string | null
-  json: string | null
-}
+/** The row `auditRecordTextsQuery` reads: the record's columns, `at` as RFC 3339 text and `data` as JSON text. */
+export type AuditTextRow = Omit<AuditRecord, 'data'> & { data: string }
 
+const json = JSON.stringify
+const jsonOrNull = (value: string | null) => (value === null ? 'null' : JSON.stringify(value))
+
+/** The record as JSON, its fields in the order of the API's record. */
 export function auditRecordText(row: AuditTextRow): AuditRecordText {
-  const { seq, hash, canonical, json } = row
-  const text =
-    (canonical === null ? null : canonicalTextWithHashAt(canonical, row)) ??
-    // The guard holds the text to the columns' values, so it is JSON; `json` is the columns themselves.
-    canonicalAuditRecordWithHash(json === null ? { ...JSON.parse(canonical!), hash } : JSON.parse(json))
-  return { seq, text }
+  return {
+    seq: row.seq,
+    text:
+      `{"seq":${row.seq},"at":${json(row.at)},"kind":${json(row.kind)},"actor":${json(row.actor)},` +
+      `"outcome_id":${jsonOrNull(row.outcome_id)},"manifest_id":${jsonOrNull(row.manifest_id)},` +
+      `"subagent_id":${jsonOrNull(row.subagent_id)},"orchestrator_id":${jsonOrNull(row.orchestrator_id)},` +
+      `"verdict":${jsonOrNull(row.verdict)},"data":${row.data},"prev_hash":${json(row.prev_hash)},` +
+      `"hash":${json(row.hash)}}`,
+  }
 }
 
 /** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
@@ -103,20 +94,11 @@ export async function listAuditRecordTexts(
  * its rows go through `auditRecordText`.
  */
 export function auditRecordTextsQuery(filter: AuditFilter, limit: number) {
-  return { text: LIST_AUDIT_RECORD_TEXTS, values: [...listParameters(filter, limit), CANONICAL_RECORD_CHECK] }
+  return { text: LIST_AUDIT_RECORD_TEXTS, values: listParameters(filter, limit) }
 }
 
-/** `canonicalTextGuard` as SQL, evaluated once per statement; $12 is the check as created. */
-const GUARD = `(SELECT EXISTS (SELECT 1 FROM pg_constraint
-     WHERE conrelid = 'audit_records'::regclass AND conname = '${CANONICAL_RECORD_CONSTRAINT_NAME}' AND contype = 'c'
-       AND convalidated AND regexp_replace(pg_get_constraintdef(oid), '[[:space:]]+', ' ', 'g') = $12))`
-
-const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, hash, kind, manifest_id, orchestrator_id, outcome_id, prev_hash,
-       subagent_id, verdict, CASE WHEN ${GUARD} THEN canonical END AS canonical,
-       CASE WHEN canonical IS NULL OR NOT ${GUARD} THEN json_build_object(
-         'seq', seq, 'at', ${isoText('at')}, 'kind', kind, 'actor', actor, 'outcome_id', outcome_id,
-         'manifest_id', manifest_id, 'subagent_id', subagent_id, 'orchestrator_id', orchestrator_id,
-         'verdict', verdict, 'data', data, 'prev_hash', prev_hash, 'hash', hash)::text END AS json
+const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, ${isoText('at')} AS at, kind, actor, outcome_id, manifest_id, subagent_id,
+       orchestrator_id, verdict, data::text AS data, prev_hash, hash
      FROM audit_records
      WHERE ($1::uuid IS NULL OR outcome_id = $1) AND ($2::text IS NULL OR subagent_id = $2)
        AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
@@ -263,6 +245,9 @@ export async function auditRecordsForCheck(
   )
 }
 
+/** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */
+const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
+
 /**
  * Whether the database still holds every record's columns equal to its stored canonical text: the constraint's
  * oid while it is there, validated, and says what it said when created; null otherwise (someone who can drop it
@@ -274,7 +259,7 @@ export async function canonicalTextGuard(db: Queryable): Promise<number | null> 
   const { rows } = await db.query<{ oid: number; def: string }>(
     `SELECT oid::int8 AS oid, pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
-    [CANONICAL_RECORD_CONSTRAINT_NAME],
+    [CANONICAL_RECORD_CONSTRAINT],
   )
   const row = rows[0]
   return rows.length === 1 && row!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK

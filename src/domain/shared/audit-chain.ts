@@ -99,22 +99,6 @@ export function canonicalTextWithHash(canonical: string, hash: string): string {
   return `${parts[0]}"hash":${text(hash)},${parts[1]}`
 }
 
-/**
- * JCS of the whole record, `hash` included, from its stored canonical text (without `hash`), when that text ends
- * with the canonical tail of the record's own fields (`canonicalAuditTail`), as every text the sequencer writes
- * does: `hash` is spliced in before it. Null for a text written otherwise (by hand, with its values unchanged),
- * which the caller rebuilds.
- */
-export function canonicalTextWithHashAt(
-  canonical: string,
-  record: Omit<AuditRecord, 'data' | 'actor' | 'at'>,
-): string | null {
-  const tail = canonicalAuditTail(record)
-  const cut = canonical.length - tail.length
-  if (cut < 1 || canonical.charCodeAt(cut - 1) !== 0x2c /* , */ || !canonical.endsWith(tail)) return null
-  return `${canonical.slice(0, cut)}"hash":${text(record.hash)},${tail}`
-}
-
 /** The canonical text of the record without its hash, split where `hash` would go (after `data`). */
 export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string, tail: string] {
   return [`${canonicalAuditPrefix(record)}${canonicalJsonValue(record.data)},`, canonicalAuditTail(record)]
