@@ -1,4 +1,5 @@
-import { queryArrays } from '../db/array-rows.ts'
+import type pg from 'pg'
+import { eachArrayRow, queryArrays } from '../db/array-rows.ts'
 import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
@@ -159,90 +160,104 @@ type ColumnsArray = [
 /** `at` as the API writes it (millisecond RFC 3339 UTC), formatted by the database: a million rows, no Date. */
 const AT_TEXT = isoText('at')
 
+/** A row of `recordsForCheck` with stored texts: seq, prev_hash, hash, the text, or the columns when it has none. */
+type StoredTextRow = [number, string, string, string | null, string | null]
+
+/** A row of `recordsForCheck` rebuilding every text: seq, the record's other columns, and the stored text. */
+type ColumnsRow = [
+  number,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  string,
+  string,
+  string,
+  string | null,
+]
+
+/** A record rebuilt from its columns (`data` parsed again), to be hashed as the text they make. */
+function recordFromColumns(seq: number, prev_hash: string, hash: string, columns: ColumnsArray): AuditRecord {
+  const [at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data] = columns
+  return {
+    seq,
+    at,
+    kind,
+    actor,
+    outcome_id,
+    manifest_id,
+    subagent_id,
+    orchestrator_id,
+    verdict,
+    data,
+    prev_hash,
+    hash,
+  }
+}
+
 /**
- * Records with from <= seq <= to, ascending, for bulk checking, as rows of arrays. With `storedText` (pass it
- * only when `canonicalTextGuard` finds the guard), a record that has its canonical text stored is read as that text,
- * its seq and its hashes: the database holds its other columns equal to the text. The others (written before
- * texts were stored), and every record without `storedText`, have their text rebuilt from their columns; a
- * stored text must then be exactly the rebuilt one.
+ * How records with from <= seq <= to are read for bulk checking, ascending, as rows of arrays: the statement,
+ * and what makes each row a checked record. With `storedText` (pass it only when `canonicalTextGuard` finds the
+ * guard), a record that has its canonical text stored is read as that text, its seq and its hashes: the
+ * database holds its other columns equal to the text. The others (written before texts were stored), and every
+ * record without `storedText`, have their text rebuilt from their columns; a stored text must then be exactly
+ * the rebuilt one.
  */
+function recordsForCheck(storedText: boolean): { text: string; toRecord: (row: unknown[]) => CheckedRecord } {
+  if (storedText) {
+    return {
+      text: `SELECT seq, prev_hash, hash, canonical,
+                    CASE WHEN canonical IS NULL THEN json_build_array(${AT_TEXT}, kind, actor, outcome_id,
+                      manifest_id, subagent_id, orchestrator_id, verdict, data)::text END
+             FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
+      toRecord: (row) => {
+        const [seq, prev_hash, hash, canonical, columns] = row as StoredTextRow
+        if (canonical !== null) return storedRecord(seq, prev_hash, hash, canonical)
+        return checkedRecord(recordFromColumns(seq, prev_hash, hash, JSON.parse(columns!) as ColumnsArray))
+      },
+    }
+  }
+  return {
+    text: `SELECT seq, ${AT_TEXT}, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict,
+                  data::text, prev_hash, hash, canonical
+           FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
+    toRecord: (row) => {
+      const r = row as ColumnsRow
+      const columns = [r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], JSON.parse(r[9])] as ColumnsArray
+      return checkedRecord(recordFromColumns(r[0], r[10], r[11], columns), r[12])
+    },
+  }
+}
+
+/** Records with from <= seq <= to, ascending, read for bulk checking (see `recordsForCheck`). */
 export async function auditRecordsForCheck(
   db: Queryable,
   fromSeq: number,
   toSeq: number,
   storedText: boolean,
 ): Promise<CheckedRecord[]> {
-  if (storedText) {
-    const rows = await queryArrays<[number, string, string, string | null, string | null]>(
-      db,
-      `SELECT seq, prev_hash, hash, canonical,
-              CASE WHEN canonical IS NULL THEN json_build_array(${AT_TEXT}, kind, actor, outcome_id, manifest_id,
-                subagent_id, orchestrator_id, verdict, data)::text END
-       FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
-      [fromSeq, toSeq],
-    )
-    return rows.map(([seq, prev_hash, hash, canonical, columns]) => {
-      if (canonical !== null) return storedRecord(seq, prev_hash, hash, canonical)
-      const [at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data] =
-        JSON.parse(columns!) as ColumnsArray
-      return checkedRecord({
-        seq,
-        at,
-        kind,
-        actor,
-        outcome_id,
-        manifest_id,
-        subagent_id,
-        orchestrator_id,
-        verdict,
-        data,
-        prev_hash,
-        hash,
-      })
-    })
-  }
-  const rows = await queryArrays<
-    [
-      number,
-      string,
-      string,
-      string,
-      string | null,
-      string | null,
-      string | null,
-      string | null,
-      string | null,
-      string,
-      string,
-      string,
-      string | null,
-    ]
-  >(
-    db,
-    `SELECT seq, ${AT_TEXT}, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict,
-            data::text, prev_hash, hash, canonical
-     FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq`,
-    [fromSeq, toSeq],
-  )
-  return rows.map((r) =>
-    checkedRecord(
-      {
-        seq: r[0],
-        at: r[1],
-        kind: r[2] as AuditRecord['kind'],
-        actor: r[3],
-        outcome_id: r[4],
-        manifest_id: r[5],
-        subagent_id: r[6],
-        orchestrator_id: r[7],
-        verdict: r[8],
-        data: JSON.parse(r[9]),
-        prev_hash: r[10],
-        hash: r[11],
-      },
-      r[12],
-    ),
-  )
+  const { text, toRecord } = recordsForCheck(storedText)
+  return (await queryArrays(db, text, [fromSeq, toSeq])).map(toRecord)
+}
+
+/**
+ * The same records handed to `onRecord` one at a time as they arrive, none of them kept: what checking a large
+ * log does, so that the records' texts (about a kilobyte each) die young instead of being copied by every
+ * garbage collection while a whole chunk of them waits.
+ */
+export function eachAuditRecordForCheck(
+  client: pg.ClientBase,
+  fromSeq: number,
+  toSeq: number,
+  storedText: boolean,
+  onRecord: (record: CheckedRecord) => void,
+): Promise<void> {
+  const { text, toRecord } = recordsForCheck(storedText)
+  return eachArrayRow(client, text, [fromSeq, toSeq], (row) => onRecord(toRecord(row)))
 }
 
 /** The constraint that holds each record's columns equal to its stored canonical text (migration 008). */

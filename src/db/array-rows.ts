@@ -1,4 +1,4 @@
-import type pg from 'pg'
+import pg from 'pg'
 import type { Queryable } from './pool.ts'
 
 /**
@@ -13,4 +13,34 @@ export async function queryArrays<Row extends unknown[]>(
 ): Promise<Row[]> {
   const result = await (db as unknown as pg.ClientBase).query({ text, values, rowMode: 'array' })
   return result.rows as Row[]
+}
+
+/**
+ * Runs a query on one client and hands each row, as an array, to `onRow` as it is parsed; no row is kept. A pool
+ * cannot run such a query (it needs the client for the whole stream). Resolves at the end of the rows, rejects
+ * on a database error or the first error `onRow` throws (the rows after it are not handed on).
+ */
+export function eachArrayRow<Row extends unknown[]>(
+  client: pg.ClientBase,
+  text: string,
+  values: unknown[],
+  onRow: (row: Row) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failure: { error: unknown } | null = null
+    // pg's Query takes rowMode as pool.query does; its type declares only QueryConfig for it.
+    const arrayRows: pg.QueryArrayConfig = { text, values, rowMode: 'array' }
+    const query = new pg.Query<Row>(arrayRows as pg.QueryConfig)
+    query.on('row', (row: Row) => {
+      if (failure) return
+      try {
+        onRow(row)
+      } catch (error) {
+        failure = { error }
+      }
+    })
+    query.on('error', reject)
+    query.on('end', () => (failure ? reject(failure.error) : resolve()))
+    client.query(query)
+  })
 }

@@ -63,14 +63,14 @@ export interface CheckpointClaim {
 
 /**
  * A check of the tree at one size, run when the records up to that size have been added: given the tree's
- * compact range there and the last record. Returns whether it holds.
+ * compact range there and the last record's hash. Returns whether it holds.
  */
-export type TreeCheck = (range: CompactRange, last: CheckedRecord) => boolean
+export type TreeCheck = (range: CompactRange, lastHash: string) => boolean
 
 /** The check of a stored checkpoint: signatures good, head hash and root those of the records' tree. */
 export function checkpointCheck(claim: CheckpointClaim): TreeCheck {
-  return (range, last) =>
-    claim.signaturesOk && claim.headHash === last.hash && bytesEqual(claim.rootHash, compactRangeRoot(range))
+  return (range, lastHash) =>
+    claim.signaturesOk && claim.headHash === lastHash && bytesEqual(claim.rootHash, compactRangeRoot(range))
 }
 
 export interface LogCheck {
@@ -84,16 +84,23 @@ export interface LogCheck {
 }
 
 /**
- * Checks the log slice by slice, in seq order: each record's chain link and hash, its leaf and every tree node
- * it completes against the stored ones, and each stored checkpoint's root and head at its size. Pure: the
- * caller reads the records, the stored nodes they complete, and the checkpoints. A node counts as bad at the
- * seq that completed it, a checkpoint at its tree size.
+ * Checks the log in seq order: each record's chain link and hash, its leaf and every tree node it completes
+ * against the stored ones, and each stored checkpoint's root and head at its size. Records are taken one at a
+ * time (`add`: the chain, and the leaf, so nothing else of a record is kept), the tree over them when the stored
+ * nodes they complete are at hand (`flush`); `push` does both for a slice. Pure: the caller reads the records,
+ * the stored nodes, and the checkpoints. A node counts as bad at the seq that completed it, a checkpoint at its
+ * tree size.
  */
 export class LogChecker {
   private readonly state: LogCheck
   /** What the next record must link to: the previous record's seq and hash (the genesis at the start). */
   private expected: { seq: number; hash: string }
   private readonly firstSeq: number
+  /** Records added since the last flush, which the tree has yet to take: their leaves and their hashes. */
+  private leaves: Uint8Array[] = []
+  private hashes: string[] = []
+  /** Where the chain broke among the records added since the last flush (the tree is checked up to there). */
+  private chainBreak: number | null = null
 
   /**
    * `previous` is the record before the first one checked (null from the start); `range` is the tree before the
@@ -119,35 +126,53 @@ export class LogChecker {
     storedNodes: NodeLookup,
     treeChecks: ReadonlyMap<number, TreeCheck>,
   ): boolean {
+    for (const record of records) if (!this.add(record)) break
+    return this.flush(storedNodes, treeChecks)
+  }
+
+  /**
+   * Takes the next record: its link and hash, then its leaf (its canonical text is built once for both). Returns
+   * false once the chain is broken, here or before; the break is reported by the next `flush`, after the tree up
+   * to it, so the report names the earliest failure.
+   */
+  add(record: CheckedRecord): boolean {
+    if (this.state.firstBadSeq !== null || this.chainBreak !== null) return false
+    if (record.seq !== this.expected.seq + 1) {
+      // Records are missing (or repeated): the log breaks at the first seq that is not there.
+      this.chainBreak = this.expected.seq + 1
+      return false
+    }
+    if (record.parts === null) {
+      this.chainBreak = record.seq
+      return false
+    }
+    const [head, tail] = record.parts
+    if (
+      record.prev_hash !== this.expected.hash ||
+      `sha256:${hash('sha256', record.prev_hash + head + tail, 'hex')}` !== record.hash
+    ) {
+      this.chainBreak = record.seq
+      return false
+    }
+    // The hash just matched `sha256:` and hex digits: it needs no escaping.
+    this.leaves.push(recordLeafHash(`${head}"hash":"${record.hash}",${tail}`))
+    this.hashes.push(record.hash)
+    this.expected = { seq: record.seq, hash: record.hash }
+    return true
+  }
+
+  /**
+   * Adds the leaves of the records added since the last flush to the tree, checking the nodes they complete
+   * against `storedNodes` and the tree checks whose size falls among them, in runs that end at each check's size
+   * (its root is compared there); then reports a chain break found by `add`. Returns false once something is bad.
+   */
+  flush(storedNodes: NodeLookup, treeChecks: ReadonlyMap<number, TreeCheck>): boolean {
     const state = this.state
     if (state.firstBadSeq !== null) return false
-    // Chain first, each record's canonical text built once for its hash and its leaf: the tree is then checked
-    // up to where the chain breaks, so the report names the earliest failure.
-    const leaves: Uint8Array[] = []
-    let chainBreak: number | null = null
-    for (const record of records) {
-      if (record.seq !== this.expected.seq + 1) {
-        // Records are missing (or repeated): the log breaks at the first seq that is not there.
-        chainBreak = this.expected.seq + 1
-        break
-      }
-      if (record.parts === null) {
-        chainBreak = record.seq
-        break
-      }
-      const [head, tail] = record.parts
-      if (
-        record.prev_hash !== this.expected.hash ||
-        `sha256:${hash('sha256', record.prev_hash + head + tail, 'hex')}` !== record.hash
-      ) {
-        chainBreak = record.seq
-        break
-      }
-      // The hash just matched `sha256:` and hex digits: it needs no escaping.
-      leaves.push(recordLeafHash(`${head}"hash":"${record.hash}",${tail}`))
-      this.expected = { seq: record.seq, hash: record.hash }
-    }
-    // The tree, in runs that end at each checkpoint's size (its root is compared there).
+    const { leaves, hashes } = this
+    const first = this.expected.seq - leaves.length + 1
+    this.leaves = []
+    this.hashes = []
     let at = 0
     while (at < leaves.length) {
       let end = at + 1
@@ -160,32 +185,31 @@ export class LogChecker {
         if (stored === undefined || !bytesEqual(stored, node.hash)) {
           const badSeq = (node.index + 1) * 2 ** node.level
           // The report's tree is the one over the records before the bad one.
-          state.range = appendLeaves(before, leaves.slice(at, at + badSeq - records[at]!.seq)).range
-          return this.failAfter(records, badSeq)
+          state.range = appendLeaves(before, leaves.slice(at, badSeq - first)).range
+          return this.failAfter(hashes, first, badSeq)
         }
       }
       state.range = appended.range
-      const last = records[end - 1]!
+      const lastHash = hashes[end - 1]!
       const check = treeChecks.get(appended.range.size)
       if (check) {
         state.checkpointsChecked++
-        if (!check(appended.range, last)) {
+        if (!check(appended.range, lastHash)) {
           state.range = appendLeaves(before, leaves.slice(at, end - 1)).range
-          return this.failAfter(records, last.seq)
+          return this.failAfter(hashes, first, first + end - 1)
         }
       }
       state.checked += end - at
-      state.head = { seq: last.seq, hash: last.hash }
+      state.head = { seq: first + end - 1, hash: lastHash }
       at = end
     }
-    if (chainBreak !== null) return this.fail(chainBreak)
+    if (this.chainBreak !== null) return this.fail(this.chainBreak)
     return true
   }
 
-  /** Bad at `seq`, found among `records`: every record before it was good. */
-  private failAfter(records: readonly CheckedRecord[], seq: number): false {
-    const first = records[0]!.seq
-    if (seq - 1 >= first) this.state.head = { seq: seq - 1, hash: records[seq - 1 - first]!.hash }
+  /** Bad at `seq`, found among the records from `first` on, whose hashes are `hashes`: every one before was good. */
+  private failAfter(hashes: readonly string[], first: number, seq: number): false {
+    if (seq - 1 >= first) this.state.head = { seq: seq - 1, hash: hashes[seq - 1 - first]! }
     this.state.checked = seq - this.firstSeq
     return this.fail(seq)
   }

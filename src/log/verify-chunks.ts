@@ -1,5 +1,11 @@
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
-import { type CheckedRecord, type CheckpointClaim, LogChecker, type NodeLookup } from './log-checker.ts'
+import {
+  type CheckedRecord,
+  type CheckpointClaim,
+  LogChecker,
+  type NodeLookup,
+  type TreeCheck,
+} from './log-checker.ts'
 import {
   appendLeaves,
   bytesEqual,
@@ -51,45 +57,66 @@ export interface ChunkResult {
 const own = (hash: Uint8Array) => Uint8Array.from(hash)
 
 /**
- * Checks one chunk. `storedNodes` finds the stored nodes completed by its records, by their position in the
- * whole tree (nodes above level 11 are not looked at: the merge checks those).
+ * Checks one chunk: its records are added one at a time as they are read (`add`), then `finish` checks the tree
+ * over them against the stored nodes they complete, found by their position in the whole tree (nodes above
+ * level 11 are not looked at: the merge checks those).
  */
-export function checkChunk(
-  task: ChunkTask,
-  records: readonly CheckedRecord[],
-  storedNodes: NodeLookup,
-): ChunkResult {
-  const base = task.from - 1
-  // The chunk's nodes as a tree of its own: node (level, idx) of the chunk is (level, idx + base/2^level) of the
-  // whole tree.
-  const local: NodeLookup = (level, index) =>
-    level <= CHUNK_LEVEL ? storedNodes(level, index + base / 2 ** level) : undefined
-  const first = records[0]
-  const checker = new LogChecker({ seq: base, hash: first?.prev_hash ?? '' }, EMPTY_COMPACT_RANGE)
-  const atSizes: ChunkResult['atSizes'] = []
-  const checks = new Map(
-    task.checkpointSizes.map((size) => [
-      size - base,
-      (range: CompactRange, last: CheckedRecord) => {
-        atSizes.push({ size, hashes: range.hashes.map(own), headHash: last.hash })
-        return true
-      },
-    ]),
-  )
-  if (checker.push(records, local, checks) && records.length < task.to - task.from + 1) {
-    // Records missing at the end of the chunk: the log breaks at the first missing seq.
-    checker.fail((records.at(-1)?.seq ?? base) + 1)
+export class ChunkChecker {
+  private readonly base: number
+  /** Made with the first record, whose prev_hash the chunk takes as given (the merge links it). */
+  private checker: LogChecker | null = null
+  private firstPrevHash: string | null = null
+  private lastSeq: number
+  private received = 0
+  private readonly atSizes: ChunkResult['atSizes'] = []
+  private readonly checks: Map<number, TreeCheck>
+
+  constructor(private readonly task: ChunkTask) {
+    this.base = task.from - 1
+    this.lastSeq = this.base
+    this.checks = new Map(
+      task.checkpointSizes.map((size) => [
+        size - this.base,
+        (range: CompactRange, headHash: string) => {
+          this.atSizes.push({ size, hashes: range.hashes.map(own), headHash })
+          return true
+        },
+      ]),
+    )
   }
-  const result = checker.result
-  return {
-    index: task.index,
-    from: task.from,
-    checked: result.checked,
-    firstPrevHash: first?.prev_hash ?? null,
-    last: result.head,
-    firstBadSeq: result.firstBadSeq,
-    endHashes: result.range.hashes.map(own),
-    atSizes,
+
+  add(record: CheckedRecord): void {
+    if (!this.checker) {
+      this.firstPrevHash = record.prev_hash
+      this.checker = new LogChecker({ seq: this.base, hash: record.prev_hash }, EMPTY_COMPACT_RANGE)
+    }
+    this.received++
+    this.lastSeq = record.seq
+    this.checker.add(record)
+  }
+
+  finish(storedNodes: NodeLookup): ChunkResult {
+    const { task, base } = this
+    // The chunk's nodes as a tree of its own: node (level, idx) of the chunk is (level, idx + base/2^level) of
+    // the whole tree.
+    const local: NodeLookup = (level, index) =>
+      level <= CHUNK_LEVEL ? storedNodes(level, index + base / 2 ** level) : undefined
+    const checker = this.checker ?? new LogChecker({ seq: base, hash: '' }, EMPTY_COMPACT_RANGE)
+    if (checker.flush(local, this.checks) && this.received < task.to - task.from + 1) {
+      // Records missing at the end of the chunk: the log breaks at the first missing seq.
+      checker.fail(this.lastSeq + 1)
+    }
+    const result = checker.result
+    return {
+      index: task.index,
+      from: task.from,
+      checked: result.checked,
+      firstPrevHash: this.firstPrevHash,
+      last: result.head,
+      firstBadSeq: result.firstBadSeq,
+      endHashes: result.range.hashes.map(own),
+      atSizes: this.atSizes,
+    }
   }
 }
 

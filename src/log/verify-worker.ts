@@ -2,14 +2,14 @@ import { parentPort, workerData } from 'node:worker_threads'
 import pg from 'pg'
 // The pool module sets how int8 columns are read (as numbers); a worker is a fresh module graph.
 import '../db/pool.ts'
-import { auditRecordsForCheck } from '../audit/repository.ts'
+import { eachAuditRecordForCheck } from '../audit/repository.ts'
 import { readNodesCompletedIn } from '../db/repositories/merkle-nodes.ts'
-import { type ChunkTask, checkChunk } from './verify-chunks.ts'
+import { ChunkChecker, type ChunkTask } from './verify-chunks.ts'
 
 /**
  * A verification worker: reads the chunks it is given over its own connection and checks them (records'
- * canonical form, chain hashes, leaf and node hashes are what verifying spends its time on). Answers one message
- * per task: `{result}` or `{error}`.
+ * canonical form, chain hashes, leaf and node hashes are what verifying spends its time on), each record as it
+ * arrives. Answers one message per task: `{result}` or `{error}`.
  */
 const port = parentPort!
 const client = new pg.Client({
@@ -27,9 +27,10 @@ port.on('message', async (task: ChunkTask | 'close') => {
   }
   try {
     await connected
-    const records = await auditRecordsForCheck(client, task.from, task.to, task.storedText)
+    const chunk = new ChunkChecker(task)
+    await eachAuditRecordForCheck(client, task.from, task.to, task.storedText, (record) => chunk.add(record))
     const nodes = await readNodesCompletedIn(client, task.from - 1, task.to)
-    port.postMessage({ result: checkChunk(task, records, nodes) })
+    port.postMessage({ result: chunk.finish(nodes) })
   } catch (err) {
     port.postMessage({ error: err instanceof Error ? err.message : String(err) })
   }
