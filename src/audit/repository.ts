@@ -144,7 +144,7 @@ export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
   return rows[0]!
 }
 
-/** A record's other columns as `auditRecordsForCheck` reads them in one JSON array, in this order. */
+/** A record's other columns as `recordsForCheck` reads them in one JSON array, in this order. */
 type ColumnsArray = [
   at: string,
   kind: AuditRecord['kind'],

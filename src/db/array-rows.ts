@@ -17,8 +17,10 @@ export async function queryArrays<Row extends unknown[]>(
 
 /**
  * Runs a query on one client and hands each row, as an array, to `onRow` as it is parsed; no row is kept. A pool
- * cannot run such a query (it needs the client for the whole stream). Resolves at the end of the rows, rejects
- * on a database error or the first error `onRow` throws (the rows after it are not handed on).
+ * cannot run such a query (it needs the client for the whole stream), nor a client with pg's `query_timeout` (pg
+ * then gives the query a callback of its own, which keeps every row and takes its errors): use one without, and
+ * the server's `statement_timeout` if a bound is needed. Resolves at the end of the rows, rejects on a database
+ * error or the first error `onRow` throws (the rows after it are read but not handed on).
  */
 export function eachArrayRow<Row extends unknown[]>(
   client: pg.ClientBase,
@@ -26,11 +28,14 @@ export function eachArrayRow<Row extends unknown[]>(
   values: unknown[],
   onRow: (row: Row) => void,
 ): Promise<void> {
+  const parameters = (client as { connectionParameters?: { query_timeout?: number } }).connectionParameters
+  if (parameters?.query_timeout) {
+    return Promise.reject(new TypeError('eachArrayRow needs a client without query_timeout'))
+  }
   return new Promise((resolve, reject) => {
     let failure: { error: unknown } | null = null
-    // pg's Query takes rowMode as pool.query does; its type declares only QueryConfig for it.
     const arrayRows: pg.QueryArrayConfig = { text, values, rowMode: 'array' }
-    const query = new pg.Query<Row>(arrayRows as pg.QueryConfig)
+    const query = new pg.Query<Row>(arrayRows)
     query.on('row', (row: Row) => {
       if (failure) return
       try {

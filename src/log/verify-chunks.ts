@@ -20,8 +20,8 @@ import {
  * up to level 11 lies inside one chunk and each chunk is checked on its own (chain links, leaves and nodes inside
  * it) by a worker. The chunks' roots are then the leaves of the tree above level 11, which the merge checks in
  * order, with the links between chunks and the checkpoints. Pure: workers and the driver do the I/O.
- * The chunk size bounds memory (each worker holds two chunks' rows at a time: 2^13 took about 150 MB more
- * across two workers than 2^11, for no more speed).
+ * A worker checks each record as its row arrives and keeps its leaf and hash until the chunk's stored nodes are
+ * read; 2^11 records a chunk is small enough to keep the merge's results in order close behind the workers.
  */
 export const CHUNK_LEVEL = 11
 export const CHUNK_SIZE = 2 ** CHUNK_LEVEL
@@ -33,7 +33,7 @@ export interface ChunkTask {
   to: number
   /** Checkpoint sizes in (from − 1, to]: the chunk reports its part of the tree at each. */
   checkpointSizes: number[]
-  /** Whether records' stored canonical text may be hashed as stored (see `auditRecordsForCheck`). */
+  /** Whether records' stored canonical text may be hashed as stored (see `eachAuditRecordForCheck`). */
   storedText: boolean
 }
 
@@ -45,7 +45,11 @@ export interface ChunkResult {
   /** The first record's prev_hash: the merge links it to the previous chunk's last hash. */
   firstPrevHash: string | null
   last: { seq: number; hash: string } | null
-  /** The first bad seq inside the chunk (chain, leaf or node up to level 11), or null. */
+  /**
+   * Null when every record of the chunk, its leaves and its nodes up to level 11 check out; otherwise the merge
+   * stops there and checks the chunk again record by record for the exact first bad seq (a bad node is named
+   * here by its position in the chunk, not in the log).
+   */
   firstBadSeq: number | null
   /** The chunk's part of the tree over its good records: perfect node hashes, largest first. */
   endHashes: Uint8Array[]
@@ -143,7 +147,7 @@ export function startMerge(): MergeState {
 
 /**
  * Takes the next chunk's result, in order. `upperNodes` are the stored nodes above level 11, keyed
- * `(level − 13):idx`; `claims` the checkpoints by size. Returns false when the chunk, its link to the previous
+ * `(level − 11):idx` (as `readNodesAbove` reads them); `claims` the checkpoints by size. Returns false when the chunk, its link to the previous
  * one, a checkpoint in it or a node it completes above level 11 is bad; the state then still describes the log
  * up to the previous chunk, from which the exact first bad seq can be found.
  */

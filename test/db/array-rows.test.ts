@@ -40,6 +40,14 @@ describe('rows as arrays', () => {
     assert.deepEqual(await queryArrays(client, 'SELECT 1 + 1'), [[2]])
   })
 
+  it('refuses a client with a query timeout, whose queries pg would answer through a callback of its own', async () => {
+    const timed = new pg.Client({ connectionString: database.connectionString, query_timeout: 5_000 })
+    await assert.rejects(
+      eachArrayRow(timed, 'SELECT 1', [], () => {}),
+      (err: Error) => err instanceof TypeError && /query_timeout/.test(err.message),
+    )
+  })
+
   it('rejects with the database error of a failing statement, and leaves the client usable', async () => {
     await assert.rejects(
       eachArrayRow(client, 'SELECT 1 / (n - 3) FROM generate_series(1, 5) AS n', [], () => {}),

@@ -19,6 +19,14 @@ import {
   rootFromNodes,
   rootNodes,
 } from '../../src/log/transparency.ts'
+import {
+  CHUNK_LEVEL,
+  CHUNK_SIZE,
+  ChunkChecker,
+  type ChunkResult,
+  mergeChunk,
+  startMerge,
+} from '../../src/log/verify-chunks.ts'
 import { systemEntry } from '../helpers/log-client.ts'
 
 function log(n: number) {
@@ -220,9 +228,129 @@ describe('LogChecker', () => {
     assert.equal(checker.result.firstBadSeq, null)
   })
 
+  it('reports the same, record by record with the tree checked at any points, as slice by slice', () => {
+    const { records, nodes } = log(40)
+    const claims = [9, 24, 40].map((size) => claimAt(records, nodes, size))
+    const bySize = new Map(claims.map((c) => [c.treeSize, checkpointCheck(c)]))
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom('record', 'node', 'checkpoint', 'gap', 'none'),
+        fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 6 }),
+        (at, damage, flushes) => {
+          const tamperedNodes = new Map(nodes)
+          if (damage === 'node') tamperedNodes.set(`0:${at - 1}`, flip(nodes.get(`0:${at - 1}`)!))
+          const claimsNow = new Map(bySize)
+          if (damage === 'checkpoint') {
+            claimsNow.set(24, checkpointCheck({ ...claimAt(records, nodes, 24), signaturesOk: false }))
+          }
+          const tampered = records
+            .filter((r) => damage !== 'gap' || r.seq !== at)
+            .map((r) => (damage === 'record' && r.seq === at ? { ...r, verdict: 'forged' } : r))
+          const stepwise = new LogChecker(null, EMPTY_COMPACT_RANGE)
+          for (const record of tampered) {
+            stepwise.add(checkedRecord(record))
+            if (flushes.includes(record.seq)) stepwise.flush(lookupIn(tamperedNodes), claimsNow)
+          }
+          stepwise.flush(lookupIn(tamperedNodes), claimsNow)
+          const whole = new LogChecker(null, EMPTY_COMPACT_RANGE)
+          whole.push(
+            tampered.map((r) => checkedRecord(r)),
+            lookupIn(tamperedNodes),
+            claimsNow,
+          )
+          assert.deepEqual(stepwise.result, whole.result)
+          // A missing last record leaves nothing out of place: finding it is the caller's (it knows the head).
+          const expected = { record: at, node: at, gap: at === 40 ? null : at, checkpoint: 24, none: null }[
+            damage
+          ]
+          assert.equal(whole.result.firstBadSeq, expected)
+        },
+      ),
+    )
+  })
+
   it('reports a gap at the first missing seq', () => {
     const { records, nodes } = log(10)
     const gapped = records.filter((r) => r.seq !== 6)
     assert.equal(check(gapped, nodes).firstBadSeq, 6)
+  })
+})
+
+describe('checking the log in chunks', () => {
+  const total = 2 * CHUNK_SIZE + 100
+  const { records, nodes } = log(total)
+  const lookup = lookupIn(nodes)
+  // The stored nodes above the chunks' level, numbered as the tree over the chunks' roots numbers them.
+  const upperNodes = new Map(
+    [...nodes].flatMap(([key, hash]) => {
+      const [level, index] = key.split(':').map(Number) as [number, number]
+      return level > CHUNK_LEVEL ? [[`${level - CHUNK_LEVEL}:${index}`, hash] as const] : []
+    }),
+  )
+  const tasks = [0, 1, 2].map((index) => {
+    const from = index * CHUNK_SIZE + 1
+    return {
+      index,
+      from,
+      to: Math.min(total, from + CHUNK_SIZE - 1),
+      checkpointSizes: [] as number[],
+      storedText: true,
+    }
+  })
+  const chunk = (task: (typeof tasks)[number], given: readonly AuditRecord[]): ChunkResult => {
+    const checker = new ChunkChecker(task)
+    for (const record of given) checker.add(checkedRecord(record))
+    return checker.finish(lookup)
+  }
+  const inChunk = (task: (typeof tasks)[number]) => records.slice(task.from - 1, task.to)
+
+  it('merges good chunks, in order, into the tree of the whole log', () => {
+    const claim = claimAt(records, nodes, CHUNK_SIZE + 77)
+    const state = startMerge()
+    for (const task of tasks) {
+      const withCheckpoint = { ...task, checkpointSizes: task.index === 1 ? [claim.treeSize] : [] }
+      const result = chunk(withCheckpoint, inChunk(task))
+      assert.equal(result.firstBadSeq, null)
+      assert.equal(result.firstPrevHash, records[task.from - 2]?.hash ?? GENESIS_HASH)
+      assert.ok(mergeChunk(state, result, upperNodes, new Map([[claim.treeSize, claim]])))
+    }
+    assert.equal(state.checked, total)
+    assert.equal(state.checkpointsChecked, 1)
+    assert.deepEqual(state.last, { seq: total, hash: records[total - 1]!.hash })
+    assert.deepEqual(compactRangeRoot(state.range), rootFromNodes(total, nodes))
+  })
+
+  it('stops at a chunk with records missing at its end, or none, or that does not link to the one before', () => {
+    const [first, second] = tasks as [(typeof tasks)[0], (typeof tasks)[0]]
+    const short = chunk(second, inChunk(second).slice(0, -5))
+    assert.equal(short.firstBadSeq, second.to - 4)
+    assert.notEqual(chunk(second, []).firstBadSeq, null)
+    const unlinked = chunk(
+      second,
+      inChunk(second).map((r, i) => (i === 0 ? { ...r, prev_hash: GENESIS_HASH } : r)),
+    )
+    for (const bad of [short, unlinked]) {
+      const state = startMerge()
+      assert.ok(mergeChunk(state, chunk(first, inChunk(first)), upperNodes, new Map()))
+      assert.equal(mergeChunk(state, bad, upperNodes, new Map()), false)
+      // The state still describes the log up to the last good chunk, where a record-by-record check resumes.
+      assert.equal(state.checked, CHUNK_SIZE)
+      assert.deepEqual(
+        Buffer.from(compactRangeRoot(state.range)),
+        Buffer.from(rootFromNodes(CHUNK_SIZE, nodes)),
+      )
+    }
+  })
+
+  it('finds a tampered record, leaf or node inside a chunk', () => {
+    const [, second] = tasks as [(typeof tasks)[0], (typeof tasks)[0]]
+    const forged = inChunk(second).map((r) => (r.seq === second.from + 9 ? { ...r, actor: 'mallory' } : r))
+    assert.notEqual(chunk(second, forged).firstBadSeq, null)
+    const tamperedLeaf = new Map(nodes)
+    tamperedLeaf.set(`0:${second.from + 20}`, flip(nodes.get(`0:${second.from + 20}`)!))
+    const checker = new ChunkChecker(second)
+    for (const record of inChunk(second)) checker.add(checkedRecord(record))
+    assert.notEqual(checker.finish(lookupIn(tamperedLeaf)).firstBadSeq, null)
   })
 })
