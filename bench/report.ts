@@ -545,6 +545,7 @@ export async function writeResults(run: RunResults): Promise<void> {
     config: {
       duration_s: cfg.durationS,
       warmup_s: cfg.warmupS,
+      decide_warmup_s: cfg.decideWarmupS,
       scale_s: cfg.scaleS,
       audit_s: cfg.auditS,
       connections: cfg.connections,

@@ -61,11 +61,11 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
   }
   const window = { loops, durationMs: cfg.durationS * 1000 }
   log(
-    `decide: baseline POST /insert3 vs Arbiter's 4-call path, ${loops} loops, ${cfg.warmupS}s warm-up each, then ${cfg.decideRounds} interleaved rounds of ${cfg.durationS}s each side`,
+    `decide: baseline POST /insert3 vs Arbiter's 4-call path, ${loops} loops, ${cfg.decideWarmupS}s warm-up each, then ${cfg.decideRounds} interleaved rounds of ${cfg.durationS}s each side`,
   )
-  await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, insert3)
+  await runLoops({ loops, durationMs: cfg.decideWarmupS * 1000 }, insert3)
   run.arbiter.memory.phase = 'decide'
-  await runLoops({ loops, durationMs: cfg.warmupS * 1000 }, decide)
+  await runLoops({ loops, durationMs: cfg.decideWarmupS * 1000 }, decide)
   const sampler = new SequencingLagSampler(run.mainDb.url)
   await sampler.start()
   await sampler.pause()
