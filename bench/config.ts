@@ -30,8 +30,8 @@ export const cfg = {
   warmupS: Math.min(3, Math.max(1, Math.round(durationS / 5))),
   /**
    * The decide phase runs first, on servers just started: its warm-up is their whole warm-up. With 2 s, its first
-   * round read Arbiter's throughput ratio lowest in every run (0.37–0.49× in eight runs of 2026-12-05, against
-   * 0.51–0.57× with 8 s): Arbiter was still compiling and planning its larger code.
+   * round read Arbiter's throughput ratio lowest in every run (0.37–0.49× in eight runs of 2026-12-05; with 8 s,
+   * 0.46–0.57× in three, each within 0.1 of its other rounds).
    */
   decideWarmupS: numberEnv('BENCH_DECIDE_WARMUP_S', Math.min(8, durationS)),
   scaleS: Math.max(2, durationS / 2),
