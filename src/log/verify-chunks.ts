@@ -147,9 +147,9 @@ export function startMerge(): MergeState {
 
 /**
  * Takes the next chunk's result, in order. `upperNodes` are the stored nodes above level 11, keyed
- * `(level − 11):idx` (as `readNodesAbove` reads them); `claims` the checkpoints by size. Returns false when the chunk, its link to the previous
- * one, a checkpoint in it or a node it completes above level 11 is bad; the state then still describes the log
- * up to the previous chunk, from which the exact first bad seq can be found.
+ * `(level − 11):idx` (as `readNodesAbove` reads them); `claims` the checkpoints by size. Returns false when the
+ * chunk, its link to the previous one, a checkpoint in it or a node it completes above level 11 is bad; the
+ * state then still describes the log up to the previous chunk, from which the exact first bad seq can be found.
  */
 export function mergeChunk(
   state: MergeState,
