@@ -48,7 +48,8 @@ describe('examples/round-trip.sh', () => {
     child.stderr.on('data', (chunk) => {
       stderr += chunk
     })
-    const [code] = await once(child, 'exit')
+    // 'close': the output is all read once the pipes close, which may be after the process exits.
+    const [code] = await once(child, 'close')
     assert.equal(code, 0, `the script failed:\n${stdout}\n${stderr}`)
 
     assert.match(stdout, /^probe \S+ dry run: result=success http_status=200$/m)

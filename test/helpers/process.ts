@@ -104,7 +104,9 @@ export async function runBuilt(
   child.stderr.on('data', (chunk) => {
     stderr += chunk
   })
-  const [code] = await once(child, 'exit')
+  // 'close', not 'exit': a process can exit before its output has been read from the pipes, and a short run
+  // (a usage error) then came back with empty stderr.
+  const [code] = await once(child, 'close')
   return { code: code as number | null, stdout, stderr }
 }
 

@@ -321,7 +321,8 @@ describe('arbiter mcp as a process', () => {
       stderr += chunk
     })
     child.stdin.end(input)
-    const [code] = (await once(child, 'exit')) as [number]
+    // 'close': the output is all read once the pipes close, which may be after the process exits.
+    const [code] = (await once(child, 'close')) as [number]
     return { code, stdout, stderr }
   }
 
