@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { setImmediate as yieldToIo } from 'node:timers/promises'
 import pg from 'pg'
-import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord, lockAuditHead } from '../src/audit/repository.ts'
+import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord } from '../src/audit/repository.ts'
 import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
 import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
 import {
@@ -17,8 +17,8 @@ import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/log/
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M
  * records without a day of traffic. It is a valid continuation of the chain: each record is hashed with the
  * service's own `sealAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
- * its `writeSequencedBatch` under the `audit_head` row lock exactly like a sequencer batch, so it is safe while
- * Arbiter runs (its sequencer simply continues after the synthetic records).
+ * its `writeSequencedBatch`, fenced on the head it extends like a sequencer batch, so it is safe while Arbiter
+ * runs (its sequencer simply continues after the synthetic records).
  *
  * The records tell plausible stories: per outcome `outcome.created`, two or three `interpretation.recorded`,
  * `manifest.issued`, sometimes `escalation.opened` or `dissent.recorded` (~4.6 records, ~55% of them with an
@@ -239,23 +239,20 @@ async function writeBatch(
   batch: SealedAuditRecord[],
   extended: ReturnType<typeof extendTree> & { range: CompactRange },
 ) {
-  await client.query('BEGIN')
-  try {
-    const head = await lockAuditHead(client)
-    if (Number(head.seq) !== expected.seq || head.hash !== expected.hash) {
-      throw new Error(`audit head moved to ${head.seq} while synthetic records were being written`)
-    }
-    const last = batch[batch.length - 1]!
-    await writeSequencedBatch(client, {
+  const last = batch[batch.length - 1]!
+  // The tree covers every record here (checked at the start), so the head's tree size is its seq.
+  const outcome = await writeSequencedBatch(
+    client,
+    {
       records: batch,
       nodes: extended.nodes,
       drainedIntakeIds: [],
       head: { seq: last.seq, hash: last.hash, treeSize: extended.range.size },
-    })
-    await client.query('COMMIT')
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw err
+    },
+    { from: { ...expected, treeSize: expected.seq }, holder: null, ttlMs: 0 },
+  )
+  if (outcome !== 'written') {
+    throw new Error(`the audit head moved from ${expected.seq} while synthetic records were being written`)
   }
 }
 

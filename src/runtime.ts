@@ -70,8 +70,7 @@ export async function startRuntime(
         logOrigin: config.logOrigin,
         // The embedded database serves one process: revocations clear its key cache directly.
         keyCache: database.embedded ? 'local' : 'listen',
-        // A transaction open on the embedded database keeps its one session from every other connection.
-        sequencer: { carryCommits: !database.embedded, lingerMs: config.sequencerLingerMs },
+        sequencer: { lingerMs: config.sequencerLingerMs },
       },
       signingKey,
       logger,

@@ -29,12 +29,6 @@ export interface AuditHeadRow {
   tree_size: number
 }
 
-/** Locks the head until the surrounding transaction ends: what makes one batch at a time extend the log. */
-export async function lockAuditHead(db: Queryable): Promise<AuditHeadRow> {
-  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head FOR UPDATE')
-  return rows[0]!
-}
-
 export interface AuditFilter {
   outcomeId?: string | undefined
   /** Records about one fan-out: they carry its id as `data.fanout_id`. */

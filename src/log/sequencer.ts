@@ -3,7 +3,13 @@ import type { PoolClient } from 'pg'
 import { auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { Pool } from '../db/pool.ts'
 import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
-import { type OpenedBatch, openSequencerBatch, writeSequencedBatch } from '../db/repositories/log-batches.ts'
+import {
+  type BatchWriteOutcome,
+  type OpenedBatch,
+  readSequencerBatch,
+  type SequencedWrite,
+  writeSequencedBatch,
+} from '../db/repositories/log-batches.ts'
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
@@ -28,21 +34,15 @@ export interface SequencerTiming {
   batchSize: number
   /**
    * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
-   * reader waits for its writes. With `carryCommits` (PostgreSQL) it counts from when the first entry was
-   * committed here after the batch opened, so what was committed while the batch was in flight has gathered
-   * already. Every batch has a fixed cost (its opening, its write, its commit, planned and run by the database):
-   * under a steady load, batches of one or two entries each cost more than the changes they record, and on the
-   * embedded database they took most of its one session. At most `renewMs`: the holder does not renew its lease
-   * while it lingers.
+   * reader waits for its writes. It counts from when the first entry was committed here after the batch was
+   * read, so what was committed while the batch was in flight has gathered already. Every batch has a fixed cost
+   * (its read and its write, planned and run by the database): under a steady load, batches of one or two entries
+   * each cost more than the changes they record, and on the embedded database they took most of its one session.
+   * At most `renewMs`: the holder does not renew its lease while it lingers.
    */
   lingerMs: number
-  /** Old records added to the tree per transaction when the tree is first built over an existing chain. */
+  /** Old records added to the tree per batch when the tree is first built over an existing chain. */
   backfillSize: number
-  /**
-   * Whether a batch's COMMIT may travel with the next batch's opening. Off for the embedded database, where a
-   * connection inside a transaction keeps the one session from every other connection until it ends.
-   */
-  carryCommits: boolean
 }
 
 /** What a committed batch placed: the new head, and the records (with their seq and `at`, time of the change). */
@@ -58,7 +58,6 @@ export const DEFAULT_SEQUENCER_TIMING: SequencerTiming = {
   batchSize: 256,
   lingerMs: 20,
   backfillSize: 4_096,
-  carryCommits: true,
 }
 
 export interface SequencerOptions {
@@ -74,15 +73,15 @@ export interface SequencerOptions {
 
 /**
  * The one writer of the log. Every replica runs one; only the holder of the lease (a row in PostgreSQL, timed by
- * the database's clock) works. Each batch is one transaction that re-checks the lease and locks the log head, so
- * even a holder that lost its lease without noticing cannot extend the log: seqs are never given twice or
- * skipped. The tree's right edge (the hashes a batch extends) is kept from the last batch this holder locked or
- * wrote and used only while the locked head is still that batch's; otherwise (a new holder, another holder wrote
- * meanwhile, a COMMIT that did not go through) it is read from the stored nodes inside the batch.
- * A batch that was not full is followed by a short linger (`lingerMs`; on PostgreSQL counted from the next
- * batch's first local entry) in which entries gather for the next one, cut short when a reader waits for its
- * writes. A full batch is held uncommitted and its COMMIT travels with the next batch's opening, so a backlog
- * costs two round trips per batch: its opening and its write (three when a batch commits on its own).
+ * the database's clock) works. A batch is two round trips and holds no transaction open between them: a read (the
+ * lease renewed, the head, the next entries), then one statement that writes everything and commits on its own,
+ * fenced: it writes nothing unless this holder still has the lease and the head is still the one read, so even a
+ * holder that lost its lease without noticing cannot extend the log, and seqs are never given twice or skipped.
+ * The tree's right edge (the hashes a batch extends) is kept from the last batch this holder read or wrote and
+ * used only while the head read is still that batch's; otherwise (a new holder, another holder wrote meanwhile, a
+ * write that did not go through) it is read from the stored nodes.
+ * A batch that was not full is followed by a short linger (`lingerMs`, counted from the next batch's first local
+ * entry) in which entries gather for the next one, cut short when a reader waits for its writes.
  */
 export class Sequencer {
   /** This process's lease-holder id. */
@@ -101,7 +100,7 @@ export class Sequencer {
   /** Set when a reader waits for its writes: the sequencer does not linger before the next batch. */
   private hurried = false
   /**
-   * When a local commit first rang since the current batch's opening returned (Date.now()), or null: how long its
+   * When a local commit first rang since the current batch's read returned (Date.now()), or null: how long its
    * entries have gathered already, which the linger after the batch does not make them wait again.
    */
   private gatheringSince: number | null = null
@@ -111,12 +110,10 @@ export class Sequencer {
   /** The head after the last batch committed. */
   private lastHead: LogHead | null = null
   /**
-   * The tree at the head this holder last locked or wrote (whether or not that COMMIT went through): the head and
+   * The tree at the head this holder last read or wrote (whether or not that write went through): the head and
    * the tree's right edge there.
    */
   private knownTree: TreeAtHead | null = null
-  /** A batch written on `client` and not yet committed: the next batch's opening commits it. */
-  private held: { client: PoolClient; batch: CommittedBatch } | null = null
   private checkpointedSize: number | null = null
   private checkpointedAt = 0
   private signing: Promise<void> | null = null
@@ -216,9 +213,7 @@ export class Sequencer {
     let backoffMs = 0
     while (this.running) {
       try {
-        // While a batch is held its transaction locks the lease row (a claim would wait on it): the next opening
-        // renews the lease.
-        if (!this.held && (!this.leader || Date.now() - this.leaseRenewedAt >= this.timing.renewMs)) {
+        if (!this.leader || Date.now() - this.leaseRenewedAt >= this.timing.renewMs) {
           const was = this.leader
           this.leader = await claimSequencerLease(this.db, this.id, this.timing.leaseMs)
           if (this.leader) this.leaseRenewedAt = Date.now()
@@ -238,10 +233,7 @@ export class Sequencer {
         this.checkpointIfDue()
         if (placed === 0) await this.pause(this.timing.pollMs, 'nudge')
         else if (!full) {
-          // Only where other connections commit while a batch is in flight (PostgreSQL): on the embedded database
-          // a batch keeps the one session until it ends, so every commit that rang during it is in it already.
-          const since = this.timing.carryCommits ? this.gatheringSince : null
-          const linger = lingerLeft(this.timing.lingerMs, since, Date.now())
+          const linger = lingerLeft(this.timing.lingerMs, this.gatheringSince, Date.now())
           if (linger > 0) await this.pause(linger, 'hurry')
         }
       } catch (err) {
@@ -252,79 +244,33 @@ export class Sequencer {
         await this.pause(backoffMs, 'stop')
       }
     }
-    // Stopping: a batch still held is committed now.
-    await this.commitHeld().catch(this.options.onError)
   }
 
   /**
    * One batch: adds old records to the tree if any lack a leaf, else sequences waiting entries. Returns how many
-   * records it placed, and whether the batch was full (more is likely waiting). A full batch of entries is held
-   * uncommitted, and the next batch's opening commits it in the same round trip; any other batch commits now.
+   * records it placed, and whether the batch was full (more is likely waiting).
    */
   private async sequenceOnce(): Promise<{ placed: number; full: boolean }> {
-    const held = this.held
-    if (!held && !this.workKnown && !(await sequencerHasWork(this.db))) return { placed: 0, full: false }
+    if (!this.workKnown && !(await sequencerHasWork(this.db))) return { placed: 0, full: false }
     this.workKnown = false
     // A reader that asks from now on waits for a later batch than this one: it is not to linger.
     this.hurried = false
-    this.held = null
-    const client = held?.client ?? (await this.db.connect())
-    let keep = false
-    let broken: Error | undefined
-    // A held batch whose COMMIT travels with this opening, until the opening returns.
-    let unconfirmed = held?.batch ?? null
+    const client = await this.db.connect()
+    let failed: Error | undefined
     try {
-      const { timing } = this
-      const opened = await openSequencerBatch(
-        client,
-        this.id,
-        timing.leaseMs,
-        timing.batchSize,
-        held !== null,
-      )
-      // What commits from now on is for the next batch (a commit this opening saw may still ring after this: the
+      const opened = await readSequencerBatch(client, this.id, this.timing.leaseMs, this.timing.batchSize)
+      // What commits from now on is for the next batch (a commit this read saw may still ring after this: the
       // linger then errs long, never short, by a round trip at most).
       this.gatheringSince = null
-      if (held) this.announce(held.batch)
-      unconfirmed = null
       const written = await this.batch(client, opened)
-      const placed = written?.placed ?? 0
-      const full = written?.full ?? false
-      if (written && written.records.length > 0 && full && timing.carryCommits && this.running) {
-        this.held = { client, batch: written }
-        keep = true
-        return { placed, full }
-      }
-      await client.query('COMMIT')
       if (written) this.announce(written)
-      return { placed, full }
+      return { placed: written?.placed ?? 0, full: written?.full ?? false }
     } catch (err) {
-      broken = await rollBack(client)
-      // The opening may have failed after its COMMIT: a held batch that did commit is still announced.
-      if (unconfirmed && !broken) await this.announceIfCommitted(client, unconfirmed)
+      // The connection may be unusable (the database went away mid-batch): it is not pooled again.
+      failed = err instanceof Error ? err : new Error(String(err))
       throw err
     } finally {
-      if (!keep) client.release(broken)
-    }
-  }
-
-  /**
-   * Commits the batch held for the next opening, if there is one. Defensive: the loop only stops between
-   * batches, and a batch is held only while the sequencer runs, so a stop normally finds none.
-   */
-  private async commitHeld(): Promise<void> {
-    const held = this.held
-    if (!held) return
-    this.held = null
-    let broken: Error | undefined
-    try {
-      await held.client.query('COMMIT')
-      this.announce(held.batch)
-    } catch (err) {
-      broken = await rollBack(held.client)
-      throw err
-    } finally {
-      held.client.release(broken)
+      client.release(failed)
     }
   }
 
@@ -339,18 +285,43 @@ export class Sequencer {
     }
   }
 
-  /** Announces a batch whose commit's outcome is unknown if its last record is in the log as written. */
-  private async announceIfCommitted(client: PoolClient, batch: CommittedBatch): Promise<void> {
-    const last = batch.records.at(-1)
-    if (!last) return
-    const found = await auditRange(client, last.seq, last.seq, 1).catch(() => [])
-    if (found[0]?.hash === last.hash) this.announce(batch)
+  /**
+   * Writes a batch computed from `from`; when the write's answer is lost (the connection failed), announces the
+   * batch anyway if its last record is in the log as written, then fails as the write did.
+   */
+  private async write(
+    tx: PoolClient,
+    batch: SequencedWrite,
+    from: LogHead,
+    announced: CommittedBatch,
+  ): Promise<BatchWriteOutcome> {
+    try {
+      return await writeSequencedBatch(tx, batch, { from, holder: this.id, ttlMs: this.timing.leaseMs })
+    } catch (err) {
+      const last = announced.records.at(-1)
+      if (last) {
+        const found = await auditRange(tx, last.seq, last.seq, 1).catch(() => [])
+        if (found[0]?.hash === last.hash) this.announce(announced)
+      }
+      throw err
+    }
   }
 
   /**
-   * The body of one batch transaction, opened (lease re-checked under a row lock held until commit — fencing —
-   * head locked, right edge and next entries read): writes everything in one round trip. Returns what it wrote,
-   * or null when there was nothing to write or the lease is gone.
+   * What a write that wrote nothing means: the lease is gone (this holder stops working until it takes it
+   * again), or another holder moved the head (the next batch starts from the stored tree).
+   */
+  private refused(outcome: Exclude<BatchWriteOutcome, 'written'>): null {
+    if (outcome === 'lease lost') this.leader = false
+    this.knownTree = null
+    this.workKnown = true
+    return null
+  }
+
+  /**
+   * The rest of one batch, once read (lease renewed, head and next entries read): computes it and writes
+   * everything in one fenced statement. Returns what it wrote, or null when there was nothing to write, the lease
+   * is gone or the head moved meanwhile.
    */
   private async batch(
     tx: PoolClient,
@@ -362,48 +333,49 @@ export class Sequencer {
       return null
     }
     this.leaseRenewedAt = Date.now()
-    const locked: LogHead = { seq: head.seq, hash: head.hash, treeSize: head.tree_size }
+    const from: LogHead = { seq: head.seq, hash: head.hash, treeSize: head.tree_size }
     if (head.tree_size < head.seq) {
-      const range = await this.rightEdge(tx, locked)
+      const range = await this.rightEdge(tx, from)
       const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
       const records = (await auditRange(tx, head.tree_size + 1, last, last - head.tree_size)).map(
         auditRowToRecord,
       )
       const extended = extendTree(range, records)
       const newHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
-      await writeSequencedBatch(tx, {
-        records: [],
-        nodes: extended.nodes,
-        drainedIntakeIds: [],
-        head: newHead,
-      })
       this.knownTree = { head: newHead, range: extended.range }
+      const done = { head: newHead, records: [], placed: records.length, full: true }
+      const write = { records: [], nodes: extended.nodes, drainedIntakeIds: [], head: newHead }
+      const outcome = await this.write(tx, write, from, done)
+      if (outcome !== 'written') return this.refused(outcome)
       this.workKnown = true
-      return { head: newHead, records: [], placed: records.length, full: true }
+      return done
     }
     const { entries } = opened
     if (entries.length === 0) return null
-    const batch = sequenceEntries(locked, await this.rightEdge(tx, locked), entries)
-    await writeSequencedBatch(tx, {
-      records: batch.records,
-      nodes: batch.nodes,
-      drainedIntakeIds: entries.map((entry) => entry.id),
-      head: batch.head,
-    })
+    const batch = sequenceEntries(from, await this.rightEdge(tx, from), entries)
     this.knownTree = { head: batch.head, range: batch.range }
     const full = entries.length === this.timing.batchSize
-    if (full) this.workKnown = true
-    return {
+    const done = {
       head: batch.head,
       // Listeners get the records as the API serves them, without the canonical text stored beside them.
       records: batch.records.map(({ canonical: _canonical, ...record }) => record),
       placed: entries.length,
       full,
     }
+    const write = {
+      records: batch.records,
+      nodes: batch.nodes,
+      drainedIntakeIds: entries.map((entry) => entry.id),
+      head: batch.head,
+    }
+    const outcome = await this.write(tx, write, from, done)
+    if (outcome !== 'written') return this.refused(outcome)
+    if (full) this.workKnown = true
+    return done
   }
 
   /**
-   * The tree's right edge at the locked head: the one this holder knows when the head is still the one it knows
+   * The tree's right edge at the head read: the one this holder knows when the head is still the one it knows
    * (the same last record, so the same leaves), else read from the stored nodes.
    */
   private async rightEdge(tx: PoolClient, head: LogHead): Promise<CompactRange> {
@@ -474,13 +446,3 @@ export function lingerLeft(lingerMs: number, gatheringSince: number | null, now:
  */
 type Wake = 'nudge' | 'hurry' | 'stop'
 const WAKE_RANK: Record<Wake, number> = { nudge: 0, hurry: 1, stop: 2 }
-
-/** Rolls a batch transaction back; returns the error when the connection is unusable (not to be pooled again). */
-async function rollBack(client: PoolClient): Promise<Error | undefined> {
-  try {
-    await client.query('ROLLBACK')
-    return undefined
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err))
-  }
-}

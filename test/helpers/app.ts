@@ -50,8 +50,6 @@ export async function buildTestApp(
       probeAllowPrivate: true,
       probeEnv: {},
       ...options.config,
-      // As the runtime does: a batch's COMMIT travels with the next opening on a server, not on the embedded one.
-      sequencer: { carryCommits: db.kind === 'postgres', ...options.config?.sequencer },
       // app.inject shares the event loop with the test's own work (fuzzers, megabyte bodies) on a machine that may
       // be busy: a stalled loop or a long wait for a connection there is the test's, not overload. The overload
       // tests set their own limits.

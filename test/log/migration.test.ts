@@ -233,12 +233,12 @@ describe('migrating stored canonical texts to a constraint over every column', (
       entry('b'),
       entry('c'),
     ])
-    await writeSequencedBatch(pool, {
-      records: batch.records,
-      nodes: batch.nodes,
-      drainedIntakeIds: [],
-      head: batch.head,
-    })
+    const outcome = await writeSequencedBatch(
+      pool,
+      { records: batch.records, nodes: batch.nodes, drainedIntakeIds: [], head: batch.head },
+      { from: { seq: 0, hash: GENESIS_HASH, treeSize: 0 }, holder: null, ttlMs: 0 },
+    )
+    assert.equal(outcome, 'written')
     return {
       db,
       /** Runs SQL as a superuser with the append-only trigger off, as someone editing history would. */

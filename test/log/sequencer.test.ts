@@ -74,9 +74,9 @@ async function ownSequencer(
     errors,
     seen,
     batchSizes,
-    start(carryCommits: boolean, timing: Partial<SequencerTiming> = {}): Sequencer {
+    start(timing: Partial<SequencerTiming> = {}): Sequencer {
       sequencer = new Sequencer(pool, {
-        timing: { batchSize: 5, carryCommits, ...timing },
+        timing: { batchSize: 5, ...timing },
         signCheckpoint: async () => 0,
         checkpointIntervalMs: 3_600_000,
         onError: (err) => errors.push(err),
@@ -255,40 +255,48 @@ describe('the sequencer', () => {
     }
   })
 
-  it("commits each full batch with the next one's opening while a backlog lasts; a stop mid-burst loses nothing", async (t) => {
+  it('sequences a backlog batch after batch, each a read and one write that commits on its own; a stop mid-burst loses nothing', async (t) => {
     const { app, errors, seen, start, announced, sent } = await recordingSequencer(t)
-    const openings = () => sent.filter((text) => /^\s*(COMMIT;)?BEGIN;/.test(text))
-    const carried = () => openings().filter((text) => text.startsWith('COMMIT;'))
+    const writes = () => sent.filter((text) => text.includes('INSERT INTO audit_records'))
+    // Each batch's read (r) and write (w), in the order sent.
+    const batchSteps = () =>
+      sent
+        .map((text) =>
+          text.includes('FROM audit_intake ORDER BY id LIMIT')
+            ? 'r'
+            : text.includes('INSERT INTO audit_records')
+              ? 'w'
+              : '',
+        )
+        .join('')
 
-    const sequencer = start(true)
+    const sequencer = start()
     await change(app, 'burst', { replica: 0, entries: 40, rollback: false })
     const { rows } = await logState(app)
     const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
     assert.equal(burst.length, 40)
-    // 40 entries in batches of 5: every full batch is followed by another, whose opening commits it.
-    assert.ok(openings().length >= 8, `${openings().length} batches opened`)
-    assert.ok(
-      carried().length >= 7,
-      `${carried().length} of ${openings().length} openings committed the batch before`,
-    )
-    assert.ok(
-      sent.filter((text) => text === 'COMMIT').length <= openings().length - carried().length,
-      'a batch commits on its own only when no opening follows it',
+    // 40 entries in batches of 5: at least 8 batches, each read and then written, with no transaction around
+    // them (nothing is held open while the sequencer computes a batch).
+    assert.ok(writes().length >= 8, `${writes().length} batches written`)
+    assert.doesNotMatch(batchSteps(), /ww/, 'every write follows a read of its own')
+    assert.deepEqual(
+      sent.filter((text) => /\b(BEGIN|COMMIT|ROLLBACK)\b/.test(text)),
+      [],
+      'no explicit transaction',
     )
     await announced(burst.at(-1)!)
     assert.deepEqual(
       [...new Set(seen)].sort((a, b) => a - b),
       burst,
-      'every committed batch is announced',
+      'every written batch is announced',
     )
 
-    // Stopped in the middle of a burst: whatever it had written is committed or was never written; the next
-    // holder, which commits every batch on its own (as on the embedded database), continues with the rest.
+    // Stopped in the middle of a burst: whatever it had written is in the log, and the next holder continues
+    // with the rest.
     await change(app, 'second burst', { replica: 0, entries: 40, rollback: false })
     await new Promise((resolve) => setImmediate(resolve))
     await sequencer.stop()
-    const carriedBefore = carried().length
-    start(false)
+    start()
     const after = await logState(app)
     assert.equal(after.intakeLeft, 0)
     assert.equal(after.rows.filter((r) => r.marker === 'second burst').length, 40)
@@ -297,7 +305,6 @@ describe('the sequencer', () => {
       after.rows.map((_, i) => i + 1),
       'seq is gapless from 1',
     )
-    assert.equal(carried().length, carriedBefore, 'without carried commits, no opening commits a batch')
     const ops = await app.key('ops')
     const verify = await app.request(ops, { method: 'GET', url: '/v1/audit/verify' })
     assert.equal(verify.json().ok, true, verify.body)
@@ -307,14 +314,13 @@ describe('the sequencer', () => {
   it('lets entries gather after a batch that was not full, until a reader waits or the sequencer stops', async (t) => {
     const { app, errors, seen, batchSizes, start, announced, sent } = await recordingSequencer(t)
     const before = (await logState(app)).rows.length
-    // Commits carried as on PostgreSQL; a linger longer than the test, and the lease with it.
-    const sequencer = start(true, { lingerMs: 60_000, renewMs: 60_000, leaseMs: 120_000 })
-    // Idle, a commit wakes it at once: a batch of one, committed on its own (no transaction open while it
-    // lingers), then the linger.
+    // A linger longer than the test, and the lease with it.
+    const sequencer = start({ lingerMs: 60_000, renewMs: 60_000, leaseMs: 120_000 })
+    // Idle, a commit wakes it at once: a batch of one, written (and so committed), then the linger.
     await change(app, 'first', { replica: 0, entries: 1, rollback: false })
     await announced(before + 1)
     assert.deepEqual(seen, [before + 1])
-    assert.equal(sent.at(-1), 'COMMIT', 'a batch that was not full is committed before the linger')
+    assert.match(sent.at(-1)!, /INSERT INTO audit_records/, 'the batch is written before the linger')
     for (const marker of ['a', 'b', 'c'])
       await change(app, marker, { replica: 0, entries: 1, rollback: false })
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -323,14 +329,11 @@ describe('the sequencer', () => {
     sequencer.hurry()
     await announced(before + 4)
     assert.deepEqual(batchSizes, [1, 3])
-    // A backlog (batches of 5) is sequenced batch after batch, each full one committed by the next opening, with
-    // no linger until a batch is not full.
+    // A backlog (batches of 5) is sequenced batch after batch, with no linger until a batch is not full.
     await change(app, 'backlog', { replica: 0, entries: 12, rollback: false })
     sequencer.hurry()
     await announced(before + 16)
     assert.deepEqual(batchSizes, [1, 3, 5, 5, 2])
-    assert.equal(sent.filter((text) => text.startsWith('COMMIT;')).length, 2, 'two openings carried a COMMIT')
-    assert.equal(sent.at(-1), 'COMMIT')
     // A stop ends a linger at once too (a last change is left to the next holder).
     await change(app, 'last', { replica: 0, entries: 1, rollback: false })
     const stopped = await Promise.race([
@@ -342,50 +345,41 @@ describe('the sequencer', () => {
     assert.deepEqual(errors, [])
   })
 
-  for (const carryCommits of [true, false]) {
-    const where = carryCommits ? 'on PostgreSQL' : 'where a batch keeps the one session (embedded)'
-    const rule = carryCommits
-      ? 'counts the linger from when the first entry of the next batch was committed, not from the end of a batch'
-      : 'lingers a whole linger after each batch'
-    it(`${rule}, ${where}`, async (t) => {
-      // The first batch's COMMIT goes through and then takes 2 s to return: the batch is in flight meanwhile.
-      let slowCommits = 1
-      const { app, errors, batchSizes, start, announced } = await ownSequencer(t, 2, async (run, args) => {
-        const result = await run(...args)
-        if (args[0] === 'COMMIT' && slowCommits > 0) {
-          slowCommits -= 1
-          await new Promise((resolve) => setTimeout(resolve, 2_000))
-        }
-        return result
-      })
-      const before = (await logState(app)).rows.length
-      // Written before the sequencer starts: its first batch holds it.
-      await change(app, 'first', { replica: 0, entries: 1, rollback: false })
-      const sequencer = start(carryCommits, { lingerMs: 1_500, renewMs: 60_000, leaseMs: 120_000 })
-      const announcedAt: number[] = []
-      sequencer.onBatch(() => announcedAt.push(Date.now()))
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      assert.equal(announcedAt.length, 0, 'the first batch is still in flight')
-      await change(app, 'second', { replica: 0, entries: 1, rollback: false })
-      await announced(before + 2)
-      assert.deepEqual(batchSizes, [1, 1])
-      const gap = announcedAt[1]! - announcedAt[0]!
-      if (carryCommits) {
-        // It gathered for the 1.7 s the first batch was still in flight, longer than the linger: the next batch
-        // opens as soon as the first is committed, not a whole linger later.
-        assert.ok(gap < 1_000, `the second batch came ${gap} ms after the first`)
-        // Each batch starts gathering afresh: a change after the second batch waits out its linger.
-        await change(app, 'third', { replica: 0, entries: 1, rollback: false })
-        await new Promise((resolve) => setTimeout(resolve, 500))
-        assert.equal(announcedAt.length, 2, 'the third change waits for the linger')
-        await announced(before + 3)
-        assert.deepEqual(batchSizes, [1, 1, 1])
-      } else {
-        assert.ok(gap >= 1_400, `the second batch came ${gap} ms after the first`)
+  it('counts the linger from when the first entry of the next batch was committed, not from the end of a batch', async (t) => {
+    // The first batch's write goes through and then takes 2 s to return: the batch is in flight meanwhile.
+    let slowWrites = 1
+    const { app, errors, batchSizes, start, announced } = await ownSequencer(t, 2, async (run, args) => {
+      const result = await run(...args)
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
+      if (text.includes('INSERT INTO audit_records') && slowWrites > 0) {
+        slowWrites -= 1
+        await new Promise((resolve) => setTimeout(resolve, 2_000))
       }
-      assert.deepEqual(errors, [])
+      return result
     })
-  }
+    const before = (await logState(app)).rows.length
+    // Written before the sequencer starts: its first batch holds it.
+    await change(app, 'first', { replica: 0, entries: 1, rollback: false })
+    const sequencer = start({ lingerMs: 1_500, renewMs: 60_000, leaseMs: 120_000 })
+    const announcedAt: number[] = []
+    sequencer.onBatch(() => announcedAt.push(Date.now()))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(announcedAt.length, 0, 'the first batch is still in flight')
+    await change(app, 'second', { replica: 0, entries: 1, rollback: false })
+    await announced(before + 2)
+    assert.deepEqual(batchSizes, [1, 1])
+    // It gathered for the 1.7 s the first batch was still in flight, longer than the linger: the next batch is
+    // read as soon as the first is written, not a whole linger later.
+    const gap = announcedAt[1]! - announcedAt[0]!
+    assert.ok(gap < 1_000, `the second batch came ${gap} ms after the first`)
+    // Each batch starts gathering afresh: a change after the second batch waits out its linger.
+    await change(app, 'third', { replica: 0, entries: 1, rollback: false })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.equal(announcedAt.length, 2, 'the third change waits for the linger')
+    await announced(before + 3)
+    assert.deepEqual(batchSizes, [1, 1, 1])
+    assert.deepEqual(errors, [])
+  })
 
   it('lingers what is left of lingerMs since the first entry of the next batch was committed', () => {
     assert.equal(lingerLeft(20, null, 1_000), 20, 'nothing committed here yet: the whole linger')
@@ -407,18 +401,19 @@ describe('the sequencer', () => {
     assert.equal(capped.lingerMs, 1_000)
   })
 
-  it('announces a batch whose COMMIT went through with an opening that then failed, and carries on', async (t) => {
-    // The first opening that carries a COMMIT gets only that far: the COMMIT runs, then the connection "fails".
+  it('announces a batch whose write went through but whose answer was lost, and carries on', async (t) => {
+    // The first write runs, then the connection "fails" before its answer is read.
     let failures = 0
     const { app, errors, seen, start, announced } = await ownSequencer(t, 1, async (run, args) => {
-      if (failures === 0 && typeof args[0] === 'string' && args[0].startsWith('COMMIT;')) {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
+      if (failures === 0 && text.includes('INSERT INTO audit_records')) {
         failures++
-        await run('COMMIT')
-        throw new Error('the opening failed after its COMMIT')
+        await run(...args)
+        throw new Error('the answer to the write was lost')
       }
       return run(...args)
     })
-    start(true)
+    start()
     await change(app, 'burst', { replica: 0, entries: 20, rollback: false })
     const { rows, intakeLeft } = await logState(app)
     const burst = rows.filter((r) => r.marker === 'burst').map((r) => r.seq)
@@ -427,27 +422,27 @@ describe('the sequencer', () => {
     assert.equal(failures, 1)
     assert.deepEqual(
       errors.map((err) => (err as Error).message),
-      ['the opening failed after its COMMIT'],
+      ['the answer to the write was lost'],
     )
     await announced(burst.at(-1)!)
     assert.deepEqual(
       [...new Set(seen)].sort((a, b) => a - b),
       burst,
-      'the batch committed by the failed opening is announced too',
+      'the batch whose answer was lost is announced too',
     )
   })
 
   it('keeps the right edge it wrote between batches, and reads it when the head is not the one it wrote', async (t) => {
-    // Statements of the sequencers' pool that read the right edge from the stored nodes; and one carried COMMIT
-    // made to fail before it runs (the batch it would have committed rolls back).
+    // Statements of the sequencers' pool that read the right edge from the stored nodes; and one write made to
+    // fail before it runs (the batch is never written).
     let edgeReads = 0
-    let failCarried = false
+    let failWrite = false
     const { app, errors, start } = await ownSequencer(t, 1, async (run, args) => {
       const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
       if (text.includes('FROM merkle_nodes n')) edgeReads++
-      if (failCarried && text.startsWith('COMMIT;')) {
-        failCarried = false
-        throw new Error('the carried COMMIT did not go through')
+      if (failWrite && text.includes('INSERT INTO audit_records')) {
+        failWrite = false
+        throw new Error('the write did not go through')
       }
       return run(...args)
     })
@@ -460,14 +455,14 @@ describe('the sequencer', () => {
       return rows
     }
 
-    const first = start(true)
+    const first = start()
     await change(app, 'first burst', { replica: 0, entries: 40, rollback: false })
     await verifies('first burst')
     assert.equal(edgeReads, 1, 'read once, when the holder took the lease; kept for the next 7+ batches')
 
     // Another holder extends the log: the first one's edge is stale when it holds the lease again.
     await first.stop()
-    const second = start(true)
+    const second = start()
     await change(app, 'second holder', { replica: 0, entries: 12, rollback: false })
     await verifies('second holder')
     assert.equal(edgeReads, 2, 'the new holder reads it once')
@@ -478,16 +473,16 @@ describe('the sequencer', () => {
     await verifies('first holder again')
     assert.equal(edgeReads, 3, 'the returning holder reads it: the head is not the one it wrote')
 
-    // A held batch whose COMMIT fails is rolled back: the edge it computed is not the stored tree's.
-    failCarried = true
-    await change(app, 'lost commit', { replica: 0, entries: 30, rollback: false })
-    const rows = await verifies('after a carried COMMIT failed')
-    assert.equal(failCarried, false, 'a carried COMMIT was made to fail')
-    assert.equal(rows.filter((r) => r.marker === 'lost commit').length, 30)
+    // A batch whose write fails is never written: the edge it computed is not the stored tree's.
+    failWrite = true
+    await change(app, 'lost write', { replica: 0, entries: 30, rollback: false })
+    const rows = await verifies('after a write failed')
+    assert.equal(failWrite, false, 'a write was made to fail')
+    assert.equal(rows.filter((r) => r.marker === 'lost write').length, 30)
     assert.ok(edgeReads >= 4, `${edgeReads} reads: the batch after the failure read the edge`)
     assert.deepEqual(
       errors.map((err) => (err as Error).message),
-      ['the carried COMMIT did not go through'],
+      ['the write did not go through'],
     )
   })
 })

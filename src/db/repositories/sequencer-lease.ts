@@ -8,8 +8,7 @@ import type { Queryable } from '../pool.ts'
 
 /**
  * Takes the lease, or extends it, for `ttlMs`: succeeds when `holder` has it already or it has expired. Returns
- * whether `holder` holds it now. Inside the sequencer's batch transaction this also locks the row, so the lease
- * cannot change hands until the batch commits.
+ * whether `holder` holds it now. (A batch's read and its write renew it the same way: see log-batches.ts.)
  */
 export async function claimSequencerLease(db: Queryable, holder: string, ttlMs: number): Promise<boolean> {
   const { rowCount } = await db.query(

@@ -22,6 +22,8 @@ async function auditLogPlugin(app: FastifyInstance) {
   const sequencerDb = createPool({
     connectionString: config.connectionString,
     max: 1,
+    // As the request pool: the batch's write is planned once per connection, not for every batch.
+    namedStatements: config.namedStatements ?? true,
     onError: (err) => app.log.warn({ err: { message: err.message } }, 'audit sequencer connection lost'),
   })
   const auditLog = await VerifiableLog.open(app.db, app.signingKey, {
