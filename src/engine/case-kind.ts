@@ -88,8 +88,15 @@ export interface CaseKind<
  * writes the case row (a new version): a kind that offers it writes its row with every input it accepts.
  */
 export interface OptimisticDecision<Case, Content extends ManifestContent, Input> {
-  /** Reads the case (undefined when unknown) and its row version, without locking it. */
-  read(db: Queryable, id: string): Promise<{ case: Case; version: string } | undefined>
+  /**
+   * Reads the case (undefined when unknown) and its row version, without locking it; and, when the kind can read
+   * them in the same statement, the decision's inputs as `loadInput` would (one round trip fewer).
+   */
+  read(
+    db: Queryable,
+    id: string,
+    now: Date,
+  ): Promise<{ case: Case; version: string; input?: Input } | undefined>
   /**
    * recordDecision's write made conditional: an UPDATE … RETURNING of the case row that changes it only while
    * it is at `version`.

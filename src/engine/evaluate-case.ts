@@ -119,12 +119,12 @@ async function decideOptimistically<
 ): Promise<ManifestRow | undefined> {
   const optimistic = kind.optimistic!
   const now = new Date()
-  const read = await optimistic.read(ctx.db, caseId)
+  const read = await optimistic.read(ctx.db, caseId, now)
   if (read === undefined) return undefined
   const c = read.case
   if (kind.manifestId(c) !== null || kind.groundTruth?.attached(c)) return undefined
   options.authorize?.(c)
-  const input = await kind.loadInput(ctx.db, c, now, options.request)
+  const input = read.input ?? (await kind.loadInput(ctx.db, c, now, options.request))
   const decision = kind.decide(c, input, null)
   if (decision.kind !== 'decided') return undefined
   const decided = decision.decided

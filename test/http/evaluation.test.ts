@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
-import { findOutcomeVersion, outcomeStateUpdateIf } from '../../src/cases/outcome/repository.ts'
+import { outcomeCase } from '../../src/cases/outcome/kind.ts'
+import { findOutcomeForDecision, outcomeStateUpdateIf } from '../../src/cases/outcome/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import {
@@ -295,7 +296,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     const db = app.app.services.db
     const outcome = await createOutcome(app, a, { expected_orchestrators: ['orch-a', 'orch-b'] })
     const id = outcome.outcome_id
-    const version = async () => (await findOutcomeVersion(db, id))!.version
+    const version = async () => (await findOutcomeForDecision(db, id))!.version
     const versions = [await version()]
     // A first interpretation (one statement), then a revision (the transaction): each moves the version.
     await interpret(app, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
@@ -322,6 +323,38 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
         ['orch-b', 1],
       ],
     )
+  })
+
+  it("reads an outcome and its decision's inputs in one statement, exactly as a transaction reads them", async (t) => {
+    const { app, a, b } = await setup(t)
+    const db = app.app.services.db
+    const outcome = await createOutcome(app, a, { expected_orchestrators: ['orch-a', 'orch-b'] })
+    const id = outcome.outcome_id
+    await interpret(app, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
+    await interpret(app, a, id, {
+      orchestrator_id: 'orch-a',
+      outcome_interpretation: 'success',
+      intended_action: { kind: 'proceed', resources: ['refund:1'] },
+      rationale: 'revised',
+    })
+    await interpret(app, b, id, {
+      orchestrator_id: 'orch-b',
+      outcome_interpretation: 'partial',
+      success_criterion: { require: ['receipt present'], weights: { receipt: 0.5 }, notes: 'ünïcode ✓' },
+    })
+    const now = new Date()
+    const read = await outcomeCase.optimistic!.read(db, id, now)
+    assert.ok(read?.input, 'the read brings the inputs')
+    const input = await outcomeCase.loadInput(db, read.case, now, undefined)
+    assert.deepEqual(read.input, input)
+    assert.deepEqual(
+      input.interpretations.map((i) => [i.orchestrator_id, i.revision, i.outcome_interpretation]),
+      [
+        ['orch-a', 2, 'success'],
+        ['orch-b', 1, 'partial'],
+      ],
+    )
+    assert.equal(await outcomeCase.optimistic!.read(db, randomUUID(), now), undefined)
   })
 
   it('returns one manifest to 20 concurrent callers', async (t) => {

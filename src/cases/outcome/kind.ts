@@ -28,8 +28,8 @@ import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
 import {
   findOutcome,
-  findOutcomeVersion,
-  type InterpretationRow,
+  findOutcomeForDecision,
+  type JudgingInterpretation,
   latestInterpretations,
   latestInterpretationsJudging,
   type OutcomeRow,
@@ -77,25 +77,34 @@ export interface OutcomePending {
   missing_orchestrators: string[]
 }
 
-/** An interpretation row as the decision reads it, with the item hashes of the evidence version it judged. */
-export function toInterpretationInput(row: InterpretationRow, itemHashes: string[]): InterpretationInput {
+/** An interpretation as the decision reads it, with the item hashes of the evidence version it judged. */
+export function toInterpretationInput(row: JudgingInterpretation): InterpretationInput {
   return {
     orchestrator_id: row.orchestrator_id,
     success_criterion_signature: row.success_criterion_signature,
     success_criterion: row.has_criterion ? (row.success_criterion ?? null) : undefined,
     outcome_interpretation: row.outcome_interpretation,
     evidence_hash: row.evidence_hash,
-    evidence_item_hashes: itemHashes,
+    evidence_item_hashes: row.item_hashes,
     intended_action: row.intended_action,
     revision: row.revision,
-    received_at: row.received_at.toISOString(),
+    received_at: row.received_at,
   }
 }
 
 async function loadDecisionInput(tx: Queryable, outcome: OutcomeRow, now: Date): Promise<DecisionInput> {
   const rows = await latestInterpretationsJudging(tx, outcome.id)
+  return decisionInput(
+    outcome,
+    rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() })),
+    now,
+  )
+}
+
+/** What the decision reads: the outcome and each orchestrator's latest interpretation. */
+function decisionInput(outcome: OutcomeRow, judging: JudgingInterpretation[], now: Date): DecisionInput {
   return {
-    interpretations: rows.map((row) => toInterpretationInput(row, row.item_hashes)),
+    interpretations: judging.map(toInterpretationInput),
     expected_orchestrators: outcome.expected_orchestrators,
     has_deadline: outcome.deadline !== null,
     deadline_passed: outcome.deadline !== null && outcome.deadline.getTime() <= now.getTime(),
@@ -221,7 +230,10 @@ export const outcomeCase: CaseKind<
   // Every input of an outcome's decision writes its row: an interpretation (outcomeTouch), new evidence (its
   // evidence_hash), a decision or resolution (its state); its probe runs are for the transaction path alone.
   optimistic: {
-    read: findOutcomeVersion,
+    async read(db, id, now) {
+      const found = await findOutcomeForDecision(db, id)
+      return found && { ...found, input: decisionInput(found.case, found.judging, now) }
+    },
     recordDecisionIf(outcome, version, decision, manifestId) {
       const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })
       return outcomeStateUpdateIf(outcome.id, version, { ...state, manifestId })

@@ -1,7 +1,6 @@
 import type { AuditData } from '../../audit/audit-log.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
-import { findWithRowVersion } from '../../db/row-version.ts'
 import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
@@ -207,12 +206,54 @@ export async function updateOutcomeState(
   await runStatement(db, outcomeStateUpdate(id, state))
 }
 
-/** The outcome with its row version, without locking it: what an evaluation without a transaction reads. */
-export function findOutcomeVersion(db: Queryable, id: string) {
-  return findWithRowVersion<OutcomeRow>(db, 'outcomes', OUTCOME_COLUMNS, id)
+/**
+ * An orchestrator's latest interpretation as a decision reads it (see latestInterpretationsJudging), read inside
+ * another statement: its time already in the API's form.
+ */
+export type JudgingInterpretation = Pick<
+  InterpretationRow,
+  | 'orchestrator_id'
+  | 'revision'
+  | 'has_criterion'
+  | 'success_criterion'
+  | 'success_criterion_signature'
+  | 'outcome_interpretation'
+  | 'evidence_hash'
+  | 'intended_action'
+> & { received_at: string; item_hashes: string[] }
+
+/**
+ * The outcome, without locking it, with its row version (see findWithRowVersion) and, in the same statement, each orchestrator's latest
+ * interpretation as latestInterpretationsJudging reads it: everything an evaluation without a transaction reads,
+ * in one round trip and one snapshot.
+ */
+export async function findOutcomeForDecision(
+  db: Queryable,
+  id: string,
+): Promise<{ case: OutcomeRow; version: string; judging: JudgingInterpretation[] } | undefined> {
+  const { rows } = await db.query<OutcomeRow & { row_version: string; judging: JudgingInterpretation[] }>(
+    named(
+      `SELECT ${OUTCOME_COLUMNS}, xmin::text AS row_version,
+       (SELECT coalesce(json_agg(j ORDER BY j.orchestrator_id), '[]')
+        FROM (SELECT DISTINCT ON (i.orchestrator_id) i.orchestrator_id, i.revision, i.has_criterion,
+                     i.success_criterion, i.success_criterion_signature, i.outcome_interpretation, i.evidence_hash,
+                     i.intended_action, ${isoText('i.received_at')} AS received_at,
+                     coalesce(v.item_hashes, '{}') AS item_hashes
+              FROM interpretations i
+              LEFT JOIN evidence_versions v ON v.outcome_id = i.outcome_id AND v.evidence_hash = i.evidence_hash
+              WHERE i.outcome_id = o.id
+              ORDER BY i.orchestrator_id, i.revision DESC) j) AS judging
+     FROM outcomes o WHERE o.id = $1`,
+      [id],
+    ),
+  )
+  const found = rows[0]
+  if (found === undefined) return undefined
+  const { row_version, judging, ...row } = found
+  return { case: row, version: row_version, judging }
 }
 
-/** outcomeStateUpdate, only while the row is at `version` (findOutcomeVersion); RETURNING id when it was. */
+/** outcomeStateUpdate, only while the row is at `version` (findOutcomeForDecision); RETURNING id when it was. */
 export function outcomeStateUpdateIf(
   id: string,
   version: string,
