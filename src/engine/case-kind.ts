@@ -72,7 +72,8 @@ export interface CaseKind<
 
   /**
    * Present when the kind can be decided without a transaction (see evaluate-case.ts): the first decision of a
-   * case is then read, decided and written in three statements instead of a transaction of five.
+   * case is then read, decided and written in three statements (two where `read` brings the inputs) instead of
+   * a transaction of five.
    */
   readonly optimistic?: OptimisticDecision<Case, Content, Input>
 
