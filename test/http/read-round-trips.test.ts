@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PoolClient } from 'pg'
 import { probeDefinitionExample } from '../../src/http/examples.ts'
-import { buildTestApp } from '../helpers/app.ts'
+import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { haltedFanout } from '../helpers/fanout-fixtures.ts'
-import { createOutcome, haltedOutcome, interpret } from '../helpers/fixtures.ts'
+import { createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 import { createReview, judge, postDecide, verdict } from '../helpers/review-fixtures.ts'
 
 /**
@@ -39,27 +39,11 @@ describe('authenticated reads', () => {
     })
     assert.equal(policy.statusCode, 200)
 
-    await ta.app.services.auditLog.catchUp()
-    await ta.app.services.auditLog.stop()
-    let sent: string[] | null = null
-    const counted = new WeakSet<PoolClient>()
-    ta.app.services.db.on('acquire', (client) => {
-      if (counted.has(client)) return
-      counted.add(client)
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown
-      ;(client as unknown as { query: unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { text: string }
-        sent?.push(typeof first === 'string' ? first : first.text)
-        return query(...args)
-      }
-    })
+    const sentBy = await countStatements(ta)
     const statementsOf = async (url: string, headers: Record<string, string> = {}) => {
       const warm = await ta.request(admin, { method: 'GET', url, headers })
       assert.equal(warm.statusCode, 200, `${url}: ${warm.body}`)
-      const texts: string[] = []
-      sent = texts
-      const res = await ta.request(admin, { method: 'GET', url, headers })
-      sent = null
+      const { result: res, texts } = await sentBy(() => ta.request(admin, { method: 'GET', url, headers }))
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`)
       return texts
     }
@@ -109,6 +93,67 @@ describe('authenticated reads', () => {
     assert.deepEqual(measured, [])
   })
 })
+
+describe('the decide path', () => {
+  it('sends five statements: a new outcome one, each first interpretation one, the first evaluation two', async (t) => {
+    const ta = await buildTestApp(t, { config: { keyCache: 'local' } })
+    const a = await ta.key('orchestrator', ['orch-a'])
+    const b = await ta.key('orchestrator', ['orch-b'])
+    // Each key used once before, so that it is cached: the common case.
+    await haltedOutcome(ta, a, b)
+    const sentBy = await countStatements(ta)
+    const created = await sentBy(() =>
+      createOutcome(ta, a, {
+        expected_orchestrators: ['orch-a', 'orch-b'],
+        arbiter_orchestrator_id: 'orch-a',
+      }),
+    )
+    const id = created.result.outcome_id
+    const first = await sentBy(() =>
+      interpret(ta, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' }),
+    )
+    const second = await sentBy(() =>
+      interpret(ta, b, id, { orchestrator_id: 'orch-b', outcome_interpretation: 'success' }),
+    )
+    const evaluated = await sentBy(() => evaluate(ta, a, id))
+    assert.equal(evaluated.result.manifest.verdict, 'ARBITER_DECIDES')
+    assert.deepEqual(
+      [created, first, second, evaluated].map(({ texts }) => texts.length),
+      [1, 1, 1, 2],
+      [created, first, second, evaluated].map(({ texts }) => texts.map(oneLine).join('\n')).join('\n---\n'),
+    )
+  })
+})
+
+/**
+ * Stops the sequencer (and its background checkpoints) once the log has caught up, so that only requests use
+ * the request pool; returns a function that runs a request and the statements it sent on the pool's clients.
+ */
+async function countStatements(ta: TestApp) {
+  await ta.app.services.auditLog.catchUp()
+  await ta.app.services.auditLog.stop()
+  let sent: string[] | null = null
+  const counted = new WeakSet<PoolClient>()
+  ta.app.services.db.on('acquire', (client) => {
+    if (counted.has(client)) return
+    counted.add(client)
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    ;(client as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text: string }
+      sent?.push(typeof first === 'string' ? first : first.text)
+      return query(...args)
+    }
+  })
+  return async <T>(request: () => Promise<T>): Promise<{ result: T; texts: string[] }> => {
+    const texts: string[] = []
+    sent = texts
+    try {
+      return { result: await request(), texts }
+    } finally {
+      sent = null
+    }
+  }
+}
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').slice(0, 120)
