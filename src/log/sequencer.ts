@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { PoolClient } from 'pg'
-import { auditRange, auditRowToRecord } from '../audit/repository.ts'
+import { type AuditHeadRow, auditRange, auditRowToRecord } from '../audit/repository.ts'
 import type { Pool } from '../db/pool.ts'
 import { sequencerHasWork } from '../db/repositories/audit-intake.ts'
 import {
@@ -30,7 +30,7 @@ export interface SequencerTiming {
   renewMs: number
   /** How often the holder looks for entries written by other replicas (local writes wake it at once). */
   pollMs: number
-  /** Entries per batch: one transaction each. */
+  /** Entries per batch: each batch is written in one statement. */
   batchSize: number
   /**
    * After a batch that was not full, how long the sequencer lets entries gather before the next one, unless a
@@ -114,6 +114,11 @@ export class Sequencer {
    * the tree's right edge there.
    */
   private knownTree: TreeAtHead | null = null
+  /**
+   * A batch whose write failed without an answer (the connection broke after sending it, say): it may have been
+   * written. The next batch's read announces it if the head is the one it wrote.
+   */
+  private unconfirmed: CommittedBatch | null = null
   private checkpointedSize: number | null = null
   private checkpointedAt = 0
   private signing: Promise<void> | null = null
@@ -286,24 +291,39 @@ export class Sequencer {
   }
 
   /**
-   * Writes a batch computed from `from`; when the write's answer is lost (the connection failed), announces the
-   * batch anyway if its last record is in the log as written, then fails as the write did.
+   * Writes a batch computed from `from`. When the write fails, whether it was written is unknown (its answer may
+   * be what was lost): the batch is kept as unconfirmed for the next read to settle.
    */
   private async write(
     tx: PoolClient,
     batch: SequencedWrite,
     from: LogHead,
-    announced: CommittedBatch,
+    written: CommittedBatch,
   ): Promise<BatchWriteOutcome> {
-    try {
-      return await writeSequencedBatch(tx, batch, { from, holder: this.id, ttlMs: this.timing.leaseMs })
-    } catch (err) {
-      const last = announced.records.at(-1)
-      if (last) {
-        const found = await auditRange(tx, last.seq, last.seq, 1).catch(() => [])
-        if (found[0]?.hash === last.hash) this.announce(announced)
-      }
-      throw err
+    this.unconfirmed = written
+    const outcome = await writeSequencedBatch(tx, batch, {
+      from,
+      holder: this.id,
+      ttlMs: this.timing.leaseMs,
+    })
+    this.unconfirmed = null
+    return outcome
+  }
+
+  /**
+   * Announces the batch whose write failed without an answer if the head read after it is the one it wrote (it
+   * was written: nothing else gives the log that head); either way it is settled.
+   */
+  private settleUnconfirmed(head: AuditHeadRow | null): void {
+    const batch = this.unconfirmed
+    this.unconfirmed = null
+    if (!batch || !head) return
+    if (
+      head.seq === batch.head.seq &&
+      head.hash === batch.head.hash &&
+      head.tree_size === batch.head.treeSize
+    ) {
+      this.announce(batch)
     }
   }
 
@@ -328,6 +348,7 @@ export class Sequencer {
     opened: OpenedBatch,
   ): Promise<(CommittedBatch & { placed: number; full: boolean }) | null> {
     const head = opened.head
+    this.settleUnconfirmed(head)
     if (!head) {
       this.leader = false
       return null

@@ -59,7 +59,7 @@ async function readBatch(t: TestContext) {
     )
     return rows[0]!
   }
-  return { pool, holder, from, batch, state }
+  return { pool, holder, from, batch, state, kind: db.kind, url: db.connectionString }
 }
 
 describe("a sequencer batch's write", () => {
@@ -99,7 +99,8 @@ describe("a sequencer batch's write", () => {
   it('writes the batch, renewing the lease, once; written again it is refused', async (t) => {
     const { pool, holder, from, batch, state } = await readBatch(t)
     const before = await state()
-    const renewedFrom = await pool.query<{ expires_at: Date }>('SELECT expires_at FROM sequencer_lease')
+    // Compared by the database, to the microsecond.
+    const expiry = await pool.query<{ at: string }>('SELECT expires_at::text AS at FROM sequencer_lease')
     assert.equal(await writeSequencedBatch(pool, batch, { from, holder, ttlMs: LEASE_MS }), 'written')
     const after = await state()
     assert.deepEqual(after, {
@@ -109,21 +110,42 @@ describe("a sequencer batch's write", () => {
       records: before.records + 3,
       intake: 0,
     })
-    const renewed = await pool.query<{ expires_at: Date }>('SELECT expires_at FROM sequencer_lease')
-    assert.ok(renewed.rows[0]!.expires_at > renewedFrom.rows[0]!.expires_at, 'the lease was renewed')
+    const renewed = await pool.query<{ later: boolean }>(
+      'SELECT expires_at > $1::timestamptz AS later FROM sequencer_lease',
+      [expiry.rows[0]!.at],
+    )
+    assert.equal(renewed.rows[0]!.later, true, 'the lease was renewed')
     assert.equal(await writeSequencedBatch(pool, batch, { from, holder, ttlMs: LEASE_MS }), 'head moved')
     assert.deepEqual(await state(), after)
   })
 
   it('of two writes of one batch racing from the same head, exactly one writes', async (t) => {
-    const { pool, holder, from, batch, state } = await readBatch(t)
+    const { pool, holder, from, batch, state, kind, url } = await readBatch(t)
     const before = await state()
     // A third connection holds the lease row until both writes have been sent: both wait on it, then race.
     const blocker = await pool.connect()
     await blocker.query('BEGIN')
     await blocker.query('SELECT 1 FROM sequencer_lease FOR UPDATE')
     const racing = [1, 2].map(() => writeSequencedBatch(pool, batch, { from, holder, ttlMs: LEASE_MS }))
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    if (kind === 'postgres') {
+      // Both wait on the lease row's lock (on the embedded database the blocker's transaction holds its one
+      // session: the two run one after the other once it ends).
+      const observer = createPool({ connectionString: url, max: 1 })
+      let waiting = 0
+      try {
+        for (let waited = 0; waiting < 2 && waited < 5_000; waited += 10) {
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          const { rows } = await observer.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+          waiting = rows[0]!.n
+        }
+      } finally {
+        await observer.end()
+      }
+      assert.equal(waiting, 2, 'both writes wait on the lease row')
+    }
     await blocker.query('COMMIT')
     blocker.release()
     const outcomes: BatchWriteOutcome[] = await Promise.all(racing)

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { describe, it, type TestContext } from 'node:test'
 import fc from 'fast-check'
+import type { PoolClient } from 'pg'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
 import { createPool, withTransaction } from '../../src/db/pool.ts'
 import { lingerLeft, Sequencer, type SequencerTiming } from '../../src/log/sequencer.ts'
@@ -49,7 +51,11 @@ async function logState(app: TestApp) {
 async function ownSequencer(
   t: TestContext,
   max: number,
-  intercept: (run: (...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>,
+  intercept: (
+    run: (...args: unknown[]) => Promise<unknown>,
+    args: unknown[],
+    client: PoolClient,
+  ) => Promise<unknown>,
 ) {
   const db = await createTestDatabase()
   const app = await buildTestApp(t, { database: db })
@@ -58,7 +64,7 @@ async function ownSequencer(
   const pool = createPool({ connectionString: db.connectionString, max })
   pool.on('connect', (client) => {
     const run = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
-    client.query = ((...args: unknown[]) => intercept(run, args)) as typeof client.query
+    client.query = ((...args: unknown[]) => intercept(run, args, client)) as typeof client.query
   })
   const errors: unknown[] = []
   const seen: number[] = []
@@ -402,13 +408,14 @@ describe('the sequencer', () => {
   })
 
   it('announces a batch whose write went through but whose answer was lost, and carries on', async (t) => {
-    // The first write runs, then the connection "fails" before its answer is read.
+    // The first write runs, then its connection breaks before the answer is read: nothing more can be asked on it.
     let failures = 0
-    const { app, errors, seen, start, announced } = await ownSequencer(t, 1, async (run, args) => {
+    const { app, errors, seen, start, announced } = await ownSequencer(t, 1, async (run, args, client) => {
       const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
       if (failures === 0 && text.includes('INSERT INTO audit_records')) {
         failures++
         await run(...args)
+        ;(client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
         throw new Error('the answer to the write was lost')
       }
       return run(...args)
@@ -430,6 +437,46 @@ describe('the sequencer', () => {
       burst,
       'the batch whose answer was lost is announced too',
     )
+  })
+
+  it('stops working when its write finds the lease taken, and sequences what waited once it holds it again', async (t) => {
+    // Between a batch's read and its write another replica takes the lease, as after a long pause of this one.
+    const other = randomUUID()
+    let stolen = false
+    const { app, errors, seen, start } = await ownSequencer(t, 1, async (run, args) => {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)
+      if (!stolen && text.includes('INSERT INTO audit_records')) {
+        stolen = true
+        await app.app.db.query(
+          `UPDATE sequencer_lease SET holder = $1, expires_at = clock_timestamp() + interval '1 hour'`,
+          [other],
+        )
+      }
+      return run(...args)
+    })
+    const before = (await logState(app)).rows.length
+    const sequencer = start({ renewMs: 50 })
+    await change(app, 'waits', { replica: 0, entries: 3, rollback: false })
+    for (let waited = 0; !stolen && waited < 5_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    assert.ok(stolen, 'a write was attempted')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.equal(sequencer.isLeader, false, 'it no longer counts itself the holder')
+    assert.deepEqual(seen, [], 'nothing was written or announced')
+    const waiting = await app.app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_intake')
+    assert.equal(waiting.rows[0]!.n, 3)
+
+    // The other replica lets the lease go: this one takes it back and sequences the entries.
+    await app.app.db.query(`UPDATE sequencer_lease SET expires_at = '-infinity' WHERE holder = $1`, [other])
+    const { rows, intakeLeft } = await logState(app)
+    assert.equal(intakeLeft, 0)
+    assert.deepEqual(
+      rows.filter((r) => r.marker === 'waits').map((r) => r.seq),
+      [before + 1, before + 2, before + 3],
+    )
+    assert.equal(sequencer.isLeader, true)
+    assert.deepEqual(errors, [])
   })
 
   it('keeps the right edge it wrote between batches, and reads it when the head is not the one it wrote', async (t) => {

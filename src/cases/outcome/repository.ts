@@ -234,7 +234,7 @@ export async function findOutcomeForDecision(
   const { rows } = await db.query<OutcomeRow & { row_version: string; judging: JudgingInterpretation[] }>(
     named(
       `SELECT ${OUTCOME_COLUMNS}, xmin::text AS row_version,
-       (SELECT coalesce(json_agg(j ORDER BY j.orchestrator_id), '[]')
+       (SELECT coalesce(json_agg(j.* ORDER BY j.orchestrator_id), '[]')
         FROM (SELECT DISTINCT ON (i.orchestrator_id) i.orchestrator_id, i.revision, i.has_criterion,
                      i.success_criterion, i.success_criterion_signature, i.outcome_interpretation, i.evidence_hash,
                      i.intended_action, ${isoText('i.received_at')} AS received_at,
