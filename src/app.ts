@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { CASE_KIND_MODULES, manifestSchemaOfEveryKind } from './cases/registry.ts'
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
@@ -22,6 +22,7 @@ import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
 import { clientRequestIdOf } from './http/request-id.ts'
+import { responseSerializerCompiler } from './http/response-serializer.ts'
 import { auditRoutes } from './http/routes/audit.ts'
 import { escalationRoutes } from './http/routes/escalations.ts'
 import { healthRoutes } from './http/routes/health.ts'
@@ -121,13 +122,14 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
     // The log's request id is always Arbiter's own: a client's x-request-id is logged beside it, never as it, so
     // no client can make two requests share an id in the logs.
     genReqId: () => randomUUID(),
-    // Every schema is zod's, compiled by fastify-type-provider-zod; given as the factories, fastify never loads its
+    // Every schema is zod's: bodies are checked by fastify-type-provider-zod, responses written by a serializer
+    // compiled from their schemas (src/http/response-serializer.ts); given as the factories, fastify never loads its
     // default compilers (ajv and fast-json-stringify, about a hundred modules held in memory for nothing).
     schemaController: {
       compilersFactory: {
         // Typed for ajv; fastify calls them with the route schema, which the zod compilers take.
         buildValidator: (() => validatorCompiler) as never,
-        buildSerializer: (() => serializerCompiler) as never,
+        buildSerializer: (() => responseSerializerCompiler) as never,
       },
     },
     childLoggerFactory: (logger, bindings, childOptions, rawRequest) => {
@@ -153,7 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
   const app = Fastify(serverOptions(options)).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
-  app.setSerializerCompiler(serializerCompiler)
+  app.setSerializerCompiler(responseSerializerCompiler)
 
   // 1. External plugins.
   await app.register(swaggerPlugin)

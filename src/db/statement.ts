@@ -29,6 +29,23 @@ export function named(text: string, values: unknown[]): NamedQuery {
   return { name, text, values }
 }
 
+/**
+ * A statement text built around another statement's fixed text (e.g. the audit intake's INSERT inside a creation's
+ * statement): built once per distinct part, so a request neither rebuilds it nor has `named` hash a new string.
+ * Only for parts that are one of a few fixed texts (a prepared statement's).
+ */
+export function builtOnce(build: (part: string) => string): (part: string) => string {
+  const texts = new Map<string, string>()
+  return (part) => {
+    let text = texts.get(part)
+    if (text === undefined) {
+      text = build(part)
+      texts.set(part, text)
+    }
+    return text
+  }
+}
+
 /** `text` with every `$n` placeholder moved up by `offset`. */
 export function shiftPlaceholders(text: string, offset: number): string {
   return offset === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)

@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod'
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { isDatabaseUnavailable, PG, pgErrorCode } from '../db/pg-errors.ts'
 import { CanonicalJsonError } from '../domain/shared/canonical-json.ts'
 import { AppError, ERRORS, type ErrorName, type ProblemFieldError } from '../errors.ts'
+import { ResponseNotSerializable } from './response-serializer.ts'
 
 export const problemType = (slug: string) => `urn:arbiter:problem:${slug}`
 
@@ -132,7 +133,7 @@ export function toProblem(err: unknown, request: FastifyRequest): Problem {
       instance,
     })
   }
-  if (isResponseSerializationError(err)) {
+  if (err instanceof ResponseNotSerializable) {
     return buildProblem('INTERNAL', 'the response could not be produced', { instance })
   }
   // Any other 4xx fastify raised itself (e.g. a bad Accept header) keeps its status.

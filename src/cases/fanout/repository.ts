@@ -2,7 +2,7 @@ import type { AuditData } from '../../audit/audit-log.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
-import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
+import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -53,6 +53,21 @@ const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_diges
 
 export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
 
+/** The statement of `insertFanoutIfAbsent`, around its audit entries' INSERT. */
+const newFanoutText = builtOnce(
+  (audit) =>
+    `WITH created AS (
+         INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
+           policy, policy_digest, decomposition, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
+         ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
+         RETURNING ${FANOUT_COLUMNS}
+       ), audit AS (
+         ${shiftPlaceholders(audit, 12)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+)
+
 /**
  * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
  * entries) is written in the same statement, only when the fan-out is: one round trip, no transaction needed.
@@ -63,33 +78,21 @@ export async function insertFanoutIfAbsent(
   audit: Statement,
 ): Promise<{ row: FanoutRow; inserted: boolean }> {
   const { rows } = await db.query<FanoutRow>(
-    named(
-      `WITH created AS (
-         INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
-           policy, policy_digest, decomposition, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
-         ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
-         RETURNING ${FANOUT_COLUMNS}
-       ), audit AS (
-         ${shiftPlaceholders(audit.text, 12)} WHERE EXISTS (SELECT 1 FROM created)
-       )
-       SELECT * FROM created`,
-      [
-        fanout.id,
-        fanout.orchestrator_id,
-        fanout.fanout_key,
-        fanout.request_digest,
-        fanout.question,
-        fanout.facts,
-        JSON.stringify(fanout.subtasks),
-        fanout.deadline,
-        JSON.stringify(fanout.policy),
-        fanout.policy_digest,
-        JSON.stringify(fanout.decomposition),
-        fanout.created_at,
-        ...audit.values,
-      ],
-    ),
+    named(newFanoutText(audit.text), [
+      fanout.id,
+      fanout.orchestrator_id,
+      fanout.fanout_key,
+      fanout.request_digest,
+      fanout.question,
+      fanout.facts,
+      JSON.stringify(fanout.subtasks),
+      fanout.deadline,
+      JSON.stringify(fanout.policy),
+      fanout.policy_digest,
+      JSON.stringify(fanout.decomposition),
+      fanout.created_at,
+      ...audit.values,
+    ]),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findFanoutByKey(db, fanout.orchestrator_id, fanout.fanout_key)

@@ -1,7 +1,7 @@
 import type { AuditData } from '../../audit/audit-log.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
-import { named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
+import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
@@ -77,21 +77,10 @@ export async function insertOutcomeIfAbsent(
   return { row: existing, inserted: false }
 }
 
-/**
- * A new outcome in one statement, with no transaction around it: the outcome row, its evidence items, its first
- * evidence version and its audit entries commit together or not at all. Writes nothing, and answers false, when
- * the natural key exists or the sub-agent has a policy (its rules, not the body's, would apply): the caller then
- * takes the path that reads both.
- */
-export async function insertNewOutcome(
-  db: Queryable,
-  outcome: NewOutcome,
-  evidence: { items: readonly HashedEvidenceItem[]; item_hashes: string[] },
-  audit: Statement,
-): Promise<boolean> {
-  const { rows } = await db.query(
-    named(
-      `WITH created AS (
+/** The statement of `insertNewOutcome`, around its audit entries' INSERT. */
+const newOutcomeText = builtOnce(
+  (audit) =>
+    `WITH created AS (
        INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
          arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
        SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12
@@ -106,29 +95,43 @@ export async function insertNewOutcome(
        INSERT INTO evidence_versions (outcome_id, evidence_hash, version, item_hashes, created_at)
        SELECT created.id, $11, 1, $15::text[], $12 FROM created
      ), audit AS (
-       ${shiftPlaceholders(audit.text, 15)} WHERE EXISTS (SELECT 1 FROM created)
+       ${shiftPlaceholders(audit, 15)} WHERE EXISTS (SELECT 1 FROM created)
      )
      SELECT id FROM created`,
-      [
-        outcome.id,
-        outcome.subagent_id,
-        outcome.run_id,
-        outcome.request_digest,
-        outcome.expected_orchestrators,
-        outcome.deadline,
-        outcome.arbiter_orchestrator_id,
-        outcome.probe_id,
-        outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
-        outcome.fallback_policy,
-        outcome.evidence_hash,
-        outcome.created_at,
-        evidence.items.map((i) => i.item_hash),
-        // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
-        `[${evidence.items.map((i) => i.canonical).join(',')}]`,
-        evidence.item_hashes,
-        ...audit.values,
-      ],
-    ),
+)
+
+/**
+ * A new outcome in one statement, with no transaction around it: the outcome row, its evidence items, its first
+ * evidence version and its audit entries commit together or not at all. Writes nothing, and answers false, when
+ * the natural key exists or the sub-agent has a policy (its rules, not the body's, would apply): the caller then
+ * takes the path that reads both.
+ */
+export async function insertNewOutcome(
+  db: Queryable,
+  outcome: NewOutcome,
+  evidence: { items: readonly HashedEvidenceItem[]; item_hashes: string[] },
+  audit: Statement,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    named(newOutcomeText(audit.text), [
+      outcome.id,
+      outcome.subagent_id,
+      outcome.run_id,
+      outcome.request_digest,
+      outcome.expected_orchestrators,
+      outcome.deadline,
+      outcome.arbiter_orchestrator_id,
+      outcome.probe_id,
+      outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
+      outcome.fallback_policy,
+      outcome.evidence_hash,
+      outcome.created_at,
+      evidence.items.map((i) => i.item_hash),
+      // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
+      `[${evidence.items.map((i) => i.canonical).join(',')}]`,
+      evidence.item_hashes,
+      ...audit.values,
+    ]),
   )
   return rows.length === 1
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
 import {
+  builtOnce,
   guardedWrites,
   named,
   queryStatement,
@@ -68,6 +69,21 @@ export type NewReviewRow = Pick<
   | 'created_at'
 >
 
+/** The statement of `insertReviewIfAbsent`, around its audit entries' INSERT. */
+const newReviewText = builtOnce(
+  (audit) =>
+    `WITH created AS (
+         INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
+           revision, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
+         ON CONFLICT (orchestrator_id, review_key) DO NOTHING
+         RETURNING ${REVIEW_COLUMNS}
+       ), audit AS (
+         ${shiftPlaceholders(audit, 9)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+)
+
 /**
  * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
  * entries) is written in the same statement, only when the review is: one round trip, no transaction needed.
@@ -78,30 +94,18 @@ export async function insertReviewIfAbsent(
   audit: Statement,
 ): Promise<{ row: ReviewRow; inserted: boolean }> {
   const { rows } = await db.query<ReviewRow>(
-    named(
-      `WITH created AS (
-         INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
-           revision, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
-         ON CONFLICT (orchestrator_id, review_key) DO NOTHING
-         RETURNING ${REVIEW_COLUMNS}
-       ), audit AS (
-         ${shiftPlaceholders(audit.text, 9)} WHERE EXISTS (SELECT 1 FROM created)
-       )
-       SELECT * FROM created`,
-      [
-        review.id,
-        review.orchestrator_id,
-        review.review_key,
-        review.request_digest,
-        review.mode,
-        JSON.stringify(review.subject),
-        JSON.stringify(review.implementer),
-        JSON.stringify(review.judges),
-        review.created_at,
-        ...audit.values,
-      ],
-    ),
+    named(newReviewText(audit.text), [
+      review.id,
+      review.orchestrator_id,
+      review.review_key,
+      review.request_digest,
+      review.mode,
+      JSON.stringify(review.subject),
+      JSON.stringify(review.implementer),
+      JSON.stringify(review.judges),
+      review.created_at,
+      ...audit.values,
+    ]),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findReviewByKey(db, review.orchestrator_id, review.review_key)

@@ -12,26 +12,16 @@ export interface IntakeRow extends Omit<AuditEntry, 'at'> {
 }
 
 /** The INSERT of `entries` into the intake (one statement for any number; takes no lock another writer waits
- * on), to run alone or combined with the change it records. */
+ * on), to run alone or combined with the change it records. The entries go as one JSON array, in order: one
+ * parameter the driver sends as it is, where arrays of each field had to be escaped element by element. */
 export function intakeInsert(entries: readonly AuditEntry[]): Statement {
-  return {
-    text: `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
-     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::text[],
-                          $7::text[], $8::text[], $9::jsonb[])`,
-    values: [
-      entries.map((e) => e.at),
-      entries.map((e) => e.kind),
-      entries.map((e) => e.actor),
-      entries.map((e) => e.outcome_id),
-      entries.map((e) => e.manifest_id),
-      entries.map((e) => e.subagent_id),
-      entries.map((e) => e.orchestrator_id),
-      entries.map((e) => e.verdict),
-      entries.map((e) => JSON.stringify(e.data)),
-    ],
-    prepare: true,
-  }
+  return { text: INTAKE_INSERT, values: [JSON.stringify(entries)], prepare: true }
 }
+
+const INTAKE_INSERT = `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
+     SELECT e.at, e.kind, e.actor, e.outcome_id, e.manifest_id, e.subagent_id, e.orchestrator_id, e.verdict, e.data
+     FROM json_to_recordset($1::json) AS e(at timestamptz, kind text, actor text, outcome_id uuid, manifest_id uuid,
+                                          subagent_id text, orchestrator_id text, verdict text, data jsonb)`
 
 /**
  * The highest intake id handed out so far, committed or not (0 before the first). Every entry committed before

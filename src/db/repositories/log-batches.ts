@@ -16,6 +16,10 @@ export interface SequencedWrite {
   head: { seq: number; hash: string; treeSize: number }
 }
 
+/** The columns of a record as the batch's write reads them from its JSON array. */
+const RECORD_FIELDS = `seq bigint, at timestamptz, kind text, actor text, outcome_id uuid, manifest_id uuid, subagent_id text,
+  orchestrator_id text, verdict text, data jsonb, prev_hash text, hash text, canonical text`
+
 /** What a batch's write is allowed to extend: the head it was computed from, and whose lease it runs under. */
 export interface BatchFence {
   /** The log's head the batch extends: nothing is written unless the head is still this one. */
@@ -57,44 +61,34 @@ export async function writeSequencedBatch(
   const { rows } = await db.query<{ leased: boolean; written: boolean }>(
     named(
       `WITH lease AS (
-       UPDATE sequencer_lease SET holder = $23, expires_at = clock_timestamp() + $24 * interval '1 millisecond'
-       WHERE id AND $23::uuid IS NOT NULL AND (holder = $23 OR expires_at < clock_timestamp())
+       UPDATE sequencer_lease SET holder = $11, expires_at = clock_timestamp() + $12 * interval '1 millisecond'
+       WHERE id AND $11::uuid IS NOT NULL AND (holder = $11 OR expires_at < clock_timestamp())
        RETURNING set_config('arbiter.sequencer', 'on', true)
      ), fence AS (
-       SELECT $23::uuid IS NULL OR EXISTS (SELECT 1 FROM lease) AS leased
+       SELECT $11::uuid IS NULL OR EXISTS (SELECT 1 FROM lease) AS leased
      ), head AS (
-       UPDATE audit_head SET seq = $19, hash = $20, tree_size = $21
-       WHERE seq = $25 AND hash = $26 AND tree_size = $27 AND (SELECT leased FROM fence)
+       UPDATE audit_head SET seq = $8, hash = $9, tree_size = $10
+       WHERE seq = $13 AND hash = $14 AND tree_size = $15 AND (SELECT leased FROM fence)
        RETURNING seq
      ), records AS (
        INSERT INTO audit_records (${AUDIT_COLUMNS}, canonical)
-       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                            $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[], $22::text[])
+       SELECT ${AUDIT_COLUMNS}, canonical FROM json_to_recordset($1::json) AS r(${RECORD_FIELDS})
        WHERE EXISTS (SELECT 1 FROM head)
      ), nodes AS (
        INSERT INTO merkle_nodes (level, idx, hash)
-       SELECT * FROM unnest($13::smallint[], $14::bigint[], $15::bytea[]) WHERE EXISTS (SELECT 1 FROM head)
+       SELECT * FROM unnest($2::smallint[], $3::bigint[], $4::bytea[]) WHERE EXISTS (SELECT 1 FROM head)
      ), placed AS (
        UPDATE manifests m SET audit_seq = p.seq
-       FROM unnest($16::uuid[], $17::bigint[]) AS p(id, seq)
+       FROM unnest($5::uuid[], $6::bigint[]) AS p(id, seq)
        WHERE m.id = p.id AND m.audit_seq IS NULL AND EXISTS (SELECT 1 FROM head)
      ), drained AS (
-       DELETE FROM audit_intake WHERE id = ANY($18::bigint[]) AND EXISTS (SELECT 1 FROM head)
+       DELETE FROM audit_intake WHERE id = ANY($7::bigint[]) AND EXISTS (SELECT 1 FROM head)
      )
      SELECT (SELECT leased FROM fence) AS leased, EXISTS (SELECT 1 FROM head) AS written`,
       [
-        records.map((r) => r.seq),
-        records.map((r) => r.at),
-        records.map((r) => r.kind),
-        records.map((r) => r.actor),
-        records.map((r) => r.outcome_id),
-        records.map((r) => r.manifest_id),
-        records.map((r) => r.subagent_id),
-        records.map((r) => r.orchestrator_id),
-        records.map((r) => r.verdict),
-        records.map((r) => JSON.stringify(r.data)),
-        records.map((r) => r.prev_hash),
-        records.map((r) => r.hash),
+        // The records as one JSON array (their canonical texts among their fields): one parameter sent as it is,
+        // where an array per column had every canonical text and every data document escaped element by element.
+        JSON.stringify(records),
         levels,
         indexes,
         hashes,
@@ -104,7 +98,6 @@ export async function writeSequencedBatch(
         batch.head.seq,
         batch.head.hash,
         batch.head.treeSize,
-        records.map((r) => r.canonical),
         fence.holder,
         fence.ttlMs,
         fence.from.seq,

@@ -1,0 +1,199 @@
+import type { FastifySerializerCompiler } from 'fastify/types/schema.js'
+import type { z } from 'zod'
+
+/**
+ * Response bodies as JSON text, written by a serializer compiled once per route from its zod response schema.
+ *
+ * zod's own encode (what fastify-type-provider-zod's serializer runs on every response) walks the value through
+ * its generic machinery, building a new object on the way, and only then is it stringified: on the write path
+ * that was most of a response's cost. The compiled serializer writes the text in one walk and holds the value to
+ * the same shape: an object's keys are the schema's (unknown keys are left out, as zod strips them; a strict
+ * object refuses them), every value has its schema's JSON type, enums and literals their values, and a required
+ * key its value. String formats and bounds (a uuid's form, a maximum length) are not checked again: the response
+ * types hold handlers to them, and the suite checks every route's answers against the schemas themselves. Any
+ * part this writer does not know (unions, records, lazy or transformed schemas, objects with refinements) is
+ * encoded by zod as before, that part alone.
+ *
+ * A value that does not fit throws `ResponseNotSerializable`, which the error handler logs and answers with a 500.
+ */
+export const responseSerializerCompiler: FastifySerializerCompiler<unknown> = ({ schema, method, url }) => {
+  const write = writerOf(resolveSchema(schema))
+  return (data) => {
+    try {
+      const text = write(data, '')
+      if (text === undefined) throw new ResponseMismatch('', 'a JSON value')
+      return text
+    } catch (err) {
+      throw new ResponseNotSerializable(method, url, err)
+    }
+  }
+}
+
+/** A route's answer does not fit its response schema: a defect of the route, answered with a 500. */
+export class ResponseNotSerializable extends Error {
+  constructor(method: string, url: string, cause: unknown) {
+    super(`the response of ${method} ${url} does not fit its schema`, { cause })
+    this.name = 'ResponseNotSerializable'
+  }
+}
+
+/** Writes `value` as JSON text, or undefined for a value an object leaves out (an absent optional key). */
+type Writer = (value: unknown, path: string) => string | undefined
+
+class ResponseMismatch extends Error {
+  constructor(path: string, expected: string) {
+    super(`response ${path || '(root)'}: expected ${expected}`)
+    this.name = 'ResponseMismatch'
+  }
+}
+
+const writers = new WeakMap<z.ZodType, Writer>()
+
+/** The writer of a response schema (route schemas share parts, so each part's is built once). */
+export function writerOf(schema: z.ZodType): Writer {
+  let writer = writers.get(schema)
+  if (writer === undefined) {
+    writer = buildWriter(schema)
+    writers.set(schema, writer)
+  }
+  return writer
+}
+
+// The zod 4 definition fields this module reads.
+interface Def {
+  type: string
+  checks?: unknown[]
+  shape?: Record<string, z.ZodType>
+  catchall?: z.ZodType
+  element?: z.ZodType
+  innerType?: z.ZodType
+  entries?: Record<string, unknown>
+  values?: unknown[]
+}
+
+function buildWriter(schema: z.ZodType): Writer {
+  const def = schema._zod.def as unknown as Def
+  // A check that rewrites the value (`.trim()`, `.toLowerCase()`) makes the part zod's.
+  if (def.checks?.some(rewrites)) return zodWriter(schema)
+  switch (def.type) {
+    case 'string':
+      return typed('string', 'a string')
+    case 'boolean':
+      return typed('boolean', 'a boolean')
+    case 'number':
+      return (value, path) => {
+        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch(path, 'a number')
+        return JSON.stringify(value)
+      }
+    case 'null':
+      return (value, path) => {
+        if (value !== null) throw new ResponseMismatch(path, 'null')
+        return 'null'
+      }
+    case 'enum':
+      return oneOf(Object.values(def.entries ?? {}))
+    case 'literal':
+      return oneOf(def.values ?? [])
+    case 'nullable': {
+      const inner = writerOf(def.innerType!)
+      return (value, path) => (value === null ? 'null' : inner(value, path))
+    }
+    case 'optional': {
+      const inner = writerOf(def.innerType!)
+      return (value, path) => (value === undefined ? undefined : inner(value, path))
+    }
+    case 'array': {
+      if (def.checks?.length) break
+      const element = writerOf(def.element!)
+      return (value, path) => {
+        if (!Array.isArray(value)) throw new ResponseMismatch(path, 'an array')
+        let text = '['
+        for (let i = 0; i < value.length; i++) {
+          const item = element(value[i], `${path}/${i}`)
+          text += (i === 0 ? '' : ',') + (item ?? 'null')
+        }
+        return `${text}]`
+      }
+    }
+    case 'object':
+      return objectWriter(schema, def) ?? zodWriter(schema)
+  }
+  return zodWriter(schema)
+}
+
+function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
+  if (def.checks?.length) return undefined
+  const strict = def.catchall?._zod.def.type === 'never'
+  // A loose object keeps keys it does not name: zod writes those.
+  if (def.catchall !== undefined && !strict) return undefined
+  const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>
+  const keys = Object.keys(shape).map((key) => ({
+    key,
+    // `"key":`, written once.
+    prefix: `${JSON.stringify(key)}:`,
+    write: writerOf(shape[key]!),
+  }))
+  const known = new Set(Object.keys(shape))
+  return (value, path) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new ResponseMismatch(path, 'an object')
+    }
+    const record = value as Record<string, unknown>
+    if (strict) {
+      for (const key in record) {
+        if (!known.has(key) && record[key] !== undefined)
+          throw new ResponseMismatch(`${path}/${key}`, 'no such key')
+      }
+    }
+    let text = '{'
+    for (const { key, prefix, write } of keys) {
+      const member = write(record[key], `${path}/${key}`)
+      if (member === undefined) continue
+      text += (text.length === 1 ? '' : ',') + prefix + member
+    }
+    return `${text}}`
+  }
+}
+
+function rewrites(check: unknown): boolean {
+  return (check as { _zod?: { def?: { check?: string } } })._zod?.def?.check === 'overwrite'
+}
+
+function typed(type: 'string' | 'boolean', expected: string): Writer {
+  return (value, path) => {
+    if (typeof value !== type) throw new ResponseMismatch(path, expected)
+    return JSON.stringify(value)
+  }
+}
+
+function oneOf(values: readonly unknown[]): Writer {
+  const allowed = new Set(values)
+  const expected = `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`
+  return (value, path) => {
+    if (!allowed.has(value)) throw new ResponseMismatch(path, expected)
+    return JSON.stringify(value)
+  }
+}
+
+/** The part written by zod: encoded (checked, stripped, transformed), then stringified. */
+function zodWriter(schema: z.ZodType): Writer {
+  return (value, path) => {
+    const result = schema.safeEncode(value as never)
+    if (!result.success)
+      throw new ResponseMismatch(path, `a value its schema accepts (${result.error.message})`)
+    return JSON.stringify(result.data)
+  }
+}
+
+function resolveSchema(schema: unknown): z.ZodType {
+  // fastify-type-provider-zod accepts a schema given as `{ properties: <zod schema> }` too.
+  if (isZod(schema)) return schema
+  if (typeof schema === 'object' && schema !== null && 'properties' in schema && isZod(schema.properties)) {
+    return schema.properties
+  }
+  throw new Error(`a response schema is not a zod schema: ${JSON.stringify(schema)}`)
+}
+
+function isZod(value: unknown): value is z.ZodType {
+  return typeof value === 'object' && value !== null && '_zod' in value
+}

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { z } from 'zod'
+import { fanoutSchema, reconciliationEnvelopeSchema } from '../../src/cases/fanout/schemas.ts'
+import { outcomeStorySchema } from '../../src/cases/outcome/routes.ts'
+import {
+  createOutcomeBody,
+  interpretationCreatedSchema,
+  outcomeEnvelopeSchema,
+  outcomeSchema,
+  pendingSchema,
+} from '../../src/cases/outcome/schemas.ts'
+import { reviewEnvelopeSchema, reviewSchema, verdictAnswerSchema } from '../../src/cases/review/schemas.ts'
+import { problemSchema } from '../../src/http/errors.ts'
+import {
+  ResponseNotSerializable,
+  responseSerializerCompiler,
+  writerOf,
+} from '../../src/http/response-serializer.ts'
+import { freeJson } from '../../src/http/schemas/common.ts'
+import {
+  consistencyProofSchema,
+  inclusionProofSchema,
+  signedCheckpointSchema,
+} from '../../src/http/schemas/log.ts'
+import { buildTestApp } from '../helpers/app.ts'
+import { createOutcome, interpret } from '../helpers/fixtures.ts'
+
+/** What zod's own encode writes for `value`, or the error it throws. */
+function byZod(schema: z.ZodType, value: unknown): { text: string | undefined } | { error: true } {
+  const result = schema.safeEncode(value as never)
+  return result.success ? { text: JSON.stringify(result.data) } : { error: true }
+}
+
+/** The compiled writer's answer, in the same form. */
+function byWriter(schema: z.ZodType, value: unknown): { text: string | undefined } | { error: true } {
+  try {
+    return { text: writerOf(schema)(value, '') }
+  } catch {
+    return { error: true }
+  }
+}
+
+function assertSameAsZod(schema: z.ZodType, value: unknown, label: string): void {
+  assert.deepEqual(byWriter(schema, value), byZod(schema, value), label)
+}
+
+const EXAMPLED = {
+  outcomeSchema,
+  interpretationCreatedSchema,
+  outcomeEnvelopeSchema,
+  outcomeStorySchema,
+  pendingSchema,
+  createOutcomeBody,
+  problemSchema,
+  fanoutSchema,
+  reconciliationEnvelopeSchema,
+  reviewSchema,
+  reviewEnvelopeSchema,
+  verdictAnswerSchema,
+  signedCheckpointSchema,
+  inclusionProofSchema,
+  consistencyProofSchema,
+}
+
+describe('compiled response serializer', () => {
+  it("writes every documented example of the API's schemas exactly as zod's encode and JSON.stringify do", () => {
+    let compared = 0
+    for (const [name, schema] of Object.entries(EXAMPLED)) {
+      const examples = (z.globalRegistry.get(schema)?.examples ?? []) as unknown[]
+      for (const [i, example] of examples.entries()) {
+        const expected = byZod(schema, example)
+        assert.ok('text' in expected, `${name} example ${i} fits its schema`)
+        assertSameAsZod(schema, example, `${name} example ${i}`)
+        compared += 1
+      }
+    }
+    assert.ok(compared >= 12, `compared ${compared} examples`)
+  })
+
+  it('leaves out keys the schema does not name, and optional keys that are absent, as zod strips them', () => {
+    const schema = z.object({ a: z.string(), b: z.number().optional(), c: z.array(z.string().optional()) })
+    const value = { c: ['x', undefined], extra: 'secret', a: 'y' }
+    assert.equal(writerOf(schema)(value, ''), '{"a":"y","c":["x",null]}')
+    assertSameAsZod(schema, value, 'stripped')
+    assertSameAsZod(schema, { a: 'y', b: 1.5, c: [] }, 'with optional')
+  })
+
+  it('refuses what zod refuses: a missing key, a wrong type, a value outside an enum, an unknown key of a strict object', () => {
+    const schema = z.object({
+      id: z.string(),
+      n: z.number().nullable(),
+      kind: z.enum(['a', 'b']),
+      lit: z.literal('outcome'),
+      flag: z.boolean(),
+      inner: z.strictObject({ x: z.string() }),
+      list: z.array(z.number()),
+    })
+    const valid = { id: 'i', n: null, kind: 'a', lit: 'outcome', flag: true, inner: { x: 'x' }, list: [1, 2] }
+    assertSameAsZod(schema, valid, 'valid')
+    assert.ok('text' in byWriter(schema, valid))
+    const invalid: Record<string, unknown>[] = [
+      { ...valid, id: undefined },
+      { ...valid, id: 1 },
+      { ...valid, n: undefined },
+      { ...valid, n: '1' },
+      { ...valid, n: Number.NaN },
+      { ...valid, n: Number.POSITIVE_INFINITY },
+      { ...valid, kind: 'c' },
+      { ...valid, lit: 'review' },
+      { ...valid, flag: 'true' },
+      { ...valid, inner: { x: 'x', y: 'y' } },
+      { ...valid, inner: null },
+      { ...valid, inner: ['x'] },
+      { ...valid, list: { 0: 1 } },
+      { ...valid, list: [1, '2'] },
+    ]
+    for (const [i, value] of invalid.entries()) {
+      assert.deepEqual(byWriter(schema, value), { error: true }, `invalid ${i}`)
+      assertSameAsZod(schema, value, `invalid ${i}`)
+    }
+  })
+
+  it('leaves to zod the parts it does not write itself: unions, records, free JSON, refinements, rewriting checks', () => {
+    const schema = z.object({
+      either: z.union([z.string(), z.object({ env: z.string() })]),
+      map: z.record(z.string(), z.number()),
+      free: freeJson,
+      trimmed: z.string().trim(),
+      checked: z.object({ a: z.number(), b: z.number() }).refine((v) => v.a < v.b),
+    })
+    const cases: unknown[] = [
+      {
+        either: 'x',
+        map: { a: 1 },
+        free: { deep: [1, null, 'x'] },
+        trimmed: ' padded ',
+        checked: { a: 1, b: 2 },
+      },
+      { either: { env: 'E', other: 1 }, map: {}, free: null, trimmed: 'x', checked: { a: 1, b: 2 } },
+      { either: 1, map: {}, free: 1, trimmed: 'x', checked: { a: 1, b: 2 } },
+      { either: 'x', map: { a: 'one' }, free: 1, trimmed: 'x', checked: { a: 1, b: 2 } },
+      { either: 'x', map: {}, free: undefined, trimmed: 'x', checked: { a: 1, b: 2 } },
+      { either: 'x', map: {}, free: 1, trimmed: 'x', checked: { a: 2, b: 1 } },
+    ]
+    for (const [i, value] of cases.entries()) assertSameAsZod(schema, value, `case ${i}`)
+    assert.equal(
+      writerOf(schema)(cases[0], ''),
+      '{"either":"x","map":{"a":1},"free":{"deep":[1,null,"x"]},"trimmed":"padded","checked":{"a":1,"b":2}}',
+    )
+  })
+
+  it('throws ResponseNotSerializable, naming the route and where the value went wrong', () => {
+    const serialize = responseSerializerCompiler({
+      schema: z.object({ items: z.array(z.object({ id: z.string() })) }),
+      method: 'GET',
+      url: '/v1/things',
+      httpStatus: '200',
+    })
+    assert.equal(serialize({ items: [{ id: 'a' }] }), '{"items":[{"id":"a"}]}')
+    assert.throws(
+      () => serialize({ items: [{ id: 'a' }, { id: 7 }] }),
+      (err: unknown) =>
+        err instanceof ResponseNotSerializable &&
+        err.message === 'the response of GET /v1/things does not fit its schema' &&
+        String((err.cause as Error).message).includes('/items/1/id'),
+    )
+  })
+
+  it("serves the app's answers as zod would have written them", async (t) => {
+    const app = await buildTestApp(t)
+    const writer = await app.key('orchestrator', ['orch-a', 'orch-b'])
+    const outcome = await createOutcome(app, writer, { expected_orchestrators: ['orch-a', 'orch-b'] })
+    const posted = await app.request(writer, {
+      method: 'POST',
+      url: `/v1/outcomes/${outcome.outcome_id}/interpretations`,
+      payload: {
+        orchestrator_id: 'orch-a',
+        success_criterion: { require: ['exit_code == 0'] },
+        outcome_interpretation: 'success',
+        intended_action: { kind: 'proceed', resources: ['refund:1'] },
+      },
+    })
+    assert.equal(posted.statusCode, 201, posted.body)
+    assert.equal(posted.body, JSON.stringify(interpretationCreatedSchema.encode(posted.json())))
+    await interpret(app, writer, outcome.outcome_id, {
+      orchestrator_id: 'orch-b',
+      outcome_interpretation: 'failure',
+    })
+    const read = await app.request(writer, { method: 'GET', url: `/v1/outcomes/${outcome.outcome_id}` })
+    assert.equal(read.statusCode, 200)
+    assert.equal(read.body, JSON.stringify(outcomeSchema.encode(read.json())))
+    assert.equal(read.json().interpretations.length, 2)
+  })
+})
