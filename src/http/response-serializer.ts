@@ -51,12 +51,14 @@ const writers = new WeakMap<z.ZodType, Writer>()
 
 /** The writer of a response schema (route schemas share parts, so each part's is built once). */
 export function writerOf(schema: z.ZodType): Writer {
-  let writer = writers.get(schema)
-  if (writer === undefined) {
-    writer = buildWriter(schema)
-    writers.set(schema, writer)
-  }
-  return writer
+  const known = writers.get(schema)
+  if (known !== undefined) return known
+  // A schema that contains itself (through a getter) meets this forwarder while its own writer is being built.
+  let built: Writer | undefined
+  writers.set(schema, (value, path) => built!(value, path))
+  built = buildWriter(schema)
+  writers.set(schema, built)
+  return built
 }
 
 // The zod 4 definition fields this module reads.

@@ -150,6 +150,25 @@ describe('compiled response serializer', () => {
     )
   })
 
+  it('writes a schema that contains itself', () => {
+    const node = z.object({
+      name: z.string(),
+      get children() {
+        return z.array(node)
+      },
+    })
+    const tree = {
+      name: 'a',
+      children: [
+        { name: 'b', children: [] },
+        { name: 'c', children: [{ name: 'd', children: [] }] },
+      ],
+    }
+    assert.equal(writerOf(node)(tree, ''), JSON.stringify(tree))
+    assertSameAsZod(node, tree, 'tree')
+    assertSameAsZod(node, { name: 'a', children: [{ name: 'b' }] }, 'missing children')
+  })
+
   it('throws ResponseNotSerializable, naming the route and where the value went wrong', () => {
     const serialize = responseSerializerCompiler({
       schema: z.object({ items: z.array(z.object({ id: z.string() })) }),

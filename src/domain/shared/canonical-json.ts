@@ -65,14 +65,13 @@ function plainCanonical(value: unknown, depth: number): string | undefined {
       if (prototype !== Object.prototype && prototype !== null) return undefined
       let text = '{'
       let first = true
-      // Default sort compares UTF-16 code units, which is the order RFC 8785 prescribes for member names.
-      for (const key of Object.keys(value).sort()) {
+      for (const key of sortedKeys(value)) {
         const member = (value as Record<string, unknown>)[key]
         if (member === undefined) continue
         if (typeof member === 'function' || typeof member === 'symbol') return undefined
         const memberText = plainCanonical(member, depth + 1)
         if (memberText === undefined) return undefined
-        text += `${first ? '' : ','}${plainCanonical(key, depth)}:${memberText}`
+        text += `${first ? '' : ','}${quotedKey(key)}:${memberText}`
         first = false
       }
       return `${text}}`
@@ -80,6 +79,41 @@ function plainCanonical(value: unknown, depth: number): string | undefined {
     default:
       return undefined
   }
+}
+
+// Up to this many keys an object's are sorted by insertion sort, in place: V8's sort copies the array first, and
+// this runs for every object of every value hashed.
+const INSERTION_SORT_MAX = 16
+
+/** An object's own keys in RFC 8785 order: by UTF-16 code units, as `<` and the default sort compare strings. */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value)
+  if (keys.length > INSERTION_SORT_MAX) return keys.sort()
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!
+    let j = i - 1
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!
+      j -= 1
+    }
+    keys[j + 1] = key
+  }
+  return keys
+}
+
+// Member names as JSON strings, for the names values are made of again and again (a record's, a manifest's).
+// Bounded: names from requests are arbitrary, so only the first few thousand short ones are kept.
+const quotedKeys = new Map<string, string>()
+const QUOTED_KEYS_MAX = 4096
+const QUOTED_KEY_MAX_LENGTH = 64
+
+function quotedKey(key: string): string {
+  const known = quotedKeys.get(key)
+  if (known !== undefined) return known
+  if (!key.isWellFormed()) throw new CanonicalJsonError('Lone surrogate is not allowed')
+  const quoted = JSON.stringify(key)
+  if (quotedKeys.size < QUOTED_KEYS_MAX && key.length <= QUOTED_KEY_MAX_LENGTH) quotedKeys.set(key, quoted)
+  return quoted
 }
 
 /** RFC 8785 (JCS) serialization. Throws CanonicalJsonError for values JCS forbids. */

@@ -95,6 +95,37 @@ describe('canonical JSON (RFC 8785)', () => {
     assert.throws(() => canonicalJsonValue({ a: '\ud800' }), CanonicalJsonError)
     assert.throws(() => canonicalJsonValue([Number.NaN]), CanonicalJsonError)
     assert.throws(() => canonicalJsonValue(Number.POSITIVE_INFINITY), CanonicalJsonError)
+    assert.throws(() => canonicalJsonValue({ '\udc00': 1 }), CanonicalJsonError)
+    assert.throws(() => canonicalJsonValue({ a: { 'x\ud800': 1 } }), CanonicalJsonError)
+  })
+
+  it('orders any number of keys as the reference implementation does, whatever order they were written in', () => {
+    const names = [
+      '\u20ac',
+      '\r',
+      '\ufb33',
+      '1',
+      '10',
+      '9',
+      '\ud83d\ude00',
+      '\u0080',
+      'a',
+      'A',
+      'aa',
+      '_',
+      '',
+      'z',
+    ]
+    for (let size = 0; size <= 40; size++) {
+      const keys = Array.from(
+        { length: size },
+        (_, i) => `${names[(i * 7) % names.length]}${Math.floor(i / 3)}`,
+      )
+      const forward = Object.fromEntries(keys.map((key, i) => [key, i]))
+      const backward = Object.fromEntries([...keys].reverse().map((key, i) => [key, { i }]))
+      assert.equal(canonicalJsonValue(forward), canonicalize(forward), `${size} keys`)
+      assert.equal(canonicalJsonValue(backward), canonicalize(backward), `${size} keys, reversed`)
+    }
   })
 
   it('serializes exactly as the reference implementation, plain data or not', () => {
