@@ -45,6 +45,24 @@ const OUTCOME_COLUMNS = `id, list_seq, subagent_id, run_id, request_digest, expe
 
 export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'>
 
+/** A new outcome's columns as the INSERTs below take them, $1 to $12. */
+function outcomeValues(outcome: NewOutcome): unknown[] {
+  return [
+    outcome.id,
+    outcome.subagent_id,
+    outcome.run_id,
+    outcome.request_digest,
+    outcome.expected_orchestrators,
+    outcome.deadline,
+    outcome.arbiter_orchestrator_id,
+    outcome.probe_id,
+    outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
+    outcome.fallback_policy,
+    outcome.evidence_hash,
+    outcome.created_at,
+  ]
+}
+
 /** Inserts unless the natural key exists; returns the row that holds the key either way. */
 export async function insertOutcomeIfAbsent(
   db: Queryable,
@@ -56,20 +74,7 @@ export async function insertOutcomeIfAbsent(
      VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12)
      ON CONFLICT (subagent_id, run_id) DO NOTHING
      RETURNING ${OUTCOME_COLUMNS}`,
-    [
-      outcome.id,
-      outcome.subagent_id,
-      outcome.run_id,
-      outcome.request_digest,
-      outcome.expected_orchestrators,
-      outcome.deadline,
-      outcome.arbiter_orchestrator_id,
-      outcome.probe_id,
-      outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
-      outcome.fallback_policy,
-      outcome.evidence_hash,
-      outcome.created_at,
-    ],
+    outcomeValues(outcome),
   )
   if (rows[0]) return { row: rows[0], inserted: true }
   const existing = await findOutcomeByKey(db, outcome.subagent_id, outcome.run_id)
@@ -114,18 +119,7 @@ export async function insertNewOutcome(
 ): Promise<boolean> {
   const { rows } = await db.query(
     named(newOutcomeText(audit.text), [
-      outcome.id,
-      outcome.subagent_id,
-      outcome.run_id,
-      outcome.request_digest,
-      outcome.expected_orchestrators,
-      outcome.deadline,
-      outcome.arbiter_orchestrator_id,
-      outcome.probe_id,
-      outcome.probe_params === null ? null : JSON.stringify(outcome.probe_params),
-      outcome.fallback_policy,
-      outcome.evidence_hash,
-      outcome.created_at,
+      ...outcomeValues(outcome),
       evidence.items.map((i) => i.item_hash),
       // As in insertEvidenceItems: the canonical texts already hashed, as one JSON array.
       `[${evidence.items.map((i) => i.canonical).join(',')}]`,
