@@ -8,11 +8,11 @@ import type { z } from 'zod'
  * its generic machinery, building a new object on the way, and only then is it stringified: on the write path
  * that was most of a response's cost. The compiled serializer writes the text in one walk and holds the value to
  * the same shape: an object's keys are the schema's (unknown keys are left out, as zod strips them; a strict
- * object refuses them), every value has its schema's JSON type, enums and literals their values, and a required
- * key its value. String formats and bounds (a uuid's form, a maximum length) are not checked again: the response
- * types hold handlers to them, and the suite checks every route's answers against the schemas themselves. Any
- * part this writer does not know (unions, records, lazy or transformed schemas, objects with refinements) is
- * encoded by zod as before, that part alone.
+ * object refuses them), every value has its schema's JSON type, enums and literals their values, and a key the
+ * output may not lack its value. A string's format and length bounds (a uuid's form, a maximum length) are not
+ * checked again: the response types hold handlers to them. Every other check (an integer, a number's bounds, a
+ * refinement, a rewrite such as `.trim()`) and every part this writer does not know (unions, records, lazy or
+ * transformed schemas, exact optionals) is encoded by zod as before, that part alone, so the text is zod's.
  *
  * A value that does not fit throws `ResponseNotSerializable`, which the error handler logs and answers with a 500.
  */
@@ -56,7 +56,12 @@ export function writerOf(schema: z.ZodType): Writer {
   // A schema that contains itself (through a getter) meets this forwarder while its own writer is being built.
   let built: Writer | undefined
   writers.set(schema, (value, path) => built!(value, path))
-  built = buildWriter(schema)
+  try {
+    built = buildWriter(schema)
+  } catch (err) {
+    writers.delete(schema)
+    throw err
+  }
   writers.set(schema, built)
   return built
 }
@@ -64,22 +69,34 @@ export function writerOf(schema: z.ZodType): Writer {
 // The zod 4 definition fields this module reads.
 interface Def {
   type: string
-  checks?: unknown[]
+  /** The checks added to the schema (`.int()`, `.max()`, `.refine()`, …). */
+  checks?: { _zod: { def: { check: string } } }[]
+  /** Set when the schema is itself a check (`z.uuid()`, `z.int()`): its kind. */
+  check?: string
   shape?: Record<string, z.ZodType>
   catchall?: z.ZodType
   element?: z.ZodType
   innerType?: z.ZodType
-  entries?: Record<string, unknown>
-  values?: unknown[]
 }
+
+// The checks of a string this writer leaves unchecked: its format (`z.uuid()`, `.regex()`) and its length bounds.
+const STRING_FORMATS_AND_BOUNDS = new Set(['string_format', 'min_length', 'max_length', 'length_equals'])
 
 function buildWriter(schema: z.ZodType): Writer {
   const def = schema._zod.def as unknown as Def
-  // A check that rewrites the value (`.trim()`, `.toLowerCase()`) makes the part zod's.
-  if (def.checks?.some(rewrites)) return zodWriter(schema)
+  const checks = def.checks ?? []
+  if (def.type === 'string') {
+    // Any other check (a refinement, `.trim()` rewriting the value) makes the part zod's.
+    const unchecked = [...checks.map((c) => c._zod.def.check), ...(def.check ? [def.check] : [])]
+    return unchecked.every((check) => STRING_FORMATS_AND_BOUNDS.has(check))
+      ? typed('string', 'a string')
+      : zodWriter(schema)
+  }
+  // Every other part with a check of any kind (`.int()`, bounds, refinements) is zod's.
+  if (checks.length > 0 || def.check !== undefined) return zodWriter(schema)
+  // `.exactOptional()` is an optional that refuses an explicit undefined.
+  if (schema._zod.traits.has('$ZodExactOptional')) return zodWriter(schema)
   switch (def.type) {
-    case 'string':
-      return typed('string', 'a string')
     case 'boolean':
       return typed('boolean', 'a boolean')
     case 'number':
@@ -93,9 +110,9 @@ function buildWriter(schema: z.ZodType): Writer {
         return 'null'
       }
     case 'enum':
-      return oneOf(Object.values(def.entries ?? {}))
     case 'literal':
-      return oneOf(def.values ?? [])
+      // The values zod itself accepts (an enum's, not the reverse names of a numeric TypeScript enum).
+      return oneOf(schema._zod.values!)
     case 'nullable': {
       const inner = writerOf(def.innerType!)
       return (value, path) => (value === null ? 'null' : inner(value, path))
@@ -105,7 +122,6 @@ function buildWriter(schema: z.ZodType): Writer {
       return (value, path) => (value === undefined ? undefined : inner(value, path))
     }
     case 'array': {
-      if (def.checks?.length) break
       const element = writerOf(def.element!)
       return (value, path) => {
         if (!Array.isArray(value)) throw new ResponseMismatch(path, 'an array')
@@ -124,16 +140,20 @@ function buildWriter(schema: z.ZodType): Writer {
 }
 
 function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
-  if (def.checks?.length) return undefined
   const strict = def.catchall?._zod.def.type === 'never'
   // A loose object keeps keys it does not name: zod writes those.
   if (def.catchall !== undefined && !strict) return undefined
   const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>
-  const keys = Object.keys(shape).map((key) => ({
+  // zod leaves a `__proto__` member out of what it outputs.
+  const names = Object.keys(shape).filter((key) => key !== '__proto__')
+  const keys = names.map((key) => ({
     key,
     // `"key":`, written once.
     prefix: `${JSON.stringify(key)}:`,
     write: writerOf(shape[key]!),
+    // An absent key is refused unless its schema's output may lack it (an optional: as zod encodes, a default
+    // or a catch does not make the key optional in what is answered).
+    required: shape[key]!._zod.optout === undefined,
   }))
   const known = new Set(Object.keys(shape))
   return (value, path) => {
@@ -143,22 +163,22 @@ function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
     const record = value as Record<string, unknown>
     if (strict) {
       for (const key in record) {
-        if (!known.has(key) && record[key] !== undefined)
-          throw new ResponseMismatch(`${path}/${key}`, 'no such key')
+        if (!known.has(key)) throw new ResponseMismatch(`${path}/${key}`, 'no such key')
       }
     }
     let text = '{'
-    for (const { key, prefix, write } of keys) {
-      const member = write(record[key], `${path}/${key}`)
+    for (const { key, prefix, write, required } of keys) {
+      const value = record[key]
+      if (value === undefined && !(key in record)) {
+        if (required) throw new ResponseMismatch(`${path}/${key}`, 'a value')
+        continue
+      }
+      const member = write(value, `${path}/${key}`)
       if (member === undefined) continue
       text += (text.length === 1 ? '' : ',') + prefix + member
     }
     return `${text}}`
   }
-}
-
-function rewrites(check: unknown): boolean {
-  return (check as { _zod?: { def?: { check?: string } } })._zod?.def?.check === 'overwrite'
 }
 
 function typed(type: 'string' | 'boolean', expected: string): Writer {
@@ -168,8 +188,8 @@ function typed(type: 'string' | 'boolean', expected: string): Writer {
   }
 }
 
-function oneOf(values: readonly unknown[]): Writer {
-  const allowed = new Set(values)
+function oneOf(allowed: ReadonlySet<unknown>): Writer {
+  const values = [...allowed]
   const expected = `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`
   return (value, path) => {
     if (!allowed.has(value)) throw new ResponseMismatch(path, expected)

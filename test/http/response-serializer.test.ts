@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { fanoutSchema, reconciliationEnvelopeSchema } from '../../src/cases/fanout/schemas.ts'
@@ -148,6 +149,79 @@ describe('compiled response serializer', () => {
       writerOf(schema)(cases[0], ''),
       '{"either":"x","map":{"a":1},"free":{"deep":[1,null,"x"]},"trimmed":"padded","checked":{"a":1,"b":2}}',
     )
+  })
+
+  it('leaves every check but a string format or length bound to zod: integers, bounds, refinements', () => {
+    const schema = z.object({
+      count: z.number().int(),
+      int: z.int(),
+      bounded: z.number().min(0).max(10),
+      even: z.number().refine((n) => n % 2 === 0),
+      flag: z.boolean().refine((b) => b),
+      year: z.string().refine((v) => v.startsWith('2')),
+      id: z.uuid(),
+      short: z.string().max(3),
+    })
+    const valid = {
+      count: 1,
+      int: 2,
+      bounded: 3,
+      even: 4,
+      flag: true,
+      year: '2026',
+      id: randomUUID(),
+      short: 'abc',
+    }
+    assertSameAsZod(schema, valid, 'valid')
+    assert.ok('text' in byWriter(schema, valid))
+    for (const [key, value] of Object.entries({
+      count: 1.5,
+      int: 2 ** 60,
+      bounded: 11,
+      even: 3,
+      flag: false,
+      year: '1999',
+    })) {
+      assert.deepEqual(byWriter(schema, { ...valid, [key]: value }), { error: true }, key)
+    }
+    // Formats and length bounds are the response types' to hold, not checked again.
+    assert.ok('text' in byWriter(schema, { ...valid, id: 'not-a-uuid', short: 'longer' }))
+  })
+
+  it('refuses an absent key exactly where zod does, and an explicit undefined where an exact optional refuses it', () => {
+    const schemas: [string, z.ZodType][] = [
+      ['unknown', z.object({ a: z.unknown() })],
+      ['any', z.object({ a: z.any() })],
+      ['undefined literal', z.object({ a: z.literal(undefined) })],
+      ['optional', z.object({ a: z.string().optional() })],
+      ['exact optional', z.object({ a: z.string().exactOptional() })],
+      ['default', z.object({ a: z.string().default('x') })],
+      ['catch', z.object({ a: z.string().catch('x') })],
+      ['strict', z.strictObject({ a: z.string() })],
+      ['proto', z.object({ ['__proto__']: z.string(), b: z.string() })],
+    ]
+    const values: unknown[] = [{}, { a: undefined }, { a: 'x' }, { a: 'x', b: undefined }, { a: 'x', b: 'y' }]
+    for (const [name, schema] of schemas) {
+      for (const [i, value] of values.entries()) assertSameAsZod(schema, value, `${name}, value ${i}`)
+    }
+    assertSameAsZod(schemas[8]![1], JSON.parse('{"__proto__":"p","b":"y"}'), 'own __proto__')
+  })
+
+  it('takes the values zod takes for an enum: not the reverse names of a numeric TypeScript enum', () => {
+    enum Level {
+      Low = 1,
+      High = 2,
+    }
+    const schema = z.object({ level: z.enum(Level), word: z.enum(['a', 'b']) })
+    for (const value of [
+      { level: 1, word: 'a' },
+      { level: Level.High, word: 'b' },
+      { level: 'Low', word: 'a' },
+      { level: 3, word: 'a' },
+      { level: 1, word: 'c' },
+    ]) {
+      assertSameAsZod(schema, value, JSON.stringify(value))
+    }
   })
 
   it('writes a schema that contains itself', () => {

@@ -126,6 +126,10 @@ describe('canonical JSON (RFC 8785)', () => {
       assert.equal(canonicalJsonValue(forward), canonicalize(forward), `${size} keys`)
       assert.equal(canonicalJsonValue(backward), canonicalize(backward), `${size} keys, reversed`)
     }
+    // Names too long to be remembered are quoted each time, the same way.
+    const long = { [`${'é'.repeat(70)}"`]: 1, [`${'a'.repeat(65)}\n`]: 2, a: 3 }
+    assert.equal(canonicalJsonValue(long), canonicalize(long))
+    assert.equal(canonicalJsonValue(long), canonicalize(long))
   })
 
   it('serializes exactly as the reference implementation, plain data or not', () => {
