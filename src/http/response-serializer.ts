@@ -208,11 +208,7 @@ function zodWriter(schema: z.ZodType): Writer {
 }
 
 function resolveSchema(schema: unknown): z.ZodType {
-  // fastify-type-provider-zod accepts a schema given as `{ properties: <zod schema> }` too.
   if (isZod(schema)) return schema
-  if (typeof schema === 'object' && schema !== null && 'properties' in schema && isZod(schema.properties)) {
-    return schema.properties
-  }
   throw new Error(`a response schema is not a zod schema: ${JSON.stringify(schema)}`)
 }
 

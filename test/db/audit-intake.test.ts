@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import type pg from 'pg'
 import { appendAuditRecords } from '../../src/audit/audit-log.ts'
 import { createPool } from '../../src/db/pool.ts'
+import type { IntakeRow } from '../../src/db/repositories/audit-intake.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts'
 
 describe('audit intake', () => {
@@ -29,17 +30,7 @@ describe('audit intake', () => {
       data: { i, text: `quote " backslash \\ é ${'x'.repeat(i)}`, nested: { list: [i, null, true] } },
     }))
     await appendAuditRecords(pool, entries)
-    const { rows } = await pool.query<{
-      kind: string
-      actor: string
-      outcome_id: string | null
-      manifest_id: string | null
-      subagent_id: string | null
-      orchestrator_id: string | null
-      verdict: string | null
-      at: Date
-      data: unknown
-    }>(
+    const { rows } = await pool.query<Omit<IntakeRow, 'id'>>(
       `SELECT kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, at, data
        FROM audit_intake ORDER BY id`,
     )
