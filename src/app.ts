@@ -13,6 +13,7 @@ import authPlugin from './http/plugins/app/auth.ts'
 import dbPlugin from './http/plugins/app/db.ts'
 import errorsPlugin from './http/plugins/app/errors.ts'
 import jsonBodyPlugin from './http/plugins/app/json-body.ts'
+import matchedRoutePlugin from './http/plugins/app/matched-route.ts'
 import metricsPlugin from './http/plugins/app/metrics.ts'
 import requestGuardsPlugin from './http/plugins/app/request-guards.ts'
 import requestLogPlugin, { OneLinePerRequest } from './http/plugins/app/request-log.ts'
@@ -22,6 +23,7 @@ import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
 import { clientRequestIdOf } from './http/request-id.ts'
+import { RequestLogger } from './http/request-logger.ts'
 import { responseSerializerCompiler } from './http/response-serializer.ts'
 import { auditRoutes } from './http/routes/audit.ts'
 import { escalationRoutes } from './http/routes/escalations.ts'
@@ -135,9 +137,10 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
     childLoggerFactory: (logger, bindings, childOptions, rawRequest) => {
       const clientRequestId = clientRequestIdOf(rawRequest.headers)
       // No route sets a log level or serializers, so the options are empty: without them pino takes its quick
-      // path for a child, on every request.
+      // path for a child. The child is made only if the request logs something (src/http/request-logger.ts).
       const options = Object.keys(childOptions).length === 0 ? undefined : childOptions
-      return logger.child(
+      return new RequestLogger(
+        logger,
         clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
         options,
       )
@@ -157,7 +160,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(responseSerializerCompiler)
 
-  // 1. External plugins.
+  // 1. External plugins (after the request's slot for its route, which only contexts made later inherit).
+  await app.register(matchedRoutePlugin)
   await app.register(swaggerPlugin)
   await app.register(underPressurePlugin, overload)
   await app.register(rateLimitPlugin, { perMinute: config.rateLimitPerMinute })

@@ -20,10 +20,11 @@ export const responseSerializerCompiler: FastifySerializerCompiler<unknown> = ({
   const write = writerOf(resolveSchema(schema))
   return (data) => {
     try {
-      const text = write(data, '')
-      if (text === undefined) throw new ResponseMismatch('', 'a JSON value')
+      const text = write(data)
+      if (text === undefined) throw new ResponseMismatch('a JSON value')
       return text
     } catch (err) {
+      if (err instanceof ResponseMismatch) err.settle()
       throw new ResponseNotSerializable(method, url, err)
     }
   }
@@ -38,16 +39,49 @@ export class ResponseNotSerializable extends Error {
 }
 
 /** Writes `value` as JSON text, or undefined for a value an object leaves out (an absent optional key). */
-type Writer = (value: unknown, path: string) => string | undefined
+type Writer = (value: unknown) => string | undefined
 
+/**
+ * Where a value misfits and what was expected there. Writers pass no path down (building one for every member of
+ * every answer cost more than the check itself): each object and array adds its key to the error as it passes
+ * through, and `settle` writes the message once the error reaches the top.
+ */
 class ResponseMismatch extends Error {
-  constructor(path: string, expected: string) {
-    super(`response ${path || '(root)'}: expected ${expected}`)
+  /** The keys from the misfit value up to the root, innermost first. */
+  private readonly keys: (string | number)[] = []
+
+  constructor(private readonly expected: string) {
+    super(`expected ${expected}`)
     this.name = 'ResponseMismatch'
+  }
+
+  /** Passes through the member `key` of an object or array on its way up. */
+  static within(err: unknown, key: string | number): never {
+    if (err instanceof ResponseMismatch) err.keys.push(key)
+    throw err
+  }
+
+  settle(): void {
+    const path = this.keys
+      .reverse()
+      .map((key) => `/${key}`)
+      .join('')
+    this.keys.length = 0
+    this.message = `response ${path || '(root)'}: expected ${this.expected}`
   }
 }
 
 const writers = new WeakMap<z.ZodType, Writer>()
+
+/** `writerOf(schema)` with the misfit's path in its message, as the compiled serializer throws it. */
+export function writeChecked(schema: z.ZodType, value: unknown): string | undefined {
+  try {
+    return writerOf(schema)(value)
+  } catch (err) {
+    if (err instanceof ResponseMismatch) err.settle()
+    throw err
+  }
+}
 
 /** The writer of a response schema (route schemas share parts, so each part's is built once). */
 export function writerOf(schema: z.ZodType): Writer {
@@ -55,7 +89,7 @@ export function writerOf(schema: z.ZodType): Writer {
   if (known !== undefined) return known
   // A schema that contains itself (through a getter) meets this forwarder while its own writer is being built.
   let built: Writer | undefined
-  writers.set(schema, (value, path) => built!(value, path))
+  writers.set(schema, (value) => built!(value))
   try {
     built = buildWriter(schema)
   } catch (err) {
@@ -100,13 +134,13 @@ function buildWriter(schema: z.ZodType): Writer {
     case 'boolean':
       return typed('boolean', 'a boolean')
     case 'number':
-      return (value, path) => {
-        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch(path, 'a number')
+      return (value) => {
+        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch('a number')
         return JSON.stringify(value)
       }
     case 'null':
-      return (value, path) => {
-        if (value !== null) throw new ResponseMismatch(path, 'null')
+      return (value) => {
+        if (value !== null) throw new ResponseMismatch('null')
         return 'null'
       }
     case 'enum':
@@ -115,19 +149,24 @@ function buildWriter(schema: z.ZodType): Writer {
       return oneOf(schema._zod.values!)
     case 'nullable': {
       const inner = writerOf(def.innerType!)
-      return (value, path) => (value === null ? 'null' : inner(value, path))
+      return (value) => (value === null ? 'null' : inner(value))
     }
     case 'optional': {
       const inner = writerOf(def.innerType!)
-      return (value, path) => (value === undefined ? undefined : inner(value, path))
+      return (value) => (value === undefined ? undefined : inner(value))
     }
     case 'array': {
       const element = writerOf(def.element!)
-      return (value, path) => {
-        if (!Array.isArray(value)) throw new ResponseMismatch(path, 'an array')
+      return (value) => {
+        if (!Array.isArray(value)) throw new ResponseMismatch('an array')
         let text = '['
         for (let i = 0; i < value.length; i++) {
-          const item = element(value[i], `${path}/${i}`)
+          let item: string | undefined
+          try {
+            item = element(value[i])
+          } catch (err) {
+            ResponseMismatch.within(err, i)
+          }
           text += (i === 0 ? '' : ',') + (item ?? 'null')
         }
         return `${text}]`
@@ -156,24 +195,29 @@ function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
     required: shape[key]!._zod.optout === undefined,
   }))
   const known = new Set(Object.keys(shape))
-  return (value, path) => {
+  return (value) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new ResponseMismatch(path, 'an object')
+      throw new ResponseMismatch('an object')
     }
     const record = value as Record<string, unknown>
     if (strict) {
       for (const key in record) {
-        if (!known.has(key)) throw new ResponseMismatch(`${path}/${key}`, 'no such key')
+        if (!known.has(key)) ResponseMismatch.within(new ResponseMismatch('no such key'), key)
       }
     }
     let text = '{'
     for (const { key, prefix, write, required } of keys) {
       const value = record[key]
       if (value === undefined && !(key in record)) {
-        if (required) throw new ResponseMismatch(`${path}/${key}`, 'a value')
+        if (required) ResponseMismatch.within(new ResponseMismatch('a value'), key)
         continue
       }
-      const member = write(value, `${path}/${key}`)
+      let member: string | undefined
+      try {
+        member = write(value)
+      } catch (err) {
+        ResponseMismatch.within(err, key)
+      }
       if (member === undefined) continue
       text += (text.length === 1 ? '' : ',') + prefix + member
     }
@@ -182,8 +226,8 @@ function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
 }
 
 function typed(type: 'string' | 'boolean', expected: string): Writer {
-  return (value, path) => {
-    if (typeof value !== type) throw new ResponseMismatch(path, expected)
+  return (value) => {
+    if (typeof value !== type) throw new ResponseMismatch(expected)
     return JSON.stringify(value)
   }
 }
@@ -191,18 +235,17 @@ function typed(type: 'string' | 'boolean', expected: string): Writer {
 function oneOf(allowed: ReadonlySet<unknown>): Writer {
   const values = [...allowed]
   const expected = `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`
-  return (value, path) => {
-    if (!allowed.has(value)) throw new ResponseMismatch(path, expected)
+  return (value) => {
+    if (!allowed.has(value)) throw new ResponseMismatch(expected)
     return JSON.stringify(value)
   }
 }
 
 /** The part written by zod: encoded (checked, stripped, transformed), then stringified. */
 function zodWriter(schema: z.ZodType): Writer {
-  return (value, path) => {
+  return (value) => {
     const result = schema.safeEncode(value as never)
-    if (!result.success)
-      throw new ResponseMismatch(path, `a value its schema accepts (${result.error.message})`)
+    if (!result.success) throw new ResponseMismatch(`a value its schema accepts (${result.error.message})`)
     return JSON.stringify(result.data)
   }
 }

@@ -16,7 +16,7 @@ import { problemSchema } from '../../src/http/errors.ts'
 import {
   ResponseNotSerializable,
   responseSerializerCompiler,
-  writerOf,
+  writeChecked,
 } from '../../src/http/response-serializer.ts'
 import { freeJson } from '../../src/http/schemas/common.ts'
 import {
@@ -36,7 +36,7 @@ function byZod(schema: z.ZodType, value: unknown): { text: string | undefined } 
 /** The compiled writer's answer, in the same form. */
 function byWriter(schema: z.ZodType, value: unknown): { text: string | undefined } | { error: true } {
   try {
-    return { text: writerOf(schema)(value, '') }
+    return { text: writeChecked(schema, value) }
   } catch {
     return { error: true }
   }
@@ -82,7 +82,7 @@ describe('compiled response serializer', () => {
   it('leaves out keys the schema does not name, and optional keys that are absent, as zod strips them', () => {
     const schema = z.object({ a: z.string(), b: z.number().optional(), c: z.array(z.string().optional()) })
     const value = { c: ['x', undefined], extra: 'secret', a: 'y' }
-    assert.equal(writerOf(schema)(value, ''), '{"a":"y","c":["x",null]}')
+    assert.equal(writeChecked(schema, value), '{"a":"y","c":["x",null]}')
     assertSameAsZod(schema, value, 'stripped')
     assertSameAsZod(schema, { a: 'y', b: 1.5, c: [] }, 'with optional')
   })
@@ -146,7 +146,7 @@ describe('compiled response serializer', () => {
     ]
     for (const [i, value] of cases.entries()) assertSameAsZod(schema, value, `case ${i}`)
     assert.equal(
-      writerOf(schema)(cases[0], ''),
+      writeChecked(schema, cases[0]),
       '{"either":"x","map":{"a":1},"free":{"deep":[1,null,"x"]},"trimmed":"padded","checked":{"a":1,"b":2}}',
     )
   })
@@ -238,7 +238,7 @@ describe('compiled response serializer', () => {
         { name: 'c', children: [{ name: 'd', children: [] }] },
       ],
     }
-    assert.equal(writerOf(node)(tree, ''), JSON.stringify(tree))
+    assert.equal(writeChecked(node, tree), JSON.stringify(tree))
     assertSameAsZod(node, tree, 'tree')
     assertSameAsZod(node, { name: 'a', children: [{ name: 'b' }] }, 'missing children')
   })
@@ -256,8 +256,21 @@ describe('compiled response serializer', () => {
       (err: unknown) =>
         err instanceof ResponseNotSerializable &&
         err.message === 'the response of GET /v1/things does not fit its schema' &&
-        String((err.cause as Error).message).includes('/items/1/id'),
+        (err.cause as Error).message === 'response /items/1/id: expected a string',
     )
+    const causeOf = (value: unknown) => {
+      try {
+        serialize(value)
+      } catch (err) {
+        return ((err as Error).cause as Error).message
+      }
+      return 'no error'
+    }
+    assert.equal(causeOf({ items: [{}] }), 'response /items/0/id: expected a value')
+    assert.equal(causeOf({ items: {} }), 'response /items: expected an array')
+    assert.equal(causeOf(null), 'response (root): expected an object')
+    const strict = writeChecked.bind(null, z.strictObject({ a: z.object({ b: z.strictObject({}) }) }))
+    assert.throws(() => strict({ a: { b: { c: 1 } } }), { message: 'response /a/b/c: expected no such key' })
   })
 
   it("serves the app's answers as zod would have written them", async (t) => {

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Role } from '../../../domain/vocabulary.ts'
 import { AppError } from '../../../errors.ts'
 import { authenticate, type Principal } from '../../../services/keys.ts'
+import { matchedRoute } from '../../route-classes.ts'
 
 export { assertMaySpeakFor } from '../../../services/keys.ts'
 
@@ -21,6 +22,10 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i
 
 // Routes registered by @fastify/swagger-ui, which cannot carry our route config: the docs are public.
 const PUBLIC_PREFIXES = ['/docs']
+function isPublicPrefix(url: string): boolean {
+  for (const prefix of PUBLIC_PREFIXES) if (url === prefix || url.startsWith(`${prefix}/`)) return true
+  return false
+}
 
 /**
  * Authenticates every request in `onRequest`, before the body is read: an unauthenticated client cannot make
@@ -30,9 +35,8 @@ async function authPlugin(app: FastifyInstance) {
   app.decorateRequest('principal', null)
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.is404) return
-    const url = request.routeOptions.url ?? ''
-    if (PUBLIC_PREFIXES.some((prefix) => url === prefix || url.startsWith(`${prefix}/`))) return
-    const auth = request.routeOptions.config.auth ?? (['admin'] as const)
+    const route = matchedRoute(request)
+    const auth = isPublicPrefix(route.url) ? 'public' : (route.config.auth ?? (['admin'] as const))
     if (auth === 'public') return
     const header = request.headers.authorization
     const match = header ? BEARER.exec(header) : null
@@ -48,10 +52,7 @@ async function authPlugin(app: FastifyInstance) {
     }
     request.principal = principal
     if (!auth.includes(principal.role)) {
-      throw new AppError(
-        'FORBIDDEN',
-        `role ${principal.role} may not ${request.method} ${request.routeOptions.url}`,
-      )
+      throw new AppError('FORBIDDEN', `role ${principal.role} may not ${request.method} ${route.url}`)
     }
   })
 }

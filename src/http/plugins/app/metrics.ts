@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { createMetrics, type Metrics } from '../../../metrics.ts'
+import { matchedRoute } from '../../route-classes.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +16,7 @@ async function metricsPlugin(app: FastifyInstance) {
   app.decorate('metrics', metrics)
   app.addHook('onResponse', async (request, reply) => {
     // Unknown routes share one label so scanners cannot blow up the label space.
-    const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched')
+    const route = request.is404 ? 'unmatched' : matchedRoute(request).url || 'unmatched'
     metrics.requestDuration.observe(
       { method: request.method, route, status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,

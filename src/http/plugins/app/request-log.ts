@@ -1,7 +1,7 @@
-import { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import { type FastifyInstance, LogController } from 'fastify'
 import fp from 'fastify-plugin'
-import { levels } from 'pino'
 import { problemSent } from '../../errors.ts'
+import { logsAt, RequestLogger } from '../../request-logger.ts'
 import { isOperationsRoute } from '../../route-classes.ts'
 
 /**
@@ -28,14 +28,10 @@ async function requestLogPlugin(app: FastifyInstance) {
       line.detail = failed.problem.detail
       if (failed.err !== undefined) line.err = failed.err
     }
-    request.log[level](line, level === 'error' ? 'request failed' : 'request')
+    const message = level === 'error' ? 'request failed' : 'request'
+    if (request.log instanceof RequestLogger) request.log.writeLine(level, line, message)
+    else request.log[level](line, message)
   })
-}
-
-/** Whether `logger` writes lines at `level` (true when its level is not one of pino's, e.g. `silent`). */
-function logsAt(logger: FastifyBaseLogger, level: 'error' | 'info' | 'debug'): boolean {
-  const threshold = levels.values[logger.level]
-  return threshold === undefined || levels.values[level]! >= threshold
 }
 
 /** Fastify's own per-request lines (on arrival, on completion, on a 404) give way to the one line above. */

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
+import { describe, it } from 'node:test'
+import type { FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
+import { logsAt, RequestLogger } from '../../src/http/request-logger.ts'
+import { loggerOptions } from '../../src/logger.ts'
+
+/** A pino logger with the service's options writing into `lines`, its time fixed so two lines can be compared. */
+function capturing(level: 'debug' | 'info' | 'warn') {
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean))
+      done()
+    },
+  })
+  const logger = pino({ ...loggerOptions({ logLevel: level }), timestamp: () => ',"time":1' }, stream)
+  return { logger, lines }
+}
+
+const BINDINGS = { reqId: 'r-1', clientRequestId: 'c-1' }
+
+describe('request logger', () => {
+  it('writes what a pino child with the same bindings writes, in every form a line takes', () => {
+    const lazy = capturing('debug')
+    const eager = capturing('debug')
+    const lines: ((logger: FastifyBaseLogger) => void)[] = [
+      (l) => l.info({ method: 'GET', status: 200 }, 'request'),
+      (l) => l.warn('plain %s', 'text'),
+      (l) => l.error({ err: new Error('boom'), key: 'arb_secret' }, 'failed'),
+      (l) => l.error(new Error('bare error')),
+      (l) => l.debug({ secret: 'x', headers: { authorization: 'Bearer k' } }, 'redacted'),
+      (l) => l.trace('below the level'),
+    ]
+    for (const write of lines) {
+      write(new RequestLogger(lazy.logger, BINDINGS, undefined))
+      write(eager.logger.child(BINDINGS))
+    }
+    assert.equal(lazy.lines.length, 5)
+    assert.deepEqual(
+      lazy.lines.map((line) => line.replace(/"stack":"[^"]*"/, '')),
+      eager.lines.map((line) => line.replace(/"stack":"[^"]*"/, '')),
+    )
+    assert.ok(!lazy.lines.join('\n').includes('arb_secret'), 'redaction holds')
+  })
+
+  it("writes the request's own line through the parent, as the child would, and makes no child below the level", () => {
+    const lazy = capturing('info')
+    const eager = capturing('info')
+    const parent = lazy.logger
+    let children = 0
+    const counted = Object.assign(Object.create(parent), {
+      child: (...args: Parameters<typeof parent.child>) => {
+        children += 1
+        return parent.child(...args)
+      },
+    }) as typeof parent
+    const line = { method: 'POST', url: '/v1/outcomes', status: 201, durationMs: 1.5 }
+    const quiet = new RequestLogger(counted, BINDINGS, undefined)
+    quiet.debug({ dropped: true }, 'below info')
+    assert.equal(logsAt(quiet, 'debug'), false)
+    assert.equal(logsAt(quiet, 'info'), true)
+    quiet.writeLine('info', line, 'request')
+    eager.logger.child(BINDINGS).info(line, 'request')
+    assert.equal(children, 0, 'nothing made a child')
+    assert.deepEqual(lazy.lines, eager.lines)
+    // Once a line needs the child, it is made once and used from then on.
+    quiet.warn('a warning')
+    quiet.writeLine('info', line, 'request')
+    eager.logger.child(BINDINGS).warn('a warning')
+    eager.logger.child(BINDINGS).info(line, 'request')
+    assert.equal(children, 1)
+    assert.deepEqual(lazy.lines, eager.lines)
+  })
+
+  it('follows the level of its parent, and its own once set', () => {
+    const { logger } = capturing('warn')
+    const request = new RequestLogger(logger, BINDINGS, undefined)
+    assert.equal(request.level, 'warn')
+    logger.level = 'debug'
+    assert.equal(logsAt(request, 'debug'), true)
+    request.level = 'error'
+    assert.equal(request.level, 'error')
+    assert.equal(logger.level, 'debug', "the parent's level is the parent's")
+    assert.equal(logsAt(request, 'warn'), false)
+    assert.equal(logsAt(new RequestLogger(pino({ level: 'silent' }), BINDINGS, undefined), 'fatal'), false)
+    const custom = pino({ level: 'audit', customLevels: { audit: 35 } })
+    assert.equal(
+      logsAt(new RequestLogger(custom, BINDINGS, undefined), 'warn'),
+      true,
+      'a level pino does not name leaves the decision to the logger',
+    )
+  })
+})
