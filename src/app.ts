@@ -136,14 +136,11 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
     },
     childLoggerFactory: (logger, bindings, childOptions, rawRequest) => {
       const clientRequestId = clientRequestIdOf(rawRequest.headers)
-      // No route sets a log level or serializers, so the options are empty: without them pino takes its quick
-      // path for a child. The child is made only if the request logs something (src/http/request-logger.ts).
-      const options = Object.keys(childOptions).length === 0 ? undefined : childOptions
-      return new RequestLogger(
-        logger,
-        clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
-        options,
-      )
+      const requestBindings = clientRequestId === undefined ? bindings : { ...bindings, clientRequestId }
+      // No route sets a log level or serializers, so the options are empty, and the child is made only if the
+      // request logs something (src/http/request-logger.ts). A route with options of its own gets its child.
+      if (Object.keys(childOptions).length > 0) return logger.child(requestBindings, childOptions)
+      return new RequestLogger(logger, requestBindings)
     },
   }
 }

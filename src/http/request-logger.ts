@@ -14,10 +14,10 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 export class RequestLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | undefined
 
+  /** `parent.child(bindings)` is what it stands for: a route with child options of its own gets a real child. */
   constructor(
     private readonly parent: FastifyBaseLogger,
     private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions | undefined,
   ) {}
 
   get level(): string {
@@ -70,7 +70,7 @@ export class RequestLogger implements FastifyBaseLogger {
   }
 
   private real(): FastifyBaseLogger {
-    this.#child ??= this.parent.child(this.bindings, this.options)
+    this.#child ??= this.parent.child(this.bindings)
     return this.#child
   }
 }

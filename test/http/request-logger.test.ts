@@ -34,7 +34,7 @@ describe('request logger', () => {
       (l) => l.trace('below the level'),
     ]
     for (const write of lines) {
-      write(new RequestLogger(lazy.logger, BINDINGS, undefined))
+      write(new RequestLogger(lazy.logger, BINDINGS))
       write(eager.logger.child(BINDINGS))
     }
     assert.equal(lazy.lines.length, 5)
@@ -57,7 +57,7 @@ describe('request logger', () => {
       },
     }) as typeof parent
     const line = { method: 'POST', url: '/v1/outcomes', status: 201, durationMs: 1.5 }
-    const quiet = new RequestLogger(counted, BINDINGS, undefined)
+    const quiet = new RequestLogger(counted, BINDINGS)
     quiet.debug({ dropped: true }, 'below info')
     assert.equal(logsAt(quiet, 'debug'), false)
     assert.equal(logsAt(quiet, 'info'), true)
@@ -76,7 +76,7 @@ describe('request logger', () => {
 
   it('follows the level of its parent, and its own once set', () => {
     const { logger } = capturing('warn')
-    const request = new RequestLogger(logger, BINDINGS, undefined)
+    const request = new RequestLogger(logger, BINDINGS)
     assert.equal(request.level, 'warn')
     logger.level = 'debug'
     assert.equal(logsAt(request, 'debug'), true)
@@ -84,10 +84,10 @@ describe('request logger', () => {
     assert.equal(request.level, 'error')
     assert.equal(logger.level, 'debug', "the parent's level is the parent's")
     assert.equal(logsAt(request, 'warn'), false)
-    assert.equal(logsAt(new RequestLogger(pino({ level: 'silent' }), BINDINGS, undefined), 'fatal'), false)
+    assert.equal(logsAt(new RequestLogger(pino({ level: 'silent' }), BINDINGS), 'fatal'), false)
     const custom = pino({ level: 'audit', customLevels: { audit: 35 } })
     assert.equal(
-      logsAt(new RequestLogger(custom, BINDINGS, undefined), 'warn'),
+      logsAt(new RequestLogger(custom, BINDINGS), 'warn'),
       true,
       'a level pino does not name leaves the decision to the logger',
     )
