@@ -28,12 +28,6 @@ export class RequestLogger implements FastifyBaseLogger {
     this.real().level = level
   }
 
-  /** Whether a line at `level` is written (true when the level is a custom one: the logger decides). */
-  logsAt(level: Level): boolean {
-    const threshold = levels.values[this.level]
-    return threshold === undefined || levels.values[level]! >= threshold
-  }
-
   /** `logger[level](object, message)` with the request's bindings, without making the child for it. */
   writeLine(level: Level, object: Record<string, unknown>, message: string): void {
     if (this.#child !== undefined) this.#child[level](object, message)
@@ -65,7 +59,7 @@ export class RequestLogger implements FastifyBaseLogger {
   }
 
   private at(level: Level, args: unknown[]): void {
-    if (this.#child === undefined && !this.logsAt(level)) return
+    if (this.#child === undefined && !logsAt(this, level)) return
     ;(this.real()[level] as (...a: unknown[]) => void)(...args)
   }
 
@@ -75,9 +69,11 @@ export class RequestLogger implements FastifyBaseLogger {
   }
 }
 
-/** Whether `logger` writes lines at `level` (true when its level is a custom one: the logger decides). */
+/**
+ * Whether `logger` writes lines at `level` (true when its level is a custom one: the logger decides). A request's
+ * logger answers with its child's level once it has one, its parent's before.
+ */
 export function logsAt(logger: FastifyBaseLogger, level: Level): boolean {
-  if (logger instanceof RequestLogger) return logger.logsAt(level)
   const threshold = levels.values[logger.level]
   return threshold === undefined || levels.values[level]! >= threshold
 }

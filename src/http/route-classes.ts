@@ -21,8 +21,7 @@ export interface MatchedRoute {
  */
 export function matchedRoute(request: FastifyRequest): MatchedRoute {
   let matched = request.matched
-  // Undefined in a context made before the slot was declared.
-  if (matched == null) {
+  if (matched === null) {
     const options = request.routeOptions
     matched = { url: options.url ?? '', config: options.config }
     request.matched = matched
