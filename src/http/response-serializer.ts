@@ -1,5 +1,6 @@
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js'
 import type { z } from 'zod'
+import { isTakenAsIs } from './schemas/taken-as-is.ts'
 
 /**
  * Response bodies as JSON text, written by a serializer compiled once per route from its zod response schema.
@@ -126,18 +127,16 @@ function buildWriter(schema: z.ZodType): Writer {
       ? typed('string', 'a string')
       : zodWriter(schema)
   }
-  // Every other part with a check of any kind (`.int()`, bounds, refinements) is zod's.
+  // Free JSON is taken as it is: zod's encode of it returns the value itself.
+  if (isTakenAsIs(schema)) return asItIs
+  if (def.type === 'number') return numberWriter(schema, def)
+  // Every other part with a check of any kind (bounds, refinements) is zod's.
   if (checks.length > 0 || def.check !== undefined) return zodWriter(schema)
   // `.exactOptional()` is an optional that refuses an explicit undefined.
   if (schema._zod.traits.has('$ZodExactOptional')) return zodWriter(schema)
   switch (def.type) {
     case 'boolean':
       return typed('boolean', 'a boolean')
-    case 'number':
-      return (value) => {
-        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch('a number')
-        return JSON.stringify(value)
-      }
     case 'null':
       return (value) => {
         if (value !== null) throw new ResponseMismatch('null')
@@ -224,6 +223,73 @@ function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
     return `${text}}`
   }
 }
+
+const asItIs: Writer = (value) => {
+  if (value === undefined) throw new ResponseMismatch('a JSON value')
+  return JSON.stringify(value)
+}
+
+/** A number check this writer applies itself: an integer or float format's range, or a bound. */
+interface NumberCheckDef {
+  check: string
+  format?: string
+  value?: unknown
+  inclusive?: boolean
+}
+
+/**
+ * A number: finite, and held to its checks when they are all formats (`.int()`, `z.int32()`) and bounds (`.min()`,
+ * `.max()`, `.positive()`), as zod checks them; with any other check (a multiple, a refinement) the part is zod's.
+ */
+function numberWriter(schema: z.ZodType, def: Def): Writer {
+  const checks = [
+    ...(def.check !== undefined ? [def as unknown as NumberCheckDef] : []),
+    ...(def.checks ?? []).map((c) => c._zod.def as NumberCheckDef),
+  ]
+  const tests: ((value: number) => boolean)[] = []
+  for (const check of checks) {
+    if (
+      check.check === 'number_format' &&
+      check.format !== undefined &&
+      check.format in NUMBER_FORMAT_RANGES
+    ) {
+      const [minimum, maximum] = NUMBER_FORMAT_RANGES[check.format as keyof typeof NUMBER_FORMAT_RANGES]
+      const integer = check.format.includes('int')
+      tests.push((value) => (!integer || Number.isInteger(value)) && value >= minimum && value <= maximum)
+    } else if (
+      (check.check === 'greater_than' || check.check === 'less_than') &&
+      typeof check.value === 'number'
+    ) {
+      const bound = check.value
+      tests.push(
+        check.check === 'greater_than'
+          ? check.inclusive
+            ? (value) => value >= bound
+            : (value) => value > bound
+          : check.inclusive
+            ? (value) => value <= bound
+            : (value) => value < bound,
+      )
+    } else {
+      return zodWriter(schema)
+    }
+  }
+  const expected = tests.length === 0 ? 'a number' : 'a number its schema accepts'
+  return (value) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch(expected)
+    for (const test of tests) if (!test(value)) throw new ResponseMismatch(expected)
+    return JSON.stringify(value)
+  }
+}
+
+/** The ranges of zod's number formats (`z.int()` is `safeint`). */
+const NUMBER_FORMAT_RANGES = {
+  safeint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  int32: [-2147483648, 2147483647],
+  uint32: [0, 4294967295],
+  float32: [-3.4028234663852886e38, 3.4028234663852886e38],
+  float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
+} as const
 
 function typed(type: 'string' | 'boolean', expected: string): Writer {
   return (value) => {

@@ -122,7 +122,7 @@ describe('compiled response serializer', () => {
     }
   })
 
-  it('leaves to zod the parts it does not write itself: unions, records, free JSON, refinements, rewriting checks', () => {
+  it('leaves to zod the parts it does not write itself (unions, records, refinements, rewriting checks), and writes free JSON as it is', () => {
     const schema = z.object({
       either: z.union([z.string(), z.object({ env: z.string() })]),
       map: z.record(z.string(), z.number()),
@@ -151,7 +151,57 @@ describe('compiled response serializer', () => {
     )
   })
 
-  it('leaves every check but a string format or length bound to zod: integers, bounds, refinements', () => {
+  it('holds numbers to their formats and bounds as zod does, and leaves any other number check to zod', () => {
+    const schemas: [string, z.ZodType][] = [
+      ['number', z.number()],
+      ['.int()', z.number().int()],
+      ['z.int()', z.int()],
+      ['z.int32()', z.int32()],
+      ['z.uint32()', z.uint32()],
+      ['z.float32()', z.float32()],
+      ['z.float64()', z.float64()],
+      ['min/max', z.number().min(0).max(10)],
+      ['int min', z.int().min(1)],
+      ['positive', z.number().positive()],
+      ['negative', z.number().negative()],
+      ['nonnegative int', z.number().int().nonnegative()],
+      ['gt/lt', z.number().gt(1).lt(5)],
+      ['multipleOf', z.number().multipleOf(2)],
+      ['refined', z.int().refine((n) => n !== 3)],
+    ]
+    const values: unknown[] = [
+      0,
+      -0,
+      1,
+      1.5,
+      -1,
+      3,
+      5,
+      10,
+      11,
+      2 ** 31,
+      2 ** 32,
+      2 ** 53,
+      2 ** 60,
+      -(2 ** 60),
+      1e39,
+      -1e39,
+      Number.MAX_VALUE,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      '1',
+      null,
+      undefined,
+      true,
+    ]
+    for (const [label, schema] of schemas) {
+      for (const value of values)
+        assertSameAsZod(z.object({ n: schema }), { n: value }, `${label}: ${String(value)}`)
+    }
+  })
+
+  it('leaves every check but a string format or length bound, a number format or a number bound to zod', () => {
     const schema = z.object({
       count: z.number().int(),
       int: z.int(),

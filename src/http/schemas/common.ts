@@ -2,15 +2,14 @@ import { z } from 'zod'
 import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
+import { takenAsIs } from './taken-as-is.ts'
 
-/**
 /**
  * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Described as one
  * registered schema that refers to itself, so the OpenAPI document writes it once as the component `JsonValue`
  * (an unnamed recursive schema would become a `$ref` to nothing) and the client's `JsonValue` type comes from it.
- * It is checked only for presence: bodies reach schemas only through the JSON body parser, which already holds
- * every value to I-JSON, bounds depth and refuses what cannot be stored, so walking megabytes of free JSON again
- * would only hold the event loop.
+ * It is checked only for presence (see takenAsIs): bodies reach schemas only through the JSON body parser, which
+ * already holds every value to I-JSON, bounds depth and refuses what cannot be stored.
  */
 export const freeJson: z.ZodType<z.core.util.JSONType> = takenAsIs(
   z
@@ -26,26 +25,6 @@ export const freeJson: z.ZodType<z.core.util.JSONType> = takenAsIs(
     )
     .meta({ id: 'JsonValue', description: 'Any JSON value.' }),
 )
-
-function takenAsIs<T extends z.ZodType>(schema: T): T {
-  // zod calls a schema's `_zod.run` (its parse, without checks here) from every parent; replacing both on this
-  // one instance leaves its definition, and so its JSON Schema, as it was.
-  const run: T['_zod']['run'] = (payload) => {
-    if (payload.value === undefined) {
-      payload.issues.push({
-        code: 'invalid_type',
-        expected: 'unknown',
-        input: undefined,
-        inst: schema,
-        message: 'Invalid input: expected a JSON value',
-      } as (typeof payload.issues)[number])
-    }
-    return payload
-  }
-  schema._zod.parse = run
-  schema._zod.run = run
-  return schema
-}
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 
