@@ -66,6 +66,9 @@ describe('packaging', () => {
       /--max-old-space-size=\d+/,
       'the heap limit that sets how soon V8 collects',
     )
+    // The flag would size every worker thread's young generation too, over the one they are given in the code.
+    assert.doesNotMatch(pkg.scripts.start, /--max-semi-space-size/)
+    assert.doesNotMatch(await readFile('Dockerfile', 'utf8'), /^CMD .*--max-semi-space-size/m)
     assert.equal(pkg.scripts.arbiter, 'node dist/cli.js')
     assert.match(pkg.scripts.prepare, /npm run build/, 'npm ci builds (prepare)')
     assert.match(pkg.scripts.prestart, /build/, 'npm start rebuilds what changed first')

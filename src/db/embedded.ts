@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import { WORKER_HEAP } from '../worker-heap.ts'
 import type { MaintenanceRun } from './embedded-maintenance.ts'
 
 /**
@@ -216,9 +217,8 @@ function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRu
  * its loader on the main thread only.
  */
 function spawnWorker(data: EmbeddedWorkerData): Worker {
-  // The thread's JavaScript is PGlite's glue and the wire server: a small young generation does (V8 would grow
-  // it to 32 MB of resident memory).
-  const options = { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 8 } }
+  // The thread's JavaScript is PGlite's glue and the wire server: a worker's young generation does.
+  const options = { workerData: data, resourceLimits: WORKER_HEAP }
   const fromSource = import.meta.url.endsWith('.ts')
   const entry = new URL(fromSource ? './embedded-worker.ts' : './embedded-worker.js', import.meta.url)
   if (!fromSource) return new Worker(entry, options)

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { CanonicalPart } from '../domain/shared/canonical-json.ts'
 import type { JsonBodyReading } from '../domain/shared/i-json.ts'
+import { WORKER_HEAP } from '../worker-heap.ts'
 
 /** A worker's answer for one body: its text and the canonical text of its large parts, or why it is refused. */
 export type WorkerReading =
@@ -103,11 +104,12 @@ export class JsonBodyWorkers {
  */
 function startBodyWorker(): Worker {
   const self = import.meta.url
-  if (!self.endsWith('.ts')) return new Worker(new URL('./json-body-worker.js', self))
+  const options = { resourceLimits: WORKER_HEAP }
+  if (!self.endsWith('.ts')) return new Worker(new URL('./json-body-worker.js', self), options)
   const loader = import.meta.resolve('tsx/esm/api')
   const entry = new URL('./json-body-worker.ts', self).href
   return new Worker(
     `import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}) })`,
-    { eval: true },
+    { ...options, eval: true },
   )
 }

@@ -11,9 +11,10 @@ import { isTakenAsIs } from './schemas/taken-as-is.ts'
  * the same shape: an object's keys are the schema's (unknown keys are left out, as zod strips them; a strict
  * object refuses them), every value has its schema's JSON type, enums and literals their values, and a key the
  * output may not lack its value. A string's format and length bounds (a uuid's form, a maximum length) are not
- * checked again: the response types hold handlers to them. Every other check (an integer, a number's bounds, a
- * refinement, a rewrite such as `.trim()`) and every part this writer does not know (unions, records, lazy or
- * transformed schemas, exact optionals) is encoded by zod as before, that part alone, so the text is zod's.
+ * checked again: the response types hold handlers to them. A number is held to its formats (`.int()`) and bounds
+ * as zod holds it, and free JSON (see takenAsIs) is written as it is. Every other check (a refinement, a multiple,
+ * a rewrite such as `.trim()`) and every part this writer does not know (unions, records, lazy or transformed
+ * schemas, exact optionals, coercion) is encoded by zod as before, that part alone, so the text is zod's.
  *
  * A value that does not fit throws `ResponseNotSerializable`, which the error handler logs and answers with a 500.
  */
@@ -112,6 +113,8 @@ interface Def {
   catchall?: z.ZodType
   element?: z.ZodType
   innerType?: z.ZodType
+  /** Set on a coercing schema (`z.coerce.number()`). */
+  coerce?: boolean
 }
 
 // The checks of a string this writer leaves unchecked: its format (`z.uuid()`, `.regex()`) and its length bounds.
@@ -120,6 +123,8 @@ const STRING_FORMATS_AND_BOUNDS = new Set(['string_format', 'min_length', 'max_l
 function buildWriter(schema: z.ZodType): Writer {
   const def = schema._zod.def as unknown as Def
   const checks = def.checks ?? []
+  // Free JSON is taken as it is: zod's encode of it returns the value itself.
+  if (isTakenAsIs(schema)) return asItIs
   if (def.type === 'string') {
     // Any other check (a refinement, `.trim()` rewriting the value) makes the part zod's.
     const unchecked = [...checks.map((c) => c._zod.def.check), ...(def.check ? [def.check] : [])]
@@ -127,8 +132,6 @@ function buildWriter(schema: z.ZodType): Writer {
       ? typed('string', 'a string')
       : zodWriter(schema)
   }
-  // Free JSON is taken as it is: zod's encode of it returns the value itself.
-  if (isTakenAsIs(schema)) return asItIs
   if (def.type === 'number') return numberWriter(schema, def)
   // Every other part with a check of any kind (bounds, refinements) is zod's.
   if (checks.length > 0 || def.check !== undefined) return zodWriter(schema)
@@ -232,6 +235,7 @@ const asItIs: Writer = (value) => {
 /** A number check this writer applies itself: an integer or float format's range, or a bound. */
 interface NumberCheckDef {
   check: string
+  when?: unknown
   format?: string
   value?: unknown
   inclusive?: boolean
@@ -242,12 +246,16 @@ interface NumberCheckDef {
  * `.max()`, `.positive()`), as zod checks them; with any other check (a multiple, a refinement) the part is zod's.
  */
 function numberWriter(schema: z.ZodType, def: Def): Writer {
+  // A coercing number (`z.coerce.number()`) rewrites what it is given: zod's.
+  if (def.coerce) return zodWriter(schema)
   const checks = [
     ...(def.check !== undefined ? [def as unknown as NumberCheckDef] : []),
     ...(def.checks ?? []).map((c) => c._zod.def as NumberCheckDef),
   ]
   const tests: ((value: number) => boolean)[] = []
   for (const check of checks) {
+    // A check applied only `when` a condition holds is zod's to apply.
+    if (check.when !== undefined) return zodWriter(schema)
     if (
       check.check === 'number_format' &&
       check.format !== undefined &&

@@ -8,6 +8,7 @@ import { readNodes, readNodesAbove, readNodesCompletedIn } from '../db/repositor
 import { listSigningKeys } from '../db/repositories/signing-keys.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
 import { AppError } from '../errors.ts'
+import { WORKER_HEAP } from '../worker-heap.ts'
 import type { LogCheckpoint } from './checkpoints.ts'
 import { type CheckpointClaim, checkpointCheck, LogChecker } from './log-checker.ts'
 import {
@@ -246,13 +247,13 @@ async function verifyChunksInParallel(
  */
 function startVerifyWorker(connectionString: string): Worker {
   const self = import.meta.url
-  const workerData = { connectionString }
-  if (!self.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', self), { workerData })
+  const options = { workerData: { connectionString }, resourceLimits: WORKER_HEAP }
+  if (!self.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', self), options)
   const loader = import.meta.resolve('tsx/esm/api')
   const entry = new URL('./verify-worker.ts', self).href
   return new Worker(
     `import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}) })`,
-    { eval: true, workerData },
+    { ...options, eval: true },
   )
 }
 

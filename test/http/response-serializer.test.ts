@@ -24,6 +24,7 @@ import {
   inclusionProofSchema,
   signedCheckpointSchema,
 } from '../../src/http/schemas/log.ts'
+import { takenAsIs } from '../../src/http/schemas/taken-as-is.ts'
 import { buildTestApp } from '../helpers/app.ts'
 import { createOutcome, interpret } from '../helpers/fixtures.ts'
 
@@ -167,6 +168,8 @@ describe('compiled response serializer', () => {
       ['nonnegative int', z.number().int().nonnegative()],
       ['gt/lt', z.number().gt(1).lt(5)],
       ['multipleOf', z.number().multipleOf(2)],
+      ['conditional bound', z.number().max(10, { when: () => false })],
+      ['coerced', z.coerce.number().min(1)],
       ['refined', z.int().refine((n) => n !== 3)],
     ]
     const values: unknown[] = [
@@ -199,6 +202,23 @@ describe('compiled response serializer', () => {
       for (const value of values)
         assertSameAsZod(z.object({ n: schema }), { n: value }, `${label}: ${String(value)}`)
     }
+  })
+
+  it('writes numbers held to formats and bounds, and free JSON, without calling zod', () => {
+    const count = z.int().min(0)
+    const ratio = z.number().positive().max(1)
+    const free = takenAsIs(z.unknown())
+    for (const schema of [count, ratio, free]) {
+      schema.safeEncode = () => {
+        throw new Error('zod was called')
+      }
+    }
+    const schema = z.object({ count, ratio, free })
+    assert.equal(
+      writeChecked(schema, { count: 3, ratio: 0.5, free: { a: [1, 'x', null] } }),
+      '{"count":3,"ratio":0.5,"free":{"a":[1,"x",null]}}',
+    )
+    assert.throws(() => writeChecked(schema, { count: -1, ratio: 0.5, free: 1 }), /count: expected a number/)
   })
 
   it('leaves every check but a string format or length bound, a number format or a number bound to zod', () => {
