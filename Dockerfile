@@ -51,8 +51,8 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The heap setting of `npm start` (package.json): a 1 GiB heap limit makes V8 collect when the heap has grown by
 # about 1.6x since its last full collection instead of 4x: under 512 KB evidence bodies the process peaked at
-# 219 MB instead of 384 MB (bench, scale phase). The main thread's young generation is V8's own, sized from the
-# container's memory; worker threads get 8 MB semi-spaces from the code (src/worker-heap.ts), which a
-# --max-semi-space-size flag would override.
-# Load is shed (503) at 768 MB of heap, before the limit.
+# 219 MB instead of 384 MB (bench, scale phase, with 8 MB semi-spaces then; 215-237 MB with the main thread's
+# 16 MB since). The main thread's young generation is V8's own, sized from the container's memory; worker threads
+# get 8 MB semi-spaces from the code (src/worker-heap.ts), which a --max-semi-space-size flag would override. Load
+# is shed (503) at 768 MB of heap, before the limit.
 CMD ["node", "--max-old-space-size=1024", "dist/server.js"]
