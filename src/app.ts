@@ -47,6 +47,8 @@ export interface AppConfig
   /** Manifest stream: how often new manifests are looked for, and the heartbeat interval. */
   ssePollMs?: number
   sseHeartbeatMs?: number
+  /** Unknown or revoked keys per client address per minute before 429; 0 off (default 60). */
+  authFailuresPerMinute?: number
   /** Open manifest streams this replica serves before it answers 503 (default 1,000). */
   sseMaxStreams?: number
   /** A request must arrive whole within this (slow clients are cut off with 408); default 30 s. */

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
     assert.equal(config.bodyLimitBytes, 1048576)
     assert.equal(config.logLevel, 'info')
     assert.equal(config.sequencerLingerMs, 20)
+    assert.equal(config.authFailuresPerMinute, 60)
     assert.ok(Object.isFrozen(config))
   })
 
@@ -47,6 +48,9 @@ describe('loadConfig', () => {
     ['ARBITER_BOOTSTRAP_ADMIN_KEY', 'short'],
     ['ARBITER_SEQUENCER_LINGER_MS', '1001'],
     ['ARBITER_SEQUENCER_LINGER_MS', '-1'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', 'many'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', '-1'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', '2.5'],
   ]
   for (const [variable, value] of bad) {
     it(`rejects ${variable}=${value} with one line naming the variable`, () => {
@@ -59,6 +63,11 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  it('reads ARBITER_AUTH_FAILURES_PER_MINUTE, 0 turning the throttle off', () => {
+    assert.equal(loadConfig({ ARBITER_AUTH_FAILURES_PER_MINUTE: '5' }).authFailuresPerMinute, 5)
+    assert.equal(loadConfig({ ARBITER_AUTH_FAILURES_PER_MINUTE: '0' }).authFailuresPerMinute, 0)
+  })
 
   it('treats empty strings as unset', () => {
     assert.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).port, 8080)

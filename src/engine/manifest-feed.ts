@@ -247,7 +247,8 @@ export class ManifestFeed {
 
   private readyStreamsBehind(latest: number): Stream[] {
     const behind: Stream[] = []
-    for (const stream of this.streams) if (this.receives(stream) && stream.cursor < latest) behind.push(stream)
+    for (const stream of this.streams)
+      if (this.receives(stream) && stream.cursor < latest) behind.push(stream)
     return behind
   }
 

@@ -74,4 +74,3 @@ export function openStream(base: string, key: string | null, headers: Record<str
     close: () => req.destroy(),
   }
 }
-

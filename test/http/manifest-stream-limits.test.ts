@@ -33,7 +33,10 @@ async function newKey(app: TestApp, role: 'dashboard' | 'ops'): Promise<{ id: st
 
 async function decideOne(app: TestApp, key: string): Promise<string> {
   const outcome = await createOutcome(app, key)
-  await interpret(app, key, outcome.outcome_id, { orchestrator_id: 'orch-a', outcome_interpretation: 'success' })
+  await interpret(app, key, outcome.outcome_id, {
+    orchestrator_id: 'orch-a',
+    outcome_interpretation: 'success',
+  })
   return (await evaluate(app, key, outcome.outcome_id)).manifest.manifest_id as string
 }
 
@@ -101,13 +104,20 @@ describe('GET /v1/manifests/stream: bounds', () => {
     const a = await buildTestApp(t, { database, config })
     const b = await buildTestApp(t, { database, config })
     t.after(() => database.stop())
-    await until('both key caches to serve', () => a.app.services.keyCache!.serving && b.app.services.keyCache!.serving)
+    await until(
+      'both key caches to serve',
+      () => a.app.services.keyCache!.serving && b.app.services.keyCache!.serving,
+    )
     const [baseA, baseB] = [await listening(a), await listening(b)]
     const revoked = await newKey(a, 'dashboard')
     const kept = await newKey(a, 'ops')
     const orchestrator = await a.key('orchestrator', ['orch-a'])
 
-    const doomed = [openStream(baseA, revoked.key), openStream(baseB, revoked.key), openStream(baseB, revoked.key)]
+    const doomed = [
+      openStream(baseA, revoked.key),
+      openStream(baseB, revoked.key),
+      openStream(baseB, revoked.key),
+    ]
     const staying = [openStream(baseA, kept.key), openStream(baseB, kept.key)]
     const all = [...doomed, ...staying]
     t.after(() => {
@@ -135,7 +145,10 @@ describe('GET /v1/manifests/stream: bounds', () => {
     for (const stream of staying) await stream.until(() => stream.events.length >= 2)
     assert.ok(staying.every((stream) => !stream.ended()))
     assert.ok(staying.every((stream) => JSON.parse(stream.events[1]!.data!).manifest.manifest_id === after))
-    assert.ok(doomed.every((stream) => stream.events.length === 1), 'no manifest reached a revoked stream')
+    assert.ok(
+      doomed.every((stream) => stream.events.length === 1),
+      'no manifest reached a revoked stream',
+    )
     // Heartbeats do not keep a revoked key's streams alive, and a new one is refused.
     const retry = openStream(baseB, revoked.key)
     t.after(() => retry.close())

@@ -2,16 +2,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
 import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
-import {
-  ManifestFeed,
-  STREAM_RETRY_AFTER_SECONDS,
-  type StreamTicket,
-} from '../../engine/manifest-feed.ts'
-import { principalOf } from '../plugins/app/auth.ts'
+import { ManifestFeed, STREAM_RETRY_AFTER_SECONDS, type StreamTicket } from '../../engine/manifest-feed.ts'
 import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { publishedJwks } from '../../services/signing-keys.ts'
 import { problemSchema } from '../errors.ts'
+import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
 import { envelopeOf } from '../schemas/envelope.ts'
 import { pageText, sendJsonText } from '../send-json.ts'
