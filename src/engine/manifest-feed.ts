@@ -28,6 +28,8 @@ export interface FeedOptions {
   /** Open streams on this replica; one more → 503. */
   maxStreams: number
   onError: (err: unknown) => void
+  /** Called for each page of manifests read (whatever the number of streams it is written to). */
+  onPageRead?: () => void
 }
 
 /** Manifests read per page while streams catch up (fewer once they come to a list page's byte bound). */
@@ -220,6 +222,7 @@ export class ManifestFeed {
           const cursor = Math.min(...behind.map((stream) => stream.cursor))
           const group = behind.filter((stream) => stream.cursor === cursor)
           const rows = await listManifests(this.ctx.db, { afterSeq: cursor }, BATCH)
+          this.options.onPageRead?.()
           if (rows.length === 0) {
             // Nothing placed after the cursor after all: wait for the next tick.
             for (const stream of group) stream.cursor = latest

@@ -54,7 +54,7 @@ export const feedView: View = (ctx, main) => {
     empty.remove()
     const keep = new Set<string>()
     wanted.forEach((entry, index) => {
-      const id = entry.envelope.manifest.manifest_id
+      const id = entry.manifest.manifest_id
       keep.add(id)
       let item = rendered.get(id)
       if (!item) {
@@ -75,7 +75,7 @@ export const feedView: View = (ctx, main) => {
 }
 
 function feedItem(entry: FeedEntry, now: number): HTMLElement {
-  const manifest = entry.envelope.manifest
+  const manifest = entry.manifest
   const target = caseOf(manifest)
   const fresh = entry.arrivedAt !== null && now - entry.arrivedAt < FRESH_MS
   const newChip = fresh ? h('span', { class: 'chip new' }, 'new') : null

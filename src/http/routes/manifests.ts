@@ -40,7 +40,9 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     maxStreamsPerKey: MAX_STREAMS_PER_KEY,
     maxStreams: options.sseMaxStreams,
     onError: (err) => app.log.warn({ err }, 'manifest stream poll failed'),
+    onPageRead: () => app.services.metrics.streamPagesRead.inc(),
   })
+  app.services.metrics.streamsOpen.source = () => feed.size
   // Open streams would keep close() waiting forever: end them first.
   // Manifests placed by this process's sequencer are streamed at once rather than at the next poll.
   const stopWaking = app.services.auditLog.sequencer.onBatch(() => feed.poke())
