@@ -126,7 +126,9 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   413: 'The body is larger than the limit',
   415: 'The body is not application/json',
   422: 'Well-formed, but the rules of the case refuse it',
-  429: 'Too many requests with this key: retry after Retry-After seconds',
+  429:
+    'Too many requests with this key, or too many unknown or revoked keys from this address: retry after ' +
+    'Retry-After seconds',
   503: 'Overloaded or the database is unreachable: retry after Retry-After seconds',
 }
 

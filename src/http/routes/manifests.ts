@@ -146,6 +146,11 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         tags: ['manifests'],
         summary:
           'Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume.',
+        description:
+          'Without `Last-Event-ID` only manifests sequenced after the stream opened are sent; with it, every ' +
+          'manifest after that seq first, read a page at a time. Each key may hold 16 open streams (one more → ' +
+          `429 + Retry-After) and each replica 1,000 (→ 503 + Retry-After). A key's streams end within a second ` +
+          'of its revocation, on every replica.',
         headers: z.object({ 'last-event-id': z.string().optional() }),
         response: {
           200: {
@@ -161,6 +166,16 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
             },
           },
           ...authProblems,
+          429: {
+            description:
+              'This key holds 16 open streams already (or too many unknown keys came from this address): retry ' +
+              'after Retry-After seconds',
+            content: { 'application/problem+json': { schema: problemSchema } },
+          },
+          503: {
+            description: 'This replica serves its maximum of open streams, or is overloaded: retry after Retry-After',
+            content: { 'application/problem+json': { schema: problemSchema } },
+          },
         },
       },
     },
