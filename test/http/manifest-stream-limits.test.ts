@@ -40,7 +40,7 @@ async function decideOne(app: TestApp, key: string): Promise<string> {
   return (await evaluate(app, key, outcome.outcome_id)).manifest.manifest_id as string
 }
 
-describe('GET /v1/manifests/stream: bounds', () => {
+describe('GET /v1/manifests/stream: bounds', { timeout: 120_000 }, () => {
   it('holds 16 open streams per key: the 17th gets 429 with Retry-After, even when 24 open at once', async (t) => {
     const app = await buildTestApp(t, { config: { ssePollMs: 50, sseHeartbeatMs: 1000 } })
     const base = await listening(app)
