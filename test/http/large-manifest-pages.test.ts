@@ -122,7 +122,10 @@ describe('large manifests, listed and streamed', () => {
         live,
       )
     }
-    assert.ok(pageReads <= 6, `${pageReads} page reads for 12 streams and 3 manifests: shared, not one per stream`)
+    assert.ok(
+      pageReads <= 6,
+      `${pageReads} page reads for 12 streams and 3 manifests: shared, not one per stream`,
+    )
     const counted = (await metric(base, 'arbiter_manifest_stream_pages_read_total')) - readBefore
     assert.equal(counted, pageReads, '/metrics counts the same reads')
   })
@@ -137,5 +140,36 @@ describe('large manifests, listed and streamed', () => {
     assert.equal(summary.verdict, envelope.manifest.verdict)
     assert.equal(summary.outcome_id, envelope.manifest.outcome_id)
     assert.ok(JSON.stringify(summary).length < 1024, `${JSON.stringify(summary).length} bytes kept`)
+  })
+})
+
+describe('large cases, listed', () => {
+  it('bounds a page of outcomes with large evidence to about 4 MiB', async (t) => {
+    const app = await buildTestApp(t)
+    const key = await app.key('orchestrator', ['orch-a'])
+    const content = 'x'.repeat(700 * 1024)
+    const created: string[] = []
+    for (let i = 0; i < 8; i++) {
+      const outcome = await createOutcome(app, key, {
+        evidence: [{ kind: 'result_payload', name: `big-${i}`, content }],
+      })
+      created.push(outcome.outcome_id)
+    }
+    const listed: string[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const url: string = `/v1/outcomes?limit=500${cursor === null ? '' : `&cursor=${cursor}`}`
+      const page = await app.request(key, { method: 'GET', url })
+      assert.equal(page.statusCode, 200, page.body)
+      const body = page.json<{ items: { outcome_id: string }[]; next_cursor: string | null }>()
+      assert.ok(body.items.length > 0)
+      assert.ok(page.rawPayload.length <= PAGE_BYTES, `a page of ${page.rawPayload.length} bytes`)
+      listed.push(...body.items.map((item) => item.outcome_id))
+      cursor = body.next_cursor
+      pages += 1
+    } while (cursor !== null)
+    assert.deepEqual(listed, created)
+    assert.ok(pages >= 2, `${pages} pages`)
   })
 })
