@@ -67,6 +67,8 @@ export class ManifestFeed {
   private heartbeatTimer: NodeJS.Timeout | null = null
   private pumping = false
   private pumpAgain = false
+  /** Set by close(): a stream still being opened then ends instead (it would hold the server's close forever). */
+  private closed = false
 
   constructor(
     private readonly ctx: Pick<ServiceContext, 'db'>,
@@ -78,7 +80,7 @@ export class ManifestFeed {
    * taken at once, so concurrent opens cannot pass the bounds together.
    */
   admit(keyId: string): StreamTicket {
-    if (this.streams.size >= this.options.maxStreams) {
+    if (this.closed || this.streams.size >= this.options.maxStreams) {
       throw new AppError(
         'OVERLOADED',
         `this replica serves ${this.options.maxStreams} manifest streams already; retry later`,
@@ -109,7 +111,7 @@ export class ManifestFeed {
       open: async (raw, lastEventId) => {
         if (released) return
         stream.cursor = lastEventId ?? (await latestManifestSeq(this.ctx.db))
-        if (stream.revoked || released) {
+        if (stream.revoked || released || this.closed) {
           raw.end()
           release()
           return
@@ -154,6 +156,7 @@ export class ManifestFeed {
   }
 
   close(): void {
+    this.closed = true
     for (const stream of this.streams) stream.raw?.end()
     this.streams.clear()
     this.perKey.clear()
