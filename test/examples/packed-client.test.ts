@@ -18,9 +18,22 @@ import { listenTestApp } from '../helpers/listening-app.ts'
 
 const run = promisify(execFile)
 
-/** npm and node with nothing of this process's environment but PATH and HOME: no npm_config_* of an outer `npm test`. */
+/** How this machine reaches the registry, if its environment says so (npm's own config files are under HOME). */
+const NETWORK_ENV =
+  /^(https?_proxy|no_proxy|node_extra_ca_certs|npm_config_(registry|cafile|https?_proxy|noproxy))$/i
+
+/**
+ * npm and node with PATH, HOME and the network settings above only: nothing else of an outer `npm test`
+ * (its npm_config_* name this repository as the project).
+ */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra }
+  const network = Object.entries(process.env).filter(([name]) => NETWORK_ENV.test(name))
+  return {
+    ...Object.fromEntries(network),
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    ...extra,
+  }
 }
 
 async function sh(cwd: string, file: string, args: string[], env = cleanEnv()) {
