@@ -41,6 +41,8 @@ export interface OrchestratorOptions {
   refund(manifest: OutcomeManifest): Promise<void>
   /** Waits between evaluations while another orchestrator has not reported yet. */
   pollIntervalMs?: number
+  /** Gives up (the node throws; the graph can be invoked again later) when they have not reported by then. */
+  maxWaitMs?: number
 }
 
 const OrchestratorState = Annotation.Root({
@@ -57,6 +59,7 @@ type State = typeof OrchestratorState.State
 export function buildOrchestratorGraph(options: OrchestratorOptions) {
   const { orchestratorId: me, arbiter } = options
   const pollIntervalMs = options.pollIntervalMs ?? 50
+  const maxWaitMs = options.maxWaitMs ?? 30_000
 
   /** The signed manifest, verified against the service's published keys before anything acts on it. */
   async function verified(envelope: ManifestEnvelope): Promise<OutcomeManifest> {
@@ -74,9 +77,15 @@ export function buildOrchestratorGraph(options: OrchestratorOptions) {
   }
 
   async function evaluate(state: State) {
+    const deadline = Date.now() + maxWaitMs
     for (;;) {
       const result = await arbiter.outcomes.evaluate(state.outcomeId!)
       if (!isEvaluationPending(result)) return { manifest: await verified(result) }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `outcome ${state.outcomeId}: still waiting for ${result.missing_orchestrators.join(', ')}`,
+        )
+      }
       await new Promise((resolve) => setTimeout(resolve, pollIntervalMs))
     }
   }

@@ -92,6 +92,26 @@ describe('two LangGraph orchestrators, one sub-agent', () => {
     assert.equal(refunds[0]?.by, 'orch-b')
   })
 
+  it('gives up waiting for an orchestrator that never reports, naming it', async () => {
+    const alone = buildOrchestratorGraph({
+      orchestratorId: 'orch-a',
+      arbiter: keyA,
+      judge: lenient,
+      refund: async () => assert.fail('nothing is decided'),
+      maxWaitMs: 200,
+    })
+    const subagent: SubagentOutcome = {
+      subagent_id: 'refund-agent',
+      run_id: 'lg-run-3',
+      evidence,
+      expected_orchestrators: ['orch-a', 'orch-b'],
+    }
+    await assert.rejects(
+      alone.invoke({ subagent }, { configurable: { thread_id: 'a-3' } }),
+      /waiting for orch-b/,
+    )
+  })
+
   it('pauses both graphs on HALT and resumes them from their checkpoints with the HUMAN_RESOLVED manifest', async () => {
     // Different criteria, different readings, no probe, no arbiter, no fallback: nothing settles it but a human.
     const partial = (): Reading => ({ ...lenient(), outcome_interpretation: 'partial' })
