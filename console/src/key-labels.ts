@@ -10,22 +10,27 @@ export interface KeyLabel {
 
 export type KeyLabels = ReadonlyMap<string, KeyLabel>
 
-const cache = new WeakMap<Api, Promise<KeyLabels>>()
+const cache = new WeakMap<Api, { labels: Promise<KeyLabels>; readAt: number }>()
+/** A key made after the labels were read is looked up again, at most this often. */
+const REREAD_MS = 2_000
 
 /**
- * Who each key is, for showing actors by name: read once per key session from the audit log's `key.created`
- * records (the labels an admin gave), which ops and admin keys may read. Another key gets an empty map, and
- * actors show as their ids.
+ * Who each key is, for showing actors by name: read from the audit log's `key.created` records (the labels an
+ * admin gave), which ops and admin keys may read, once per key session and again when an actor in `actors` is
+ * not among them (a key made since). Another key gets an empty map, and actors show as their ids.
  */
-export function keyLabels(api: Api): Promise<KeyLabels> {
-  let labels = cache.get(api)
-  if (!labels) {
-    labels = api
-      .getAll<AuditRecord>('/v1/audit/records?kind=key.created&limit=500', 20)
-      .then((records) => labelsFrom(records))
-      .catch(() => new Map<string, KeyLabel>())
-    cache.set(api, labels)
+export async function keyLabels(api: Api, actors: string[] = []): Promise<KeyLabels> {
+  const cached = cache.get(api)
+  if (cached) {
+    const labels = await cached.labels
+    const unknown = actors.some((actor) => actor !== 'system' && !labels.has(actor))
+    if (!unknown || labels.size === 0 || Date.now() - cached.readAt < REREAD_MS) return labels
   }
+  const labels = api
+    .getAll<AuditRecord>('/v1/audit/records?kind=key.created&limit=500', 20)
+    .then((records) => labelsFrom(records))
+    .catch(() => new Map<string, KeyLabel>())
+  cache.set(api, { labels, readAt: Date.now() })
   return labels
 }
 

@@ -460,7 +460,15 @@ describe('ops console in Chromium', () => {
       },
       201,
     )
-    const outcome = await createOutcome(arbiter, orchestratorKey, {
+    // Recorded with a key made after the console first read the keys' labels: it is named all the same.
+    const lateKey = await api(
+      arbiter.adminKey,
+      'POST',
+      '/v1/admin/keys',
+      { role: 'orchestrator', orchestrator_ids: ['orch-a'], label: 'late recorder' },
+      201,
+    )
+    const outcome = await createOutcome(arbiter, lateKey.key, {
       run_id: `probe-${Date.now()}`,
       probe: { probe_id: probe.probe_id, params: { refund_id: 're_9' } },
     } as never)
@@ -487,6 +495,11 @@ describe('ops console in Chromium', () => {
     )
     assert.match(text, /LEDGER_TOKEN/, 'the detail names the missing variable')
     assert.match(text, /No response arrived/)
+    const created = page
+      .getByRole('list', { name: 'Audit records, oldest first' })
+      .getByRole('listitem')
+      .filter({ hasText: 'outcome.created' })
+    assert.match(await shownText(created), /by late recorder \(orchestrator\)/)
     await screenshotBothWidths(page, 'outcome-probe-error')
   })
 

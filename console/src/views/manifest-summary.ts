@@ -31,7 +31,9 @@ export function manifestSummary(
   const resolution = (m as { resolution?: { by: string; rationale: string } | null }).resolution
   if (resolution) {
     const by = h('span', { class: 'resolved-by' }, h('code', null, resolution.by))
-    void keyLabels(ctx.api).then((labels) => by.replaceChildren(actorText(resolution.by, labels)))
+    void keyLabels(ctx.api, [resolution.by]).then((labels) =>
+      by.replaceChildren(actorText(resolution.by, labels)),
+    )
     rows.push(['Resolved by', by])
     rows.push(['Rationale', resolution.rationale])
   }

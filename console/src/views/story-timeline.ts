@@ -19,10 +19,12 @@ export function storyTimeline(ctx: ViewContext, storyPath: string): HTMLElement 
   )
   void (async () => {
     try {
-      const [story, labels] = await Promise.all([
-        ctx.api.get<Story>(storyPath, ctx.signal),
-        keyLabels(ctx.api),
-      ])
+      const [story] = await Promise.all([ctx.api.get<Story>(storyPath, ctx.signal), keyLabels(ctx.api)])
+      // Read again only if an actor is a key made since the labels were read.
+      const labels = await keyLabels(
+        ctx.api,
+        story.records.map((record) => record.actor),
+      )
       for (const record of story.records) knownRecords.set(record.seq, record)
       replaceChildren(
         region,
