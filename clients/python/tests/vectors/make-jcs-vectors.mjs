@@ -7,11 +7,30 @@ import canonicalize from 'canonicalize'
 
 // RFC 8785 Appendix B: IEEE 754 bit patterns and how JCS writes them (NaN and Infinity have no JSON form).
 const appendixB = [
-  '0000000000000000', '8000000000000000', '0000000000000001', '8000000000000001', '7fefffffffffffff',
-  'ffefffffffffffff', '4340000000000000', 'c340000000000000', '4430000000000000', '44b52d02c7e14af5',
-  '44b52d02c7e14af6', '44b52d02c7e14af7', '444b1ae4d6e2ef4e', '444b1ae4d6e2ef4f', '444b1ae4d6e2ef50',
-  '3eb0c6f7a0b5ed8c', '3eb0c6f7a0b5ed8d', '41b3de4355555553', '41b3de4355555554', '41b3de4355555555',
-  '41b3de4355555556', '41b3de4355555557', 'becbf647612f3696', '43143ff3c1cb0959',
+  '0000000000000000',
+  '8000000000000000',
+  '0000000000000001',
+  '8000000000000001',
+  '7fefffffffffffff',
+  'ffefffffffffffff',
+  '4340000000000000',
+  'c340000000000000',
+  '4430000000000000',
+  '44b52d02c7e14af5',
+  '44b52d02c7e14af6',
+  '44b52d02c7e14af7',
+  '444b1ae4d6e2ef4e',
+  '444b1ae4d6e2ef4f',
+  '444b1ae4d6e2ef50',
+  '3eb0c6f7a0b5ed8c',
+  '3eb0c6f7a0b5ed8d',
+  '41b3de4355555553',
+  '41b3de4355555554',
+  '41b3de4355555555',
+  '41b3de4355555556',
+  '41b3de4355555557',
+  'becbf647612f3696',
+  '43143ff3c1cb0959',
 ]
 const invalid = ['7fffffffffffffff', '7ff0000000000000', 'fff0000000000000']
 
@@ -41,7 +60,8 @@ while (random.length < 2000) {
 }
 // Integers and short decimals around the notation switches (1e-7, 1e21) and 2^53.
 const around = []
-for (let e = -9; e <= 23; e++) for (const m of [1, 1.5, 9.999999999999998, 123456789]) around.push(toHex(m * 10 ** e))
+for (let e = -9; e <= 23; e++)
+  for (const m of [1, 1.5, 9.999999999999998, 123456789]) around.push(toHex(m * 10 ** e))
 for (const n of [2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 0.1, 0.2, 0.1 + 0.2, 0.66, 1 / 3, 100, 1e300])
   around.push(toHex(n))
 
@@ -57,8 +77,14 @@ const examples = [
     name: 'RFC 8785 section 3.2.3 sorting example',
     json: '{"\\u20ac":"Euro Sign","\\r":"Carriage Return","\\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\\ud83d\\ude00":"Emoji: Grinning Face","\\u0080":"Control","\\u00f6":"Latin Small Letter O With Diaeresis"}',
   },
-  { name: 'control characters and escapes', json: '["\\u0000\\u0001\\u001f\\u007f\\b\\f\\n\\r\\t","\\u2028\\u2029","\\""]' },
-  { name: 'nesting and empty containers', json: '{"b":[{},[],{"z":1,"a":[null]}],"a":{"c":{"b":true,"a":false}}}' },
+  {
+    name: 'control characters and escapes',
+    json: '["\\u0000\\u0001\\u001f\\u007f\\b\\f\\n\\r\\t","\\u2028\\u2029","\\""]',
+  },
+  {
+    name: 'nesting and empty containers',
+    json: '{"b":[{},[],{"z":1,"a":[null]}],"a":{"c":{"b":true,"a":false}}}',
+  },
 ].map((example) => ({ ...example, jcs: canonicalize(JSON.parse(example.json)) }))
 
 writeFileSync(
