@@ -70,3 +70,16 @@ def test_a_new_request_field_becomes_an_argument() -> None:
     body["properties"]["priority"] = {"type": "integer"}
     _, resources = generate.build(document)
     assert "priority: int | NotGiven = NOT_GIVEN" in resources
+
+
+def test_the_package_under_test_is_this_working_tree() -> None:
+    """The tests import the installed package (CI installs it with pip): it must be this tree's code."""
+    import arbiter_client
+
+    installed = Path(arbiter_client.__file__).parent
+    source = PYTHON_CLIENT / "src" / "arbiter_client"
+    stale = [
+        p.name for p in source.glob("*.py") if not (installed / p.name).exists() or (installed / p.name).read_bytes() != p.read_bytes()
+    ]
+    assert stale == [], "reinstall the client: python3 -m pip install -e clients/python"
+    assert (installed / "py.typed").exists()

@@ -18,7 +18,6 @@ def test_the_python_example_runs(clients: Clients) -> None:
         "PATH": os.environ.get("PATH", ""),
         "ARBITER_URL": clients.base_url,
         "ADMIN_KEY": clients.admin_key,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
     }
     run = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=120)
     out = run.stdout
