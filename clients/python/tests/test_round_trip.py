@@ -110,7 +110,7 @@ def test_outcome_round_trip(clients: Clients) -> None:
     assert caught.value.check == "kid"
 
     # The manifest is in the log: its inclusion proof against the signed checkpoint, with the log's key.
-    log_key = jwks.model_dump()["keys"][0]
+    log_key = jwks.keys[0]  # the model; a dict (the saved JSON) works the same
     inclusion = clients.dashboard.manifests.inclusion(a.manifest.manifest_id)
     proved = verify_manifest_inclusion(inclusion, log_key, manifest_digest=a.manifest_digest)
     assert proved.seq == envelope["audit_seq"]

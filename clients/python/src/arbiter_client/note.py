@@ -19,6 +19,7 @@ from typing import Any, Union
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from pydantic import BaseModel
 
 from ._errors import VerificationError
 from .merkle import HASH_SIZE
@@ -79,8 +80,9 @@ class Checkpoint:
         return base64.b64encode(self.root_hash).decode()
 
 
-# An Ed25519 public key, its 32 raw bytes, an OKP JWK (as /.well-known/jwks.json lists), or a C2SP verifier key.
-LogPublicKey = Union[Ed25519PublicKey, bytes, Mapping[str, Any], str]
+# An Ed25519 public key, its 32 raw bytes, an OKP JWK (as /.well-known/jwks.json lists it, a dict or the client's
+# model), or a C2SP verifier key.
+LogPublicKey = Union[Ed25519PublicKey, bytes, Mapping[str, Any], BaseModel, str]
 
 
 def _malformed(message: str) -> VerificationError:
@@ -230,6 +232,8 @@ def parse_checkpoint(text: str) -> Checkpoint:
 
 def log_verifier(public_key: LogPublicKey, origin: str) -> NoteVerifier:
     """The verifier of a log named `origin` (Arbiter signs checkpoints with key name = origin)."""
+    if isinstance(public_key, BaseModel):  # a JWK as the client's models hold it
+        public_key = public_key.model_dump(mode="json", exclude_unset=True)
     if isinstance(public_key, str):
         parsed = parse_verifier_key(public_key)
         if parsed.name != origin:
