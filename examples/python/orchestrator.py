@@ -49,8 +49,10 @@ def settle(client: Arbiter, me: str, outcome_id: str, jwks: object) -> OutcomeMa
         raise SystemExit(f"{me}: still waiting for {envelope.missing_orchestrators}")
     verified = verify_envelope(envelope, jwks)
     m = envelope.manifest
-    print(f"{me}: manifest {m.manifest_id} verdict={m.verdict} directive={m.directive} "
-          f"resolved_outcome={m.resolved_outcome} action_owner={m.action_owner} (signed by {verified.kid})")
+    print(
+        f"{me}: manifest {m.manifest_id} verdict={m.verdict} directive={m.directive} "
+        f"resolved_outcome={m.resolved_outcome} action_owner={m.action_owner} (signed by {verified.kid})"
+    )
     if m.directive == "PROCEED" and m.action_owner == me:
         print(f"{me}: I am the action owner: running the follow-up for outcome {m.resolved_outcome}")
     else:
@@ -59,10 +61,14 @@ def settle(client: Arbiter, me: str, outcome_id: str, jwks: object) -> OutcomeMa
 
 
 def round_trip(admin: Arbiter) -> None:
-    orch_a = Arbiter(base_url=ARBITER_URL, api_key=admin.keys.create(
-        role="orchestrator", orchestrator_ids=["orch-a"], label="example orchestrator A").key)
-    orch_b = Arbiter(base_url=ARBITER_URL, api_key=admin.keys.create(
-        role="orchestrator", orchestrator_ids=["orch-b"], label="example orchestrator B").key)
+    orch_a = Arbiter(
+        base_url=ARBITER_URL,
+        api_key=admin.keys.create(role="orchestrator", orchestrator_ids=["orch-a"], label="example orchestrator A").key,
+    )
+    orch_b = Arbiter(
+        base_url=ARBITER_URL,
+        api_key=admin.keys.create(role="orchestrator", orchestrator_ids=["orch-b"], label="example orchestrator B").key,
+    )
     jwks = orch_a.jwks()
 
     run_id = f"run-{uuid.uuid4()}"
@@ -74,10 +80,16 @@ def round_trip(admin: Arbiter) -> None:
         arbiter_orchestrator_id="orch-a",  # when the readings differ, orch-a's reading decides
     )
     same = orch_b.outcomes.create(
-        subagent_id="refund-agent", run_id=run_id, evidence=refund_subagent(),
-        expected_orchestrators=["orch-a", "orch-b"], arbiter_orchestrator_id="orch-a",
+        subagent_id="refund-agent",
+        run_id=run_id,
+        evidence=refund_subagent(),
+        expected_orchestrators=["orch-a", "orch-b"],
+        arbiter_orchestrator_id="orch-a",
     )
-    print(f"outcome {outcome.outcome_id} recorded (both orchestrators got the same: {same.outcome_id == outcome.outcome_id})")
+    print(
+        f"outcome {outcome.outcome_id} recorded "
+        f"(both orchestrators got the same: {same.outcome_id == outcome.outcome_id})"
+    )
 
     orchestrate(orch_a, "orch-a", outcome.outcome_id, "success", "proceed")
     orchestrate(orch_b, "orch-b", outcome.outcome_id, "failure", "compensate")
@@ -102,8 +114,10 @@ def worker(subtask: str) -> dict:
 
 
 def fan_out(admin: Arbiter) -> None:
-    planner = Arbiter(base_url=ARBITER_URL, api_key=admin.keys.create(
-        role="orchestrator", orchestrator_ids=["planner"], label="example planner").key)
+    planner = Arbiter(
+        base_url=ARBITER_URL,
+        api_key=admin.keys.create(role="orchestrator", orchestrator_ids=["planner"], label="example planner").key,
+    )
     fanout = planner.fanouts.create(
         orchestrator_id="planner",
         fanout_key=f"vantage-{uuid.uuid4()}",

@@ -75,9 +75,7 @@ OPERATIONS: dict[str, Op] = {
     "listOutcomes": Op("outcomes", "list", True),
     "getOutcome": Op("outcomes", "get", True, "outcome_id"),
     "addOutcomeEvidence": Op("outcomes", "add_evidence", True, "outcome_id"),
-    "submitInterpretation": Op(
-        "outcomes", "interpret", True, "outcome_id", response_name="InterpretationRecorded"
-    ),
+    "submitInterpretation": Op("outcomes", "interpret", True, "outcome_id", response_name="InterpretationRecorded"),
     "evaluateOutcome": Op("outcomes", "evaluate", True, "outcome_id"),
     "resolveOutcome": Op("outcomes", "resolve", False, "outcome_id"),
     "putSubagentPolicy": Op("subagent_policies", "set", True, "subagent_id"),
@@ -452,11 +450,11 @@ do not edit. Both families of classes come from one template: they differ only i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._operation import NOT_GIVEN, NotGiven, Operation, Timeout
-from .models import *  # noqa: F403
+from .models import *
 from .models import CursorPage
 
 if TYPE_CHECKING:
@@ -476,7 +474,7 @@ def request_annotation(ann: str) -> str:
         m = re.fullmatch(r"list\[(.+)\]", part)
         if m:
             parts.append(f"Sequence[{request_annotation(m.group(1))}]")
-        elif re.fullmatch(r"[A-Z][A-Za-z0-9]*", part):
+        elif re.fullmatch(r"[A-Z][A-Za-z0-9]*", part) and part != "None":
             parts.append(f"{part} | Mapping[str, Any]")
         else:
             parts.append(part)
@@ -509,7 +507,11 @@ def resources_module(methods: list[Method]) -> str:
                 cls = "_SyncRootMethods" if flavour == "sync" else "_AsyncRootMethods"
                 client = "self"
                 out.append(f"\n\nclass {cls}:\n")
-                out.append('    """Operations of the service itself: health, readiness, metrics, its signing keys, its document."""\n')
+                out.append(
+                    '    """Operations of the service itself: health, readiness, metrics, its keys, its document."""\n'
+                )
+                returned = "Any" if flavour == "sync" else "Awaitable[Any]"
+                out.append(f"\n    _request: Callable[..., {returned}]  # the client's own\n")
             else:
                 prefix = "" if flavour == "sync" else "Async"
                 cls = f"{prefix}{RESOURCE_CLASSES[resource]}"
@@ -546,7 +548,7 @@ def method_text(m: Method, flavour: str, client: str) -> str:
     if m.op.custom:
         return custom_method_text(m, flavour)
     kw.append("timeout: Timeout | NotGiven = NOT_GIVEN")
-    signature = ", ".join(args + ["*", *kw])
+    signature = ", ".join([*args, "*", *kw])
     statuses = [s for s in m.responses.values()]
     paginated = m.page_item is not None
     if paginated:
@@ -578,7 +580,8 @@ def custom_method_text(m: Method, flavour: str) -> str:
     # The manifest stream is written by hand (reconnection and resumption); the resource forwards to it.
     if flavour == "sync":
         return (
-            "\n    def stream(self, *, last_event_id: int | str | None = None, **options: Any) -> Iterator[ManifestEvent]:\n"
+            "\n    def stream(\n        self, *, last_event_id: int | str | None = None, **options: Any\n"
+            "    ) -> Iterator[ManifestEvent]:\n"
             f'        """{m.http_method} {m.path}: see Arbiter.stream_manifests."""\n'
             "        return self._client.stream_manifests(last_event_id=last_event_id, **options)\n"
         )

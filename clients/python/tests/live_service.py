@@ -145,6 +145,8 @@ def clients(arbiter_service: tuple[Service, str]) -> Iterator[Clients]:
         "dashboard": admin.keys.create(role="dashboard", label="dashboard").key,
     }
     made = {name: Arbiter(base_url=service.base_url, api_key=key) for name, key in keys.items()}
-    yield Clients(service.base_url, admin_key, admin, made["orch_a"], made["orch_b"], made["ops"], made["dashboard"], keys)
+    yield Clients(
+        service.base_url, admin_key, admin, made["orch_a"], made["orch_b"], made["ops"], made["dashboard"], keys
+    )
     for client in [admin, *made.values()]:
         client.close()

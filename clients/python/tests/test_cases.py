@@ -159,7 +159,9 @@ def test_an_escalation_is_resolved_by_ops(clients: Clients) -> None:
     receipt = halted.manifest.interpretation_divergence_receipt
     assert receipt is not None and receipt.pairs[0].criteria_divergence[0].pointer == "/require/1"
 
-    opened = [e for e in clients.ops.escalations.list(status="open", case="outcome") if e.outcome_id == outcome.outcome_id]
+    opened = [
+        e for e in clients.ops.escalations.list(status="open", case="outcome") if e.outcome_id == outcome.outcome_id
+    ]
     assert len(opened) == 1 and opened[0].manifest_id == halted.manifest.manifest_id
     resolution = clients.ops.outcomes.resolve(
         outcome.outcome_id, outcome="failure", rationale="The PSP never settled it.", action_owner="orch-b"

@@ -79,7 +79,9 @@ def test_the_package_under_test_is_this_working_tree() -> None:
     installed = Path(arbiter_client.__file__).parent
     source = PYTHON_CLIENT / "src" / "arbiter_client"
     stale = [
-        p.name for p in source.glob("*.py") if not (installed / p.name).exists() or (installed / p.name).read_bytes() != p.read_bytes()
+        p.name
+        for p in source.glob("*.py")
+        if not (installed / p.name).exists() or (installed / p.name).read_bytes() != p.read_bytes()
     ]
     assert stale == [], "reinstall the client: python3 -m pip install -e clients/python"
     assert (installed / "py.typed").exists()

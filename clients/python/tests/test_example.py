@@ -23,8 +23,12 @@ def test_the_python_example_runs(clients: Clients) -> None:
     out = run.stdout
     assert run.returncode == 0, run.stderr + out
     assert "both orchestrators got the same: True" in out
-    decided = re.findall(r"^(orch-[ab]): manifest (\S+) verdict=ARBITER_DECIDES directive=PROCEED "
-                         r"resolved_outcome=success action_owner=orch-a", out, re.M)
+    decided = re.findall(
+        r"^(orch-[ab]): manifest (\S+) verdict=ARBITER_DECIDES directive=PROCEED "
+        r"resolved_outcome=success action_owner=orch-a",
+        out,
+        re.M,
+    )
     assert [who for who, _ in decided] == ["orch-a", "orch-b"] and decided[0][1] == decided[1][1]
     assert "orch-a: I am the action owner: running the follow-up for outcome success" in out
     assert "orch-b: proceeding without any side effect" in out

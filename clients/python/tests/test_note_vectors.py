@@ -58,7 +58,7 @@ def test_parses_and_formats_the_published_verifier_keys() -> None:
 
 def test_refuses_bad_verifier_keys() -> None:
     for vkey in GO["badVerifierKeys"]:
-        assert refusal(lambda: parse_verifier_key(vkey)) == "malformed"
+        assert refusal(lambda vkey=vkey: parse_verifier_key(vkey)) == "malformed"
     assert refusal(lambda: parse_verifier_key(GO["peterVerifierKey"].replace("c74f20a3", "C74F20A3"))) == "malformed"
     vkey = GO["peterVerifierKey"]
     for i in range(len(vkey)):

@@ -67,7 +67,7 @@ class Scripted:
                 except BrokenPipeError:
                     pass
 
-            do_GET = do_POST = _answer  # noqa: N815
+            do_GET = do_POST = _answer
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -87,7 +87,11 @@ def client(server: Scripted, **options: object) -> Arbiter:
 
 
 def test_an_idempotent_call_waits_what_retry_after_asks_and_tries_again(scripted: Scripted) -> None:
-    scripted.script = [(503, {"retry-after": "1"}, BUSY, 0), (429, {"retry-after": "0"}, BUSY, 0), (200, {}, OUTCOME, 0)]
+    scripted.script = [
+        (503, {"retry-after": "1"}, BUSY, 0),
+        (429, {"retry-after": "0"}, BUSY, 0),
+        (200, {}, OUTCOME, 0),
+    ]
     outcome = client(scripted).outcomes.get(OUTCOME["outcome_id"])
     assert outcome.run_id == "run-1"
     times = [t for _, _, t in scripted.requests]

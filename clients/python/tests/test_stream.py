@@ -35,9 +35,7 @@ def audit_seq(clients: Clients, manifest_id: str) -> int:
     raise AssertionError("never sequenced")
 
 
-def test_the_stream_resumes_across_a_service_restart(
-    clients: Clients, arbiter_service: tuple[Service, str]
-) -> None:
+def test_the_stream_resumes_across_a_service_restart(clients: Clients, arbiter_service: tuple[Service, str]) -> None:
     service, _ = arbiter_service
     start = audit_seq(clients, decide(clients))
     stream = clients.dashboard.stream_manifests(last_event_id=start, reconnect_delay=0.2, max_failures=100)
@@ -50,7 +48,7 @@ def test_the_stream_resumes_across_a_service_restart(
         try:
             while pull.acquire():
                 events.put(next(stream))
-        except Exception as err:  # noqa: BLE001 - handed to the test thread
+        except Exception as err:
             events.put(err)
 
     threading.Thread(target=consume, daemon=True).start()

@@ -19,7 +19,7 @@ from ._errors import ArbiterConnectionError, ArbiterError
 from ._operation import NOT_GIVEN, NotGiven, Operation, Timeout, query_params, to_json
 from ._pagination import AsyncCursorPage, AsyncPaginator, SyncCursorPage
 from ._response import parse_response
-from ._retry import SEND, RetryPolicy, Sleep, retry_plan
+from ._retry import RetryPolicy, Sleep, retry_plan
 from ._stream import PATH as STREAM_PATH
 from ._stream import ManifestEvent, ManifestStreamState, StreamOptions
 from ._version import __version__
@@ -337,4 +337,4 @@ class AsyncArbiter(_BaseClient, _resources._AsyncRootMethods):
             await asyncio.sleep(delay)
 
 
-__all__ = ["Arbiter", "AsyncArbiter", "ArbiterError", "ArbiterConnectionError"]
+__all__ = ["Arbiter", "ArbiterConnectionError", "ArbiterError", "AsyncArbiter"]

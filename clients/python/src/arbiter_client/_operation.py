@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Union
+from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
@@ -31,7 +31,7 @@ class NotGiven:
 NOT_GIVEN: Final = NotGiven()
 
 # Seconds (for every phase of the request) or an httpx.Timeout; None waits forever.
-Timeout = Union[float, httpx.Timeout, None]
+Timeout = float | httpx.Timeout | None
 
 
 @dataclass(frozen=True)

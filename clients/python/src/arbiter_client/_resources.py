@@ -6,11 +6,11 @@ do not edit. Both families of classes come from one template: they differ only i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._operation import NOT_GIVEN, NotGiven, Operation, Timeout
-from .models import *  # noqa: F403
+from .models import *
 from .models import CursorPage
 
 if TYPE_CHECKING:
@@ -123,7 +123,9 @@ METHODS: dict[str, tuple[str | None, str]] = {
 
 
 class _SyncRootMethods:
-    """Operations of the service itself: health, readiness, metrics, its signing keys, its document."""
+    """Operations of the service itself: health, readiness, metrics, its keys, its document."""
+
+    _request: Callable[..., Any]  # the client's own
 
     def health(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Health:
         """GET /healthz: The process is up. Retried when refused for load (429/503) or when the connection drops."""
@@ -245,7 +247,9 @@ class Manifests:
         """GET /v1/manifests: List manifest envelopes of every kind, in log order. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def stream(self, *, last_event_id: int | str | None = None, **options: Any) -> Iterator[ManifestEvent]:
+    def stream(
+        self, *, last_event_id: int | str | None = None, **options: Any
+    ) -> Iterator[ManifestEvent]:
         """GET /v1/manifests/stream: see Arbiter.stream_manifests."""
         return self._client.stream_manifests(last_event_id=last_event_id, **options)
 
@@ -360,7 +364,7 @@ class Fanouts:
         """GET /v1/fanouts: List fan-outs, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listFanouts'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | Mapping[str, Any] | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
         """POST /v1/fanouts: Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['createFanout'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'fanout_key': fanout_key, 'question': question, 'facts': facts, 'subtasks': subtasks, 'deadline': deadline, 'policy': policy}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -382,7 +386,9 @@ class Fanouts:
 
 
 class _AsyncRootMethods:
-    """Operations of the service itself: health, readiness, metrics, its signing keys, its document."""
+    """Operations of the service itself: health, readiness, metrics, its keys, its document."""
+
+    _request: Callable[..., Awaitable[Any]]  # the client's own
 
     async def health(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Health:
         """GET /healthz: The process is up. Retried when refused for load (429/503) or when the connection drops."""
@@ -621,7 +627,7 @@ class AsyncFanouts:
         """GET /v1/fanouts: List fan-outs, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listFanouts'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | Mapping[str, Any] | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    async def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
         """POST /v1/fanouts: Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['createFanout'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'fanout_key': fanout_key, 'question': question, 'facts': facts, 'subtasks': subtasks, 'deadline': deadline, 'policy': policy}, timeout=timeout)  # type: ignore[no-any-return]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import httpx
@@ -13,7 +13,7 @@ from ._errors import ArbiterError, ArbiterProtocolError
 from ._operation import Operation
 
 
-@lru_cache(maxsize=None)
+@cache
 def _adapter(model: Any) -> TypeAdapter[Any]:
     return TypeAdapter(model)
 

@@ -13,7 +13,6 @@ import re
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Union
 
 import httpx
 
@@ -38,8 +37,8 @@ class Sleep:
 
 
 SEND = "send"
-Action = Union[str, Sleep]
-Outcome = Union[httpx.Response, Exception]
+Action = str | Sleep
+Outcome = httpx.Response | Exception
 Plan = Generator[Action, Outcome, httpx.Response]
 
 
@@ -62,7 +61,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 def backoff(attempt: int, policy: RetryPolicy, rand: Callable[[], float] = random.random) -> float:
     """Exponential backoff with equal jitter: half the delay kept, half random, so failed clients spread out."""
     exponential = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
-    return exponential / 2 + rand() * exponential / 2
+    return float(exponential / 2 + rand() * exponential / 2)
 
 
 def retry_plan(

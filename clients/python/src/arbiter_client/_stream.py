@@ -137,7 +137,7 @@ class ManifestStreamState:
             return asked
         base = self.options.reconnect_delay or self._server_retry or 1.0
         delay = min(self.options.max_reconnect_delay, base * 2 ** (self.failures - 1))
-        return delay / 2 + self._rand() * delay / 2
+        return float(delay / 2 + self._rand() * delay / 2)
 
     def ended(self) -> float:
         """The server closed a healthy stream (a restart): reconnect soon, without counting a failure."""

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["canonicalize", "canonical_bytes", "sha256_digest", "format_number"]
+__all__ = ["canonical_bytes", "canonicalize", "format_number", "sha256_digest"]
 
 _MAX_SAFE = 2**53
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 
 __all__ = [
     "HASH_SIZE",
+    "ProofError",
+    "b64decode_hash",
     "leaf_hash",
     "node_hash",
     "root_from_inclusion_proof",
-    "verify_inclusion",
     "verify_consistency",
-    "b64decode_hash",
-    "ProofError",
+    "verify_inclusion",
 ]
 
 HASH_SIZE = 32

@@ -14,7 +14,7 @@ import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -25,18 +25,18 @@ from ._errors import VerificationError
 from .merkle import HASH_SIZE
 
 __all__ = [
-    "NoteVerifier",
-    "NoteSignature",
-    "VerifiedNote",
     "Checkpoint",
+    "LogPublicKey",
+    "NoteSignature",
+    "NoteVerifier",
+    "VerifiedNote",
+    "format_verifier_key",
     "key_id",
     "note_verifier",
-    "parse_verifier_key",
-    "format_verifier_key",
-    "verify_note",
     "parse_checkpoint",
+    "parse_verifier_key",
     "verify_checkpoint",
-    "LogPublicKey",
+    "verify_note",
 ]
 
 _ED25519 = 0x01
@@ -82,7 +82,7 @@ class Checkpoint:
 
 # An Ed25519 public key, its 32 raw bytes, an OKP JWK (as /.well-known/jwks.json lists it, a dict or the client's
 # model), or a C2SP verifier key.
-LogPublicKey = Union[Ed25519PublicKey, bytes, Mapping[str, Any], BaseModel, str]
+LogPublicKey = Ed25519PublicKey | bytes | Mapping[str, Any] | BaseModel | str
 
 
 def _malformed(message: str) -> VerificationError:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._errors import VerificationError
 
-__all__ = ["verify_webhook", "sign_webhook", "DEFAULT_TOLERANCE"]
+__all__ = ["DEFAULT_TOLERANCE", "sign_webhook", "verify_webhook"]
 
 DEFAULT_TOLERANCE = 300  # seconds a delivery's timestamp may be off, against replays
 
