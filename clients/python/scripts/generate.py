@@ -548,7 +548,7 @@ def method_text(m: Method, flavour: str, client: str) -> str:
     if m.op.custom:
         return custom_method_text(m, flavour)
     kw.append("timeout: Timeout | NotGiven = NOT_GIVEN")
-    signature = ", ".join([*args, "*", *kw])
+    signature = "".join(f"\n        {a}," for a in [*args, "*", *kw]) + "\n    "
     statuses = [s for s in m.responses.values()]
     paginated = m.page_item is not None
     if paginated:

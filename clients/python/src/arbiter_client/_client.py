@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 
 from . import _resources
-from ._errors import ArbiterConnectionError, ArbiterError
 from ._operation import NOT_GIVEN, NotGiven, Operation, Timeout, query_params, to_json
 from ._pagination import AsyncCursorPage, AsyncPaginator, SyncCursorPage
 from ._response import parse_response
@@ -335,6 +334,3 @@ class AsyncArbiter(_BaseClient, _resources._AsyncRootMethods):
             except (httpx.TransportError, httpx.StreamError):
                 delay = state.failed()
             await asyncio.sleep(delay)
-
-
-__all__ = ["Arbiter", "ArbiterConnectionError", "ArbiterError", "AsyncArbiter"]

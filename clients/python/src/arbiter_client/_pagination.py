@@ -22,7 +22,7 @@ class SyncCursorPage(Generic[T]):
 
     def next_page(self) -> SyncCursorPage[T]:
         if self.next_cursor is None:
-            raise StopIteration("this is the last page")
+            raise RuntimeError("this is the last page: check has_next_page() first")
         return self._fetch(self.next_cursor)
 
     def iter_pages(self) -> Iterator[SyncCursorPage[T]]:
@@ -54,7 +54,7 @@ class AsyncCursorPage(Generic[T]):
 
     async def next_page(self) -> AsyncCursorPage[T]:
         if self.next_cursor is None:
-            raise StopAsyncIteration("this is the last page")
+            raise RuntimeError("this is the last page: check has_next_page() first")
         return await self._fetch(self.next_cursor)
 
     async def iter_pages(self) -> AsyncIterator[AsyncCursorPage[T]]:

@@ -127,23 +127,43 @@ class _SyncRootMethods:
 
     _request: Callable[..., Any]  # the client's own
 
-    def health(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Health:
+    def health(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Health:
         """GET /healthz: The process is up. Retried when refused for load (429/503) or when the connection drops."""
         return self._request(OPERATIONS['getHealth'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def readiness(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Readiness:
+    def readiness(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Readiness:
         """GET /readyz: The database is reachable and every migration is applied. Retried when refused for load (429/503) or when the connection drops."""
         return self._request(OPERATIONS['getReadiness'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def metrics(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> str:
+    def metrics(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> str:
         """GET /metrics: Prometheus metrics: request latency, verdicts, probe latency and errors, the database pool. Retried when refused for load (429/503) or when the connection drops."""
         return self._request(OPERATIONS['getMetrics'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def openapi(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> dict[str, Any]:
+    def openapi(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> dict[str, Any]:
         """GET /openapi.json: This OpenAPI document. Retried when refused for load (429/503) or when the connection drops."""
         return self._request(OPERATIONS['getOpenApiDocument'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def jwks(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Jwks:
+    def jwks(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Jwks:
         """GET /.well-known/jwks.json: Public keys (RFC 8037 OKP) of every key that ever signed a manifest. Retried when refused for load (429/503) or when the connection drops."""
         return self._request(OPERATIONS['getJwks'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -154,15 +174,33 @@ class Keys:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[ApiKey]:
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[ApiKey]:
         """GET /v1/admin/keys: List API keys (no secrets; revoked keys carry revoked_at). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listApiKeys'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, role: Literal["orchestrator", "dashboard", "ops", "admin"], label: str, orchestrator_ids: Sequence[str] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> CreatedApiKey:
+    def create(
+        self,
+        *,
+        role: Literal["orchestrator", "dashboard", "ops", "admin"],
+        label: str,
+        orchestrator_ids: Sequence[str] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> CreatedApiKey:
         """POST /v1/admin/keys: Create an API key; the secret is returned only in this response. Sent once."""
         return self._client._request(OPERATIONS['createApiKey'], path=(), query=None, body={'role': role, 'orchestrator_ids': orchestrator_ids, 'label': label}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def revoke(self, key_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> None:
+    def revoke(
+        self,
+        key_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
         """DELETE /v1/admin/keys/{id}: Revoke a key; it stops working on the next request. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['revokeApiKey'], path=(key_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -173,23 +211,60 @@ class Probes:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[Probe]:
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Probe]:
         """GET /v1/probes: List probes. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listProbes'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, name: str, request: CreateProbeRequestRequest | Mapping[str, Any], predicate: CreateProbeRequestPredicate | Mapping[str, Any], timeout_ms: int | NotGiven = NOT_GIVEN, retries: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    def create(
+        self,
+        *,
+        name: str,
+        request: CreateProbeRequestRequest | Mapping[str, Any],
+        predicate: CreateProbeRequestPredicate | Mapping[str, Any],
+        timeout_ms: int | NotGiven = NOT_GIVEN,
+        retries: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """POST /v1/probes: Register a ground-truth HTTP probe. Sent once."""
         return self._client._request(OPERATIONS['createProbe'], path=(), query=None, body={'name': name, 'request': request, 'timeout_ms': timeout_ms, 'retries': retries, 'predicate': predicate}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def get(self, probe_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    def get(
+        self,
+        probe_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """GET /v1/probes/{id}: One probe, current version. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getProbe'], path=(probe_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def replace(self, probe_id: str, *, name: str, request: ReplaceProbeRequestRequest | Mapping[str, Any], predicate: ReplaceProbeRequestPredicate | Mapping[str, Any], timeout_ms: int | NotGiven = NOT_GIVEN, retries: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    def replace(
+        self,
+        probe_id: str,
+        *,
+        name: str,
+        request: ReplaceProbeRequestRequest | Mapping[str, Any],
+        predicate: ReplaceProbeRequestPredicate | Mapping[str, Any],
+        timeout_ms: int | NotGiven = NOT_GIVEN,
+        retries: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """PUT /v1/probes/{id}: Replace a probe definition (version + 1, new digest). Sent once."""
         return self._client._request(OPERATIONS['replaceProbe'], path=(probe_id,), query=None, body={'name': name, 'request': request, 'timeout_ms': timeout_ms, 'retries': retries, 'predicate': predicate}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def dry_run(self, probe_id: str, *, params: dict[str, Any] | NotGiven = NOT_GIVEN, outcome: DryRunProbeRequestOutcome | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> GroundTruthArbiterPredicate:
+    def dry_run(
+        self,
+        probe_id: str,
+        *,
+        params: dict[str, Any] | NotGiven = NOT_GIVEN,
+        outcome: DryRunProbeRequestOutcome | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> GroundTruthArbiterPredicate:
         """POST /v1/probes/{id}/dry-run: Execute the probe now without touching any outcome (a probe error is a 200 with error set). Sent once."""
         return self._client._request(OPERATIONS['dryRunProbe'], path=(probe_id,), query=None, body={'params': params, 'outcome': outcome}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -200,35 +275,87 @@ class Audit:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def records(self, *, outcome_id: str | NotGiven = NOT_GIVEN, fanout_id: str | NotGiven = NOT_GIVEN, review_id: str | NotGiven = NOT_GIVEN, subagent_id: str | NotGiven = NOT_GIVEN, orchestrator_id: str | NotGiven = NOT_GIVEN, kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN, verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN, from_: str | NotGiven = NOT_GIVEN, to: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[AuditRecord]:
+    def records(
+        self,
+        *,
+        outcome_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        review_id: str | NotGiven = NOT_GIVEN,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        from_: str | NotGiven = NOT_GIVEN,
+        to: str | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[AuditRecord]:
         """GET /v1/audit/records: Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def verify(self, *, from_seq: int | NotGiven = NOT_GIVEN, to_seq: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AuditVerifyReport:
+    def verify(
+        self,
+        *,
+        from_seq: int | NotGiven = NOT_GIVEN,
+        to_seq: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AuditVerifyReport:
         """GET /v1/audit/verify: Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['verifyAuditLog'], path=(), query={'from_seq': from_seq, 'to_seq': to_seq}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def checkpoint(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> SignedCheckpoint:
+    def checkpoint(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SignedCheckpoint:
         """GET /v1/audit/checkpoint: A signed checkpoint covering every change committed before the request (signed now if the latest does not). With `Accept: text/plain`, the signed note alone.. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getAuditCheckpoint'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def inclusion_proof(self, *, seq: int, tree_size: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> InclusionProof:
+    def inclusion_proof(
+        self,
+        *,
+        seq: int,
+        tree_size: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> InclusionProof:
         """GET /v1/audit/proofs/inclusion: RFC 9162 inclusion proof of record `seq`; without `tree_size`, against a signed checkpoint covering every change committed before the request. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getInclusionProof'], path=(), query={'seq': seq, 'tree_size': tree_size}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def consistency_proof(self, *, from_size: int, to_size: int, timeout: Timeout | NotGiven = NOT_GIVEN) -> ConsistencyProof:
+    def consistency_proof(
+        self,
+        *,
+        from_size: int,
+        to_size: int,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ConsistencyProof:
         """GET /v1/audit/proofs/consistency: RFC 9162 consistency proof between two tree sizes ([] when they are equal). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getConsistencyProof'], path=(), query={'from_size': from_size, 'to_size': to_size}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def outcome(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeStory:
+    def outcome(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeStory:
         """GET /v1/audit/outcomes/{id}: One outcome's reconciled story: every audit record about it and its current manifest. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getOutcomeStory'], path=(outcome_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def review(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewStory:
+    def review(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewStory:
         """GET /v1/audit/reviews/{id}: One review's story: every audit record about it and its latest manifest. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getReviewStory'], path=(review_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def fanout(self, fanout_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> FanoutStory:
+    def fanout(
+        self,
+        fanout_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> FanoutStory:
         """GET /v1/audit/fanouts/{id}: One fan-out's reconciled story: every audit record about it and its current manifest. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getFanoutStory'], path=(fanout_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -239,11 +366,30 @@ class Manifests:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def inclusion(self, manifest_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ManifestInclusion:
+    def inclusion(
+        self,
+        manifest_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ManifestInclusion:
         """GET /v1/manifests/{id}/inclusion: Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof against a signed checkpoint. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getManifestInclusion'], path=(manifest_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def list(self, *, kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN, subagent_id: str | NotGiven = NOT_GIVEN, outcome_id: str | NotGiven = NOT_GIVEN, fanout_id: str | NotGiven = NOT_GIVEN, review_id: str | NotGiven = NOT_GIVEN, verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN, directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN, since: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[ManifestEnvelope]:
+    def list(
+        self,
+        *,
+        kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        outcome_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        review_id: str | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        since: str | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[ManifestEnvelope]:
         """GET /v1/manifests: List manifest envelopes of every kind, in log order. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
@@ -253,7 +399,12 @@ class Manifests:
         """GET /v1/manifests/stream: see Arbiter.stream_manifests."""
         return self._client.stream_manifests(last_event_id=last_event_id, **options)
 
-    def get(self, manifest_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ManifestEnvelope:
+    def get(
+        self,
+        manifest_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ManifestEnvelope:
         """GET /v1/manifests/{id}: One signed manifest envelope. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getManifest'], path=(manifest_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -264,7 +415,15 @@ class Escalations:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, status: Literal["open", "resolved"] | NotGiven = NOT_GIVEN, case: Literal["outcome", "fanout"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[Escalation]:
+    def list(
+        self,
+        *,
+        status: Literal["open", "resolved"] | NotGiven = NOT_GIVEN,
+        case: Literal["outcome", "fanout"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Escalation]:
         """GET /v1/escalations: HALTed cases awaiting (or given) a human resolution, with what the HALT found. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listEscalations'], path=(), query={'status': status, 'case': case, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
@@ -275,31 +434,87 @@ class Outcomes:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, subagent_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[Outcome]:
+    def list(
+        self,
+        *,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Outcome]:
         """GET /v1/outcomes: List outcomes, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listOutcomes'], path=(), query={'subagent_id': subagent_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, subagent_id: str, run_id: str, evidence: Sequence[EvidenceItemInput | Mapping[str, Any]], expected_orchestrators: Sequence[str] | NotGiven = NOT_GIVEN, deadline: str | NotGiven = NOT_GIVEN, arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN, probe: CreateOutcomeRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN, fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    def create(
+        self,
+        *,
+        subagent_id: str,
+        run_id: str,
+        evidence: Sequence[EvidenceItemInput | Mapping[str, Any]],
+        expected_orchestrators: Sequence[str] | NotGiven = NOT_GIVEN,
+        deadline: str | NotGiven = NOT_GIVEN,
+        arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN,
+        probe: CreateOutcomeRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """POST /v1/outcomes: Record a sub-agent result and its evidence (idempotent on subagent_id + run_id). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['createOutcome'], path=(), query=None, body={'subagent_id': subagent_id, 'run_id': run_id, 'evidence': evidence, 'expected_orchestrators': expected_orchestrators, 'deadline': deadline, 'arbiter_orchestrator_id': arbiter_orchestrator_id, 'probe': probe, 'fallback_policy': fallback_policy}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def get(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    def get(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """GET /v1/outcomes/{id}: One outcome: evidence versions, latest interpretation per orchestrator, current manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getOutcome'], path=(outcome_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def add_evidence(self, outcome_id: str, *, evidence: Sequence[EvidenceItemInput | Mapping[str, Any]], timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    def add_evidence(
+        self,
+        outcome_id: str,
+        *,
+        evidence: Sequence[EvidenceItemInput | Mapping[str, Any]],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """POST /v1/outcomes/{id}/evidence: Add evidence items; the outcome gets a new evidence_hash over the union (200 when nothing new). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['addOutcomeEvidence'], path=(outcome_id,), query=None, body={'evidence': evidence}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def interpret(self, outcome_id: str, *, orchestrator_id: str, outcome_interpretation: Literal["success", "partial", "failure"], success_criterion: Any | NotGiven = NOT_GIVEN, success_criterion_hash: str | NotGiven = NOT_GIVEN, evidence_hash: str | NotGiven = NOT_GIVEN, intended_action: IntendedActionInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, rationale: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> InterpretationRecorded:
+    def interpret(
+        self,
+        outcome_id: str,
+        *,
+        orchestrator_id: str,
+        outcome_interpretation: Literal["success", "partial", "failure"],
+        success_criterion: Any | NotGiven = NOT_GIVEN,
+        success_criterion_hash: str | NotGiven = NOT_GIVEN,
+        evidence_hash: str | NotGiven = NOT_GIVEN,
+        intended_action: IntendedActionInput | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        rationale: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> InterpretationRecorded:
         """POST /v1/outcomes/{id}/interpretations: Submit an orchestrator's interpretation (a new revision unless identical to its latest). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['submitInterpretation'], path=(outcome_id,), query=None, body={'orchestrator_id': orchestrator_id, 'success_criterion': success_criterion, 'success_criterion_hash': success_criterion_hash, 'outcome_interpretation': outcome_interpretation, 'evidence_hash': evidence_hash, 'intended_action': intended_action, 'rationale': rationale}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def evaluate(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeManifestEnvelope | EvaluationPending:
+    def evaluate(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeManifestEnvelope | EvaluationPending:
         """POST /v1/outcomes/{id}/evaluate: Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['evaluateOutcome'], path=(outcome_id,), query=None, body={}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def resolve(self, outcome_id: str, *, outcome: Literal["success", "partial", "failure"], rationale: str, action_owner: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeManifestEnvelope:
+    def resolve(
+        self,
+        outcome_id: str,
+        *,
+        outcome: Literal["success", "partial", "failure"],
+        rationale: str,
+        action_owner: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeManifestEnvelope:
         """POST /v1/outcomes/{id}/resolution: Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT. Sent once."""
         return self._client._request(OPERATIONS['resolveOutcome'], path=(outcome_id,), query=None, body={'outcome': outcome, 'rationale': rationale, 'action_owner': action_owner}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -310,15 +525,35 @@ class SubagentPolicies:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def get(self, subagent_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> SubagentPolicy:
+    def get(
+        self,
+        subagent_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SubagentPolicy:
         """GET /v1/subagents/{subagent_id}/policy: The sub-agent's policy. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getSubagentPolicy'], path=(subagent_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def set(self, subagent_id: str, *, expected_orchestrators: Sequence[str], arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN, deadline_seconds: int | NotGiven = NOT_GIVEN, fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN, probe: PutSubagentPolicyRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SubagentPolicy:
+    def set(
+        self,
+        subagent_id: str,
+        *,
+        expected_orchestrators: Sequence[str],
+        arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN,
+        deadline_seconds: int | NotGiven = NOT_GIVEN,
+        fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN,
+        probe: PutSubagentPolicyRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SubagentPolicy:
         """PUT /v1/subagents/{subagent_id}/policy: Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['putSubagentPolicy'], path=(subagent_id,), query=None, body={'expected_orchestrators': expected_orchestrators, 'arbiter_orchestrator_id': arbiter_orchestrator_id, 'deadline_seconds': deadline_seconds, 'fallback_policy': fallback_policy, 'probe': probe}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def delete(self, subagent_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> None:
+    def delete(
+        self,
+        subagent_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
         """DELETE /v1/subagents/{subagent_id}/policy: Remove the sub-agent's policy: its next outcomes set their own rules again. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['deleteSubagentPolicy'], path=(subagent_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -329,27 +564,75 @@ class Reviews:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, orchestrator_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "handed_back"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[Review]:
+    def list(
+        self,
+        *,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "handed_back"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Review]:
         """GET /v1/reviews: List reviews, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listReviews'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, orchestrator_id: str, review_key: str, mode: Literal["do_and_judge", "two_stage", "debate", "council"], subject: SubmittedSubjectInput | Mapping[str, Any], implementer: CreateReviewInputImplementer | Mapping[str, Any], judges: Sequence[PanelJudgeInput | Mapping[str, Any]], timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    def create(
+        self,
+        *,
+        orchestrator_id: str,
+        review_key: str,
+        mode: Literal["do_and_judge", "two_stage", "debate", "council"],
+        subject: SubmittedSubjectInput | Mapping[str, Any],
+        implementer: CreateReviewInputImplementer | Mapping[str, Any],
+        judges: Sequence[PanelJudgeInput | Mapping[str, Any]],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """POST /v1/reviews: Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['createReview'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'review_key': review_key, 'mode': mode, 'subject': subject, 'implementer': implementer, 'judges': judges}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def get(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    def get(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """GET /v1/reviews/{id}: One review: its panel, current revision and subject, verdicts of that revision, latest manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getReview'], path=(review_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def submit_verdict(self, review_id: str, *, status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"], summary: str, judge_id: str, revision: int, evidence: Sequence[Any] | NotGiven = NOT_GIVEN, findings: Sequence[CouncilFindingInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN, concerns: Sequence[str] | NotGiven = NOT_GIVEN, blocking_question: str | NotGiven = NOT_GIVEN, blocking_reason: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewVerdictRecorded:
+    def submit_verdict(
+        self,
+        review_id: str,
+        *,
+        status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"],
+        summary: str,
+        judge_id: str,
+        revision: int,
+        evidence: Sequence[Any] | NotGiven = NOT_GIVEN,
+        findings: Sequence[CouncilFindingInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN,
+        concerns: Sequence[str] | NotGiven = NOT_GIVEN,
+        blocking_question: str | NotGiven = NOT_GIVEN,
+        blocking_reason: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewVerdictRecorded:
         """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['submitReviewVerdict'], path=(review_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'judge_id': judge_id, 'revision': revision, 'findings': findings, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def revise(self, review_id: str, *, subject: SubmittedSubjectInput | Mapping[str, Any], timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    def revise(
+        self,
+        review_id: str,
+        *,
+        subject: SubmittedSubjectInput | Mapping[str, Any],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """POST /v1/reviews/{id}/revisions: Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions). Sent once."""
         return self._client._request(OPERATIONS['createReviewRevision'], path=(review_id,), query=None, body={'subject': subject}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def decide(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewManifestEnvelope | ReviewPending:
+    def decide(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewManifestEnvelope | ReviewPending:
         """POST /v1/reviews/{id}/decide: Decide the current revision and return the signed review manifest (202 while verdicts are awaited). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['decideReview'], path=(review_id,), query=None, body={}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -360,27 +643,78 @@ class Fanouts:
     def __init__(self, client: Arbiter) -> None:
         self._client = client
 
-    def list(self, *, orchestrator_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SyncCursorPage[Fanout]:
+    def list(
+        self,
+        *,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Fanout]:
         """GET /v1/fanouts: List fan-outs, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listFanouts'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    def create(
+        self,
+        *,
+        orchestrator_id: str,
+        fanout_key: str,
+        question: str,
+        facts: Sequence[str],
+        subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]],
+        deadline: str | None | NotGiven = NOT_GIVEN,
+        policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Fanout:
         """POST /v1/fanouts: Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['createFanout'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'fanout_key': fanout_key, 'question': question, 'facts': facts, 'subtasks': subtasks, 'deadline': deadline, 'policy': policy}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def get(self, fanout_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    def get(
+        self,
+        fanout_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Fanout:
         """GET /v1/fanouts/{id}: One fan-out: its subtasks, policy, decomposition check, latest result per subtask, manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['getFanout'], path=(fanout_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def submit_result(self, fanout_id: str, *, status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"], summary: str, subtask_id: str, evidence: Sequence[Any] | NotGiven = NOT_GIVEN, claims: Sequence[ClaimInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN, worker: FanoutResultInput1Worker | Mapping[str, Any] | NotGiven = NOT_GIVEN, concerns: Sequence[str] | NotGiven = NOT_GIVEN, blocking_question: str | NotGiven = NOT_GIVEN, blocking_reason: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> FanoutResultRecorded:
+    def submit_result(
+        self,
+        fanout_id: str,
+        *,
+        status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"],
+        summary: str,
+        subtask_id: str,
+        evidence: Sequence[Any] | NotGiven = NOT_GIVEN,
+        claims: Sequence[ClaimInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN,
+        worker: FanoutResultInput1Worker | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        concerns: Sequence[str] | NotGiven = NOT_GIVEN,
+        blocking_question: str | NotGiven = NOT_GIVEN,
+        blocking_reason: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> FanoutResultRecorded:
         """POST /v1/fanouts/{id}/results: Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['submitFanoutResult'], path=(fanout_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'claims': claims, 'subtask_id': subtask_id, 'worker': worker, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def reconcile(self, fanout_id: str, *, close: bool | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReconciliationManifestEnvelope | ReconcilePending:
+    def reconcile(
+        self,
+        fanout_id: str,
+        *,
+        close: bool | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReconciliationManifestEnvelope | ReconcilePending:
         """POST /v1/fanouts/{id}/reconcile: Reconcile the latest results by the policy and return the signed manifest (202 while subtasks are out; {"close": true} stops waiting). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['reconcileFanout'], path=(fanout_id,), query=None, body={'close': close}, timeout=timeout)  # type: ignore[no-any-return]
 
-    def resolve(self, fanout_id: str, *, facts: Sequence[ResolveFanoutRequestFactsItem | Mapping[str, Any]], rationale: str, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReconciliationManifestEnvelope:
+    def resolve(
+        self,
+        fanout_id: str,
+        *,
+        facts: Sequence[ResolveFanoutRequestFactsItem | Mapping[str, Any]],
+        rationale: str,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReconciliationManifestEnvelope:
         """POST /v1/fanouts/{id}/resolution: Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT. Sent once."""
         return self._client._request(OPERATIONS['resolveFanout'], path=(fanout_id,), query=None, body={'facts': facts, 'rationale': rationale}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -390,23 +724,43 @@ class _AsyncRootMethods:
 
     _request: Callable[..., Awaitable[Any]]  # the client's own
 
-    async def health(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Health:
+    async def health(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Health:
         """GET /healthz: The process is up. Retried when refused for load (429/503) or when the connection drops."""
         return await self._request(OPERATIONS['getHealth'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def readiness(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Readiness:
+    async def readiness(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Readiness:
         """GET /readyz: The database is reachable and every migration is applied. Retried when refused for load (429/503) or when the connection drops."""
         return await self._request(OPERATIONS['getReadiness'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def metrics(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> str:
+    async def metrics(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> str:
         """GET /metrics: Prometheus metrics: request latency, verdicts, probe latency and errors, the database pool. Retried when refused for load (429/503) or when the connection drops."""
         return await self._request(OPERATIONS['getMetrics'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def openapi(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> dict[str, Any]:
+    async def openapi(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> dict[str, Any]:
         """GET /openapi.json: This OpenAPI document. Retried when refused for load (429/503) or when the connection drops."""
         return await self._request(OPERATIONS['getOpenApiDocument'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def jwks(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Jwks:
+    async def jwks(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Jwks:
         """GET /.well-known/jwks.json: Public keys (RFC 8037 OKP) of every key that ever signed a manifest. Retried when refused for load (429/503) or when the connection drops."""
         return await self._request(OPERATIONS['getJwks'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -417,15 +771,33 @@ class AsyncKeys:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[ApiKey]:
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[ApiKey]:
         """GET /v1/admin/keys: List API keys (no secrets; revoked keys carry revoked_at). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listApiKeys'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, role: Literal["orchestrator", "dashboard", "ops", "admin"], label: str, orchestrator_ids: Sequence[str] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> CreatedApiKey:
+    async def create(
+        self,
+        *,
+        role: Literal["orchestrator", "dashboard", "ops", "admin"],
+        label: str,
+        orchestrator_ids: Sequence[str] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> CreatedApiKey:
         """POST /v1/admin/keys: Create an API key; the secret is returned only in this response. Sent once."""
         return await self._client._request(OPERATIONS['createApiKey'], path=(), query=None, body={'role': role, 'orchestrator_ids': orchestrator_ids, 'label': label}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def revoke(self, key_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> None:
+    async def revoke(
+        self,
+        key_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
         """DELETE /v1/admin/keys/{id}: Revoke a key; it stops working on the next request. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['revokeApiKey'], path=(key_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -436,23 +808,60 @@ class AsyncProbes:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[Probe]:
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Probe]:
         """GET /v1/probes: List probes. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listProbes'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, name: str, request: CreateProbeRequestRequest | Mapping[str, Any], predicate: CreateProbeRequestPredicate | Mapping[str, Any], timeout_ms: int | NotGiven = NOT_GIVEN, retries: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    async def create(
+        self,
+        *,
+        name: str,
+        request: CreateProbeRequestRequest | Mapping[str, Any],
+        predicate: CreateProbeRequestPredicate | Mapping[str, Any],
+        timeout_ms: int | NotGiven = NOT_GIVEN,
+        retries: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """POST /v1/probes: Register a ground-truth HTTP probe. Sent once."""
         return await self._client._request(OPERATIONS['createProbe'], path=(), query=None, body={'name': name, 'request': request, 'timeout_ms': timeout_ms, 'retries': retries, 'predicate': predicate}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def get(self, probe_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    async def get(
+        self,
+        probe_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """GET /v1/probes/{id}: One probe, current version. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getProbe'], path=(probe_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def replace(self, probe_id: str, *, name: str, request: ReplaceProbeRequestRequest | Mapping[str, Any], predicate: ReplaceProbeRequestPredicate | Mapping[str, Any], timeout_ms: int | NotGiven = NOT_GIVEN, retries: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Probe:
+    async def replace(
+        self,
+        probe_id: str,
+        *,
+        name: str,
+        request: ReplaceProbeRequestRequest | Mapping[str, Any],
+        predicate: ReplaceProbeRequestPredicate | Mapping[str, Any],
+        timeout_ms: int | NotGiven = NOT_GIVEN,
+        retries: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Probe:
         """PUT /v1/probes/{id}: Replace a probe definition (version + 1, new digest). Sent once."""
         return await self._client._request(OPERATIONS['replaceProbe'], path=(probe_id,), query=None, body={'name': name, 'request': request, 'timeout_ms': timeout_ms, 'retries': retries, 'predicate': predicate}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def dry_run(self, probe_id: str, *, params: dict[str, Any] | NotGiven = NOT_GIVEN, outcome: DryRunProbeRequestOutcome | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> GroundTruthArbiterPredicate:
+    async def dry_run(
+        self,
+        probe_id: str,
+        *,
+        params: dict[str, Any] | NotGiven = NOT_GIVEN,
+        outcome: DryRunProbeRequestOutcome | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> GroundTruthArbiterPredicate:
         """POST /v1/probes/{id}/dry-run: Execute the probe now without touching any outcome (a probe error is a 200 with error set). Sent once."""
         return await self._client._request(OPERATIONS['dryRunProbe'], path=(probe_id,), query=None, body={'params': params, 'outcome': outcome}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -463,35 +872,87 @@ class AsyncAudit:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def records(self, *, outcome_id: str | NotGiven = NOT_GIVEN, fanout_id: str | NotGiven = NOT_GIVEN, review_id: str | NotGiven = NOT_GIVEN, subagent_id: str | NotGiven = NOT_GIVEN, orchestrator_id: str | NotGiven = NOT_GIVEN, kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN, verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN, from_: str | NotGiven = NOT_GIVEN, to: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[AuditRecord]:
+    def records(
+        self,
+        *,
+        outcome_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        review_id: str | NotGiven = NOT_GIVEN,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        from_: str | NotGiven = NOT_GIVEN,
+        to: str | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[AuditRecord]:
         """GET /v1/audit/records: Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def verify(self, *, from_seq: int | NotGiven = NOT_GIVEN, to_seq: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AuditVerifyReport:
+    async def verify(
+        self,
+        *,
+        from_seq: int | NotGiven = NOT_GIVEN,
+        to_seq: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AuditVerifyReport:
         """GET /v1/audit/verify: Recompute the chain and the Merkle tree over a seq range and check every stored checkpoint in it; reports the first bad seq. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['verifyAuditLog'], path=(), query={'from_seq': from_seq, 'to_seq': to_seq}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def checkpoint(self, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> SignedCheckpoint:
+    async def checkpoint(
+        self,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SignedCheckpoint:
         """GET /v1/audit/checkpoint: A signed checkpoint covering every change committed before the request (signed now if the latest does not). With `Accept: text/plain`, the signed note alone.. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getAuditCheckpoint'], path=(), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def inclusion_proof(self, *, seq: int, tree_size: int | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> InclusionProof:
+    async def inclusion_proof(
+        self,
+        *,
+        seq: int,
+        tree_size: int | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> InclusionProof:
         """GET /v1/audit/proofs/inclusion: RFC 9162 inclusion proof of record `seq`; without `tree_size`, against a signed checkpoint covering every change committed before the request. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getInclusionProof'], path=(), query={'seq': seq, 'tree_size': tree_size}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def consistency_proof(self, *, from_size: int, to_size: int, timeout: Timeout | NotGiven = NOT_GIVEN) -> ConsistencyProof:
+    async def consistency_proof(
+        self,
+        *,
+        from_size: int,
+        to_size: int,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ConsistencyProof:
         """GET /v1/audit/proofs/consistency: RFC 9162 consistency proof between two tree sizes ([] when they are equal). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getConsistencyProof'], path=(), query={'from_size': from_size, 'to_size': to_size}, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def outcome(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeStory:
+    async def outcome(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeStory:
         """GET /v1/audit/outcomes/{id}: One outcome's reconciled story: every audit record about it and its current manifest. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getOutcomeStory'], path=(outcome_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def review(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewStory:
+    async def review(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewStory:
         """GET /v1/audit/reviews/{id}: One review's story: every audit record about it and its latest manifest. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getReviewStory'], path=(review_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def fanout(self, fanout_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> FanoutStory:
+    async def fanout(
+        self,
+        fanout_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> FanoutStory:
         """GET /v1/audit/fanouts/{id}: One fan-out's reconciled story: every audit record about it and its current manifest. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getFanoutStory'], path=(fanout_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -502,11 +963,30 @@ class AsyncManifests:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    async def inclusion(self, manifest_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ManifestInclusion:
+    async def inclusion(
+        self,
+        manifest_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ManifestInclusion:
         """GET /v1/manifests/{id}/inclusion: Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof against a signed checkpoint. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getManifestInclusion'], path=(manifest_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    def list(self, *, kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN, subagent_id: str | NotGiven = NOT_GIVEN, outcome_id: str | NotGiven = NOT_GIVEN, fanout_id: str | NotGiven = NOT_GIVEN, review_id: str | NotGiven = NOT_GIVEN, verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN, directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN, since: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[ManifestEnvelope]:
+    def list(
+        self,
+        *,
+        kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        outcome_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        review_id: str | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        since: str | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[ManifestEnvelope]:
         """GET /v1/manifests: List manifest envelopes of every kind, in log order. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
@@ -516,7 +996,12 @@ class AsyncManifests:
         """GET /v1/manifests/stream: see AsyncArbiter.stream_manifests."""
         return self._client.stream_manifests(last_event_id=last_event_id, **options)
 
-    async def get(self, manifest_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ManifestEnvelope:
+    async def get(
+        self,
+        manifest_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ManifestEnvelope:
         """GET /v1/manifests/{id}: One signed manifest envelope. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getManifest'], path=(manifest_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -527,7 +1012,15 @@ class AsyncEscalations:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, status: Literal["open", "resolved"] | NotGiven = NOT_GIVEN, case: Literal["outcome", "fanout"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[Escalation]:
+    def list(
+        self,
+        *,
+        status: Literal["open", "resolved"] | NotGiven = NOT_GIVEN,
+        case: Literal["outcome", "fanout"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Escalation]:
         """GET /v1/escalations: HALTed cases awaiting (or given) a human resolution, with what the HALT found. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listEscalations'], path=(), query={'status': status, 'case': case, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
@@ -538,31 +1031,87 @@ class AsyncOutcomes:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, subagent_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[Outcome]:
+    def list(
+        self,
+        *,
+        subagent_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Outcome]:
         """GET /v1/outcomes: List outcomes, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listOutcomes'], path=(), query={'subagent_id': subagent_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, subagent_id: str, run_id: str, evidence: Sequence[EvidenceItemInput | Mapping[str, Any]], expected_orchestrators: Sequence[str] | NotGiven = NOT_GIVEN, deadline: str | NotGiven = NOT_GIVEN, arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN, probe: CreateOutcomeRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN, fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    async def create(
+        self,
+        *,
+        subagent_id: str,
+        run_id: str,
+        evidence: Sequence[EvidenceItemInput | Mapping[str, Any]],
+        expected_orchestrators: Sequence[str] | NotGiven = NOT_GIVEN,
+        deadline: str | NotGiven = NOT_GIVEN,
+        arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN,
+        probe: CreateOutcomeRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """POST /v1/outcomes: Record a sub-agent result and its evidence (idempotent on subagent_id + run_id). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['createOutcome'], path=(), query=None, body={'subagent_id': subagent_id, 'run_id': run_id, 'evidence': evidence, 'expected_orchestrators': expected_orchestrators, 'deadline': deadline, 'arbiter_orchestrator_id': arbiter_orchestrator_id, 'probe': probe, 'fallback_policy': fallback_policy}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def get(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    async def get(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """GET /v1/outcomes/{id}: One outcome: evidence versions, latest interpretation per orchestrator, current manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getOutcome'], path=(outcome_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def add_evidence(self, outcome_id: str, *, evidence: Sequence[EvidenceItemInput | Mapping[str, Any]], timeout: Timeout | NotGiven = NOT_GIVEN) -> Outcome:
+    async def add_evidence(
+        self,
+        outcome_id: str,
+        *,
+        evidence: Sequence[EvidenceItemInput | Mapping[str, Any]],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Outcome:
         """POST /v1/outcomes/{id}/evidence: Add evidence items; the outcome gets a new evidence_hash over the union (200 when nothing new). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['addOutcomeEvidence'], path=(outcome_id,), query=None, body={'evidence': evidence}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def interpret(self, outcome_id: str, *, orchestrator_id: str, outcome_interpretation: Literal["success", "partial", "failure"], success_criterion: Any | NotGiven = NOT_GIVEN, success_criterion_hash: str | NotGiven = NOT_GIVEN, evidence_hash: str | NotGiven = NOT_GIVEN, intended_action: IntendedActionInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, rationale: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> InterpretationRecorded:
+    async def interpret(
+        self,
+        outcome_id: str,
+        *,
+        orchestrator_id: str,
+        outcome_interpretation: Literal["success", "partial", "failure"],
+        success_criterion: Any | NotGiven = NOT_GIVEN,
+        success_criterion_hash: str | NotGiven = NOT_GIVEN,
+        evidence_hash: str | NotGiven = NOT_GIVEN,
+        intended_action: IntendedActionInput | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        rationale: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> InterpretationRecorded:
         """POST /v1/outcomes/{id}/interpretations: Submit an orchestrator's interpretation (a new revision unless identical to its latest). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['submitInterpretation'], path=(outcome_id,), query=None, body={'orchestrator_id': orchestrator_id, 'success_criterion': success_criterion, 'success_criterion_hash': success_criterion_hash, 'outcome_interpretation': outcome_interpretation, 'evidence_hash': evidence_hash, 'intended_action': intended_action, 'rationale': rationale}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def evaluate(self, outcome_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeManifestEnvelope | EvaluationPending:
+    async def evaluate(
+        self,
+        outcome_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeManifestEnvelope | EvaluationPending:
         """POST /v1/outcomes/{id}/evaluate: Decide by the written procedure and return the signed manifest (202 while waiting for orchestrators). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['evaluateOutcome'], path=(outcome_id,), query=None, body={}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def resolve(self, outcome_id: str, *, outcome: Literal["success", "partial", "failure"], rationale: str, action_owner: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> OutcomeManifestEnvelope:
+    async def resolve(
+        self,
+        outcome_id: str,
+        *,
+        outcome: Literal["success", "partial", "failure"],
+        rationale: str,
+        action_owner: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> OutcomeManifestEnvelope:
         """POST /v1/outcomes/{id}/resolution: Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT. Sent once."""
         return await self._client._request(OPERATIONS['resolveOutcome'], path=(outcome_id,), query=None, body={'outcome': outcome, 'rationale': rationale, 'action_owner': action_owner}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -573,15 +1122,35 @@ class AsyncSubagentPolicies:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    async def get(self, subagent_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> SubagentPolicy:
+    async def get(
+        self,
+        subagent_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SubagentPolicy:
         """GET /v1/subagents/{subagent_id}/policy: The sub-agent's policy. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getSubagentPolicy'], path=(subagent_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def set(self, subagent_id: str, *, expected_orchestrators: Sequence[str], arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN, deadline_seconds: int | NotGiven = NOT_GIVEN, fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN, probe: PutSubagentPolicyRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> SubagentPolicy:
+    async def set(
+        self,
+        subagent_id: str,
+        *,
+        expected_orchestrators: Sequence[str],
+        arbiter_orchestrator_id: str | NotGiven = NOT_GIVEN,
+        deadline_seconds: int | NotGiven = NOT_GIVEN,
+        fallback_policy: Literal["escalate", "strictest_wins"] | NotGiven = NOT_GIVEN,
+        probe: PutSubagentPolicyRequestProbe | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SubagentPolicy:
         """PUT /v1/subagents/{subagent_id}/policy: Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['putSubagentPolicy'], path=(subagent_id,), query=None, body={'expected_orchestrators': expected_orchestrators, 'arbiter_orchestrator_id': arbiter_orchestrator_id, 'deadline_seconds': deadline_seconds, 'fallback_policy': fallback_policy, 'probe': probe}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def delete(self, subagent_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> None:
+    async def delete(
+        self,
+        subagent_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
         """DELETE /v1/subagents/{subagent_id}/policy: Remove the sub-agent's policy: its next outcomes set their own rules again. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['deleteSubagentPolicy'], path=(subagent_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -592,27 +1161,75 @@ class AsyncReviews:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, orchestrator_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "handed_back"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[Review]:
+    def list(
+        self,
+        *,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "handed_back"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Review]:
         """GET /v1/reviews: List reviews, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listReviews'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, orchestrator_id: str, review_key: str, mode: Literal["do_and_judge", "two_stage", "debate", "council"], subject: SubmittedSubjectInput | Mapping[str, Any], implementer: CreateReviewInputImplementer | Mapping[str, Any], judges: Sequence[PanelJudgeInput | Mapping[str, Any]], timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    async def create(
+        self,
+        *,
+        orchestrator_id: str,
+        review_key: str,
+        mode: Literal["do_and_judge", "two_stage", "debate", "council"],
+        subject: SubmittedSubjectInput | Mapping[str, Any],
+        implementer: CreateReviewInputImplementer | Mapping[str, Any],
+        judges: Sequence[PanelJudgeInput | Mapping[str, Any]],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """POST /v1/reviews: Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['createReview'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'review_key': review_key, 'mode': mode, 'subject': subject, 'implementer': implementer, 'judges': judges}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def get(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    async def get(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """GET /v1/reviews/{id}: One review: its panel, current revision and subject, verdicts of that revision, latest manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getReview'], path=(review_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def submit_verdict(self, review_id: str, *, status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"], summary: str, judge_id: str, revision: int, evidence: Sequence[Any] | NotGiven = NOT_GIVEN, findings: Sequence[CouncilFindingInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN, concerns: Sequence[str] | NotGiven = NOT_GIVEN, blocking_question: str | NotGiven = NOT_GIVEN, blocking_reason: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewVerdictRecorded:
+    async def submit_verdict(
+        self,
+        review_id: str,
+        *,
+        status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"],
+        summary: str,
+        judge_id: str,
+        revision: int,
+        evidence: Sequence[Any] | NotGiven = NOT_GIVEN,
+        findings: Sequence[CouncilFindingInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN,
+        concerns: Sequence[str] | NotGiven = NOT_GIVEN,
+        blocking_question: str | NotGiven = NOT_GIVEN,
+        blocking_reason: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewVerdictRecorded:
         """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['submitReviewVerdict'], path=(review_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'judge_id': judge_id, 'revision': revision, 'findings': findings, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def revise(self, review_id: str, *, subject: SubmittedSubjectInput | Mapping[str, Any], timeout: Timeout | NotGiven = NOT_GIVEN) -> Review:
+    async def revise(
+        self,
+        review_id: str,
+        *,
+        subject: SubmittedSubjectInput | Mapping[str, Any],
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Review:
         """POST /v1/reviews/{id}/revisions: Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions). Sent once."""
         return await self._client._request(OPERATIONS['createReviewRevision'], path=(review_id,), query=None, body={'subject': subject}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def decide(self, review_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReviewManifestEnvelope | ReviewPending:
+    async def decide(
+        self,
+        review_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReviewManifestEnvelope | ReviewPending:
         """POST /v1/reviews/{id}/decide: Decide the current revision and return the signed review manifest (202 while verdicts are awaited). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['decideReview'], path=(review_id,), query=None, body={}, timeout=timeout)  # type: ignore[no-any-return]
 
@@ -623,27 +1240,78 @@ class AsyncFanouts:
     def __init__(self, client: AsyncArbiter) -> None:
         self._client = client
 
-    def list(self, *, orchestrator_id: str | NotGiven = NOT_GIVEN, status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> AsyncPaginator[Fanout]:
+    def list(
+        self,
+        *,
+        orchestrator_id: str | NotGiven = NOT_GIVEN,
+        status: Literal["open", "decided", "halted", "resolved"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Fanout]:
         """GET /v1/fanouts: List fan-outs, oldest first. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listFanouts'], path=(), query={'orchestrator_id': orchestrator_id, 'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
-    async def create(self, *, orchestrator_id: str, fanout_key: str, question: str, facts: Sequence[str], subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]], deadline: str | None | NotGiven = NOT_GIVEN, policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    async def create(
+        self,
+        *,
+        orchestrator_id: str,
+        fanout_key: str,
+        question: str,
+        facts: Sequence[str],
+        subtasks: Sequence[CreateFanoutRequestSubtasksItem | Mapping[str, Any]],
+        deadline: str | None | NotGiven = NOT_GIVEN,
+        policy: FanoutPolicyInput | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Fanout:
         """POST /v1/fanouts: Split a question into subtasks (idempotent on orchestrator_id + fanout_key); the decomposition is checked. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['createFanout'], path=(), query=None, body={'orchestrator_id': orchestrator_id, 'fanout_key': fanout_key, 'question': question, 'facts': facts, 'subtasks': subtasks, 'deadline': deadline, 'policy': policy}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def get(self, fanout_id: str, *, timeout: Timeout | NotGiven = NOT_GIVEN) -> Fanout:
+    async def get(
+        self,
+        fanout_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Fanout:
         """GET /v1/fanouts/{id}: One fan-out: its subtasks, policy, decomposition check, latest result per subtask, manifest id. Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['getFanout'], path=(fanout_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def submit_result(self, fanout_id: str, *, status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"], summary: str, subtask_id: str, evidence: Sequence[Any] | NotGiven = NOT_GIVEN, claims: Sequence[ClaimInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN, worker: FanoutResultInput1Worker | Mapping[str, Any] | NotGiven = NOT_GIVEN, concerns: Sequence[str] | NotGiven = NOT_GIVEN, blocking_question: str | NotGiven = NOT_GIVEN, blocking_reason: str | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> FanoutResultRecorded:
+    async def submit_result(
+        self,
+        fanout_id: str,
+        *,
+        status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"],
+        summary: str,
+        subtask_id: str,
+        evidence: Sequence[Any] | NotGiven = NOT_GIVEN,
+        claims: Sequence[ClaimInput | Mapping[str, Any]] | NotGiven = NOT_GIVEN,
+        worker: FanoutResultInput1Worker | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+        concerns: Sequence[str] | NotGiven = NOT_GIVEN,
+        blocking_question: str | NotGiven = NOT_GIVEN,
+        blocking_reason: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> FanoutResultRecorded:
         """POST /v1/fanouts/{id}/results: Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['submitFanoutResult'], path=(fanout_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'claims': claims, 'subtask_id': subtask_id, 'worker': worker, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def reconcile(self, fanout_id: str, *, close: bool | NotGiven = NOT_GIVEN, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReconciliationManifestEnvelope | ReconcilePending:
+    async def reconcile(
+        self,
+        fanout_id: str,
+        *,
+        close: bool | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReconciliationManifestEnvelope | ReconcilePending:
         """POST /v1/fanouts/{id}/reconcile: Reconcile the latest results by the policy and return the signed manifest (202 while subtasks are out; {"close": true} stops waiting). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['reconcileFanout'], path=(fanout_id,), query=None, body={'close': close}, timeout=timeout)  # type: ignore[no-any-return]
 
-    async def resolve(self, fanout_id: str, *, facts: Sequence[ResolveFanoutRequestFactsItem | Mapping[str, Any]], rationale: str, timeout: Timeout | NotGiven = NOT_GIVEN) -> ReconciliationManifestEnvelope:
+    async def resolve(
+        self,
+        fanout_id: str,
+        *,
+        facts: Sequence[ResolveFanoutRequestFactsItem | Mapping[str, Any]],
+        rationale: str,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> ReconciliationManifestEnvelope:
         """POST /v1/fanouts/{id}/resolution: Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT. Sent once."""
         return await self._client._request(OPERATIONS['resolveFanout'], path=(fanout_id,), query=None, body={'facts': facts, 'rationale': rationale}, timeout=timeout)  # type: ignore[no-any-return]
 
