@@ -32,8 +32,8 @@ def refund_subagent() -> list[dict]:
     ]
 
 
-def orchestrate(client: Arbiter, me: str, outcome_id: str, reading: str, action: str) -> None:
-    """One orchestrator: record its reading, evaluate, and act only if the manifest makes it the action owner."""
+def record_reading(client: Arbiter, me: str, outcome_id: str, reading: str, action: str) -> None:
+    """One orchestrator's judgement of the shared result, under its own criteria, with what it intends to do."""
     client.outcomes.interpret(
         outcome_id,
         orchestrator_id=me,
@@ -44,6 +44,7 @@ def orchestrate(client: Arbiter, me: str, outcome_id: str, reading: str, action:
 
 
 def settle(client: Arbiter, me: str, outcome_id: str, jwks: object) -> OutcomeManifestEnvelope:
+    """Ask for the decision, verify it offline, and act only if the manifest makes this orchestrator the owner."""
     envelope = client.outcomes.evaluate(outcome_id)
     if not isinstance(envelope, OutcomeManifestEnvelope):
         raise SystemExit(f"{me}: still waiting for {envelope.missing_orchestrators}")
@@ -91,8 +92,8 @@ def round_trip(admin: Arbiter) -> None:
         f"(both orchestrators got the same: {same.outcome_id == outcome.outcome_id})"
     )
 
-    orchestrate(orch_a, "orch-a", outcome.outcome_id, "success", "proceed")
-    orchestrate(orch_b, "orch-b", outcome.outcome_id, "failure", "compensate")
+    record_reading(orch_a, "orch-a", outcome.outcome_id, "success", "proceed")
+    record_reading(orch_b, "orch-b", outcome.outcome_id, "failure", "compensate")
     a = settle(orch_a, "orch-a", outcome.outcome_id, jwks)
     b = settle(orch_b, "orch-b", outcome.outcome_id, jwks)
     print(f"same manifest for both: {a.manifest.manifest_id == b.manifest.manifest_id}")
@@ -125,11 +126,12 @@ def fan_out(admin: Arbiter) -> None:
         facts=["vantage.enterprise.floor"],
         subtasks=[
             {"subtask_id": "pricing-page", "scope": "vantage.com", "facts": ["vantage.enterprise.floor"]},
-            {"subtask_id": "crm", "scope": "CRM notes", "facts": []},
+            {"subtask_id": "crm", "scope": "CRM notes", "facts": ["vantage.enterprise.floor"]},
         ],
         policy={"resolve": ["source_priority"], "source_priority": ["https://vantage.com/", "crm://"]},
     )
-    print(f"fan-out {fanout.fanout_id}: overlaps={[o.fact for o in fanout.decomposition.overlaps]}")
+    overlaps = [o.fact for o in fanout.decomposition.overlaps]
+    print(f"fan-out {fanout.fanout_id}: facts owned by both workers (the conflict to expect): {overlaps}")
     for subtask in ("pricing-page", "crm"):
         result = planner.fanouts.submit_result(fanout.fanout_id, **worker(subtask))
         print(f"  result of {subtask}: revision {result.revision}")
