@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from arbiter_client import Arbiter, ArbiterError, ArbiterTimeoutError, RetryPolicy
+from arbiter_client import Arbiter, ArbiterError, ArbiterProtocolError, ArbiterTimeoutError, RetryPolicy
 from arbiter_client._retry import SEND, Sleep, parse_retry_after, retry_plan
 
 OUTCOME = {
@@ -54,9 +54,11 @@ class Scripted:
                 scripted.requests.append((self.command, self.path, time.monotonic()))
                 status, headers, body, delay = scripted.script.pop(0)
                 time.sleep(delay)
-                data = json.dumps(body).encode()
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 self.send_response(status)
                 kind = "application/problem+json" if status >= 400 else "application/json"
+                if isinstance(body, str):
+                    kind = "text/html"
                 self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
                 for name, value in headers.items():
@@ -152,3 +154,20 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412470) == 10
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412490) == 0
     assert parse_retry_after("soon", 0) is None and parse_retry_after(None, 0) is None
+
+
+def test_an_answer_that_is_no_problem_still_raises_a_problem(scripted: Scripted) -> None:
+    scripted.script = [(502, {}, "<html><body>Bad gateway</body></html>", 0)]
+    with pytest.raises(ArbiterError) as caught:
+        client(scripted).outcomes.get(OUTCOME["outcome_id"])
+    error = caught.value
+    assert (error.status, error.type, error.title) == (502, "about:blank", "Bad Gateway")
+    assert "Bad gateway" in error.detail and error.errors == []
+
+
+def test_a_success_that_does_not_fit_the_document_is_a_protocol_error(scripted: Scripted) -> None:
+    scripted.script = [(200, {}, {"outcome_id": 42}, 0), (200, {}, "not json", 0)]
+    with pytest.raises(ArbiterProtocolError, match="documented shape"):
+        client(scripted).outcomes.get(OUTCOME["outcome_id"])
+    with pytest.raises(ArbiterProtocolError, match="not JSON"):
+        client(scripted).outcomes.get(OUTCOME["outcome_id"])
