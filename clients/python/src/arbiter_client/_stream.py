@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from ._errors import ArbiterError, ArbiterProtocolError
+from ._errors import ArbiterConnectionError, ArbiterError, ArbiterProtocolError
 from ._response import problem_of
 from ._retry import parse_retry_after
 from .models import ManifestEnvelope
@@ -132,7 +132,9 @@ class ManifestStreamState:
         """A connection failed or ended: the delay before the next one (doubling while failures repeat)."""
         self.failures += 1
         if self.options.max_failures is not None and self.failures > self.options.max_failures:
-            raise ArbiterProtocolError(f"GET {PATH}: gave up after {self.failures - 1} failed connections")
+            raise ArbiterConnectionError(
+                f"GET {PATH}: gave up after {self.failures - 1} failed connections", attempts=self.failures - 1
+            )
         if asked is not None:
             return asked
         base = self.options.reconnect_delay or self._server_retry or 1.0
