@@ -9,6 +9,7 @@ import time
 
 import pytest
 from live_service import Clients
+from pydantic import ValidationError
 
 from arbiter_client import (
     AsyncArbiter,
@@ -21,7 +22,7 @@ from arbiter_client import (
     verify_manifest_inclusion,
 )
 from arbiter_client.merkle import b64decode_hash
-from arbiter_client.models import EvaluationPending, Outcome, OutcomeManifestEnvelope
+from arbiter_client.models import EvaluationPending, EvidenceItemInput, Outcome, OutcomeManifestEnvelope
 
 EVIDENCE = [
     {"kind": "result_payload", "name": "result", "content": {"refund_id": "re_1", "status": "ok", "amount": 12.5}},
@@ -153,6 +154,18 @@ def test_lists_are_iterators_that_follow_next_cursor(clients: Clients) -> None:
     assert len(first.items) == 2 and first.next_cursor is not None
     assert [o.outcome_id for o in first] == made
     assert [len(p.items) for p in first.iter_pages()] == [2, 2, 1]
+
+
+def test_request_arguments_may_be_the_generated_models(clients: Clients) -> None:
+    as_dicts = clients.orch_a.outcomes.create(subagent_id="typed-agent", run_id="t1", evidence=EVIDENCE)
+    as_models = clients.orch_a.outcomes.create(
+        subagent_id="typed-agent",
+        run_id="t1",
+        evidence=[EvidenceItemInput.model_validate(item) for item in EVIDENCE],
+    )
+    assert as_models.outcome_id == as_dicts.outcome_id  # the same body: members left unset are not sent
+    with pytest.raises(ValidationError):
+        EvidenceItemInput.model_validate({"kind": "exit_code", "content": 0, "unknown": 1})
 
 
 def test_the_async_client_is_the_same_api_awaited(clients: Clients) -> None:
