@@ -154,8 +154,10 @@ class ModelWriter:
             return "Literal[" + ", ".join(json.dumps(v) for v in schema["enum"]) + "]"
         for key in ("anyOf", "oneOf"):
             if key in schema:
+                # Inline variants are numbered only when several of them are objects (a nullable object keeps its name).
+                several = sum(1 for s in schema[key] if s.get("type") != "null") > 1
                 variants = [
-                    self.annotation(s, f"{name_hint}{i + 1}" if len(schema[key]) > 1 else name_hint, request=request)
+                    self.annotation(s, variant_name(name_hint, s, i) if several else name_hint, request=request)
                     for i, s in enumerate(schema[key])
                 ]
                 return union(variants)
@@ -223,6 +225,15 @@ class ModelWriter:
         self.classes[name] = "\n".join(lines) + "\n"
         self.order.append(name)
         return name
+
+
+def variant_name(name_hint: str, schema: dict, index: int) -> str:
+    """An inline variant's class name: after the constant that tells it apart (`status: "DONE"` → …Done), else
+    its position."""
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop.get("const"), str):
+            return name_hint + pascal(prop["const"].lower())
+    return f"{name_hint}{index + 1}"
 
 
 def union(variants: list[str]) -> str:
@@ -371,7 +382,7 @@ def body_params(writer: ModelWriter, schema: dict, name: str) -> tuple[list[Para
                 if prop in merged and json.dumps(prop_schema, sort_keys=True) in seen_schemas[prop]:
                     continue
                 seen_schemas.setdefault(prop, set()).add(json.dumps(prop_schema, sort_keys=True))
-                ann = writer.annotation(prop_schema, f"{name}{i + 1}{pascal(prop)}", request=True)
+                ann = writer.annotation(prop_schema, f"{variant_name(name, variant, i)}{pascal(prop)}", request=True)
                 if prop in merged:
                     merged[prop].annotation = union([merged[prop].annotation, ann])
                 else:

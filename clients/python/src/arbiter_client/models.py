@@ -52,62 +52,62 @@ class ClaimInput(_RequestModel):
     sources: list[ClaimSourceInput]
 __all__.append("ClaimInput")
 
-class FanoutResultInput1Worker(_RequestModel):
+class FanoutResultInputDoneWorker(_RequestModel):
     model: str | None = None
     context_id: str | None = None
-__all__.append("FanoutResultInput1Worker")
+__all__.append("FanoutResultInputDoneWorker")
 
-class FanoutResultInput1(_RequestModel):
+class FanoutResultInputDone(_RequestModel):
     status: Literal["DONE"]
     summary: str
     evidence: list[Any]
     claims: list[ClaimInput] | None = None
     subtask_id: str
-    worker: FanoutResultInput1Worker | None = None
-__all__.append("FanoutResultInput1")
+    worker: FanoutResultInputDoneWorker | None = None
+__all__.append("FanoutResultInputDone")
 
-class FanoutResultInput2Worker(_RequestModel):
+class FanoutResultInputDoneWithConcernsWorker(_RequestModel):
     model: str | None = None
     context_id: str | None = None
-__all__.append("FanoutResultInput2Worker")
+__all__.append("FanoutResultInputDoneWithConcernsWorker")
 
-class FanoutResultInput2(_RequestModel):
+class FanoutResultInputDoneWithConcerns(_RequestModel):
     status: Literal["DONE_WITH_CONCERNS"]
     summary: str
     evidence: list[Any]
     concerns: list[str]
     claims: list[ClaimInput] | None = None
     subtask_id: str
-    worker: FanoutResultInput2Worker | None = None
-__all__.append("FanoutResultInput2")
+    worker: FanoutResultInputDoneWithConcernsWorker | None = None
+__all__.append("FanoutResultInputDoneWithConcerns")
 
-class FanoutResultInput3Worker(_RequestModel):
+class FanoutResultInputNeedsContextWorker(_RequestModel):
     model: str | None = None
     context_id: str | None = None
-__all__.append("FanoutResultInput3Worker")
+__all__.append("FanoutResultInputNeedsContextWorker")
 
-class FanoutResultInput3(_RequestModel):
+class FanoutResultInputNeedsContext(_RequestModel):
     status: Literal["NEEDS_CONTEXT"]
     summary: str
     blocking_question: str
     subtask_id: str
-    worker: FanoutResultInput3Worker | None = None
-__all__.append("FanoutResultInput3")
+    worker: FanoutResultInputNeedsContextWorker | None = None
+__all__.append("FanoutResultInputNeedsContext")
 
-class FanoutResultInput4Worker(_RequestModel):
+class FanoutResultInputBlockedWorker(_RequestModel):
     model: str | None = None
     context_id: str | None = None
-__all__.append("FanoutResultInput4Worker")
+__all__.append("FanoutResultInputBlockedWorker")
 
-class FanoutResultInput4(_RequestModel):
+class FanoutResultInputBlocked(_RequestModel):
     status: Literal["BLOCKED"]
     summary: str
     blocking_reason: str
     subtask_id: str
-    worker: FanoutResultInput4Worker | None = None
-__all__.append("FanoutResultInput4")
+    worker: FanoutResultInputBlockedWorker | None = None
+__all__.append("FanoutResultInputBlocked")
 
-FanoutResultInput = FanoutResultInput1 | FanoutResultInput2 | FanoutResultInput3 | FanoutResultInput4
+FanoutResultInput = FanoutResultInputDone | FanoutResultInputDoneWithConcerns | FanoutResultInputNeedsContext | FanoutResultInputBlocked
 __all__.append("FanoutResultInput")
 
 class FanoutPolicyInput(_RequestModel):
@@ -168,16 +168,16 @@ class CouncilFindingInput(_RequestModel):
     detail: str | None = None
 __all__.append("CouncilFindingInput")
 
-class JudgeVerdictInput1(_RequestModel):
+class JudgeVerdictInputDone(_RequestModel):
     status: Literal["DONE"]
     summary: str
     evidence: list[Any]
     judge_id: str
     revision: int
     findings: list[CouncilFindingInput] | None = None
-__all__.append("JudgeVerdictInput1")
+__all__.append("JudgeVerdictInputDone")
 
-class JudgeVerdictInput2(_RequestModel):
+class JudgeVerdictInputDoneWithConcerns(_RequestModel):
     status: Literal["DONE_WITH_CONCERNS"]
     summary: str
     evidence: list[Any]
@@ -185,27 +185,27 @@ class JudgeVerdictInput2(_RequestModel):
     judge_id: str
     revision: int
     findings: list[CouncilFindingInput] | None = None
-__all__.append("JudgeVerdictInput2")
+__all__.append("JudgeVerdictInputDoneWithConcerns")
 
-class JudgeVerdictInput3(_RequestModel):
+class JudgeVerdictInputNeedsContext(_RequestModel):
     status: Literal["NEEDS_CONTEXT"]
     summary: str
     blocking_question: str
     judge_id: str
     revision: int
     findings: list[CouncilFindingInput] | None = None
-__all__.append("JudgeVerdictInput3")
+__all__.append("JudgeVerdictInputNeedsContext")
 
-class JudgeVerdictInput4(_RequestModel):
+class JudgeVerdictInputBlocked(_RequestModel):
     status: Literal["BLOCKED"]
     summary: str
     blocking_reason: str
     judge_id: str
     revision: int
     findings: list[CouncilFindingInput] | None = None
-__all__.append("JudgeVerdictInput4")
+__all__.append("JudgeVerdictInputBlocked")
 
-JudgeVerdictInput = JudgeVerdictInput1 | JudgeVerdictInput2 | JudgeVerdictInput3 | JudgeVerdictInput4
+JudgeVerdictInput = JudgeVerdictInputDone | JudgeVerdictInputDoneWithConcerns | JudgeVerdictInputNeedsContext | JudgeVerdictInputBlocked
 __all__.append("JudgeVerdictInput")
 
 class ProblemErrorsItem(_ResponseModel):
@@ -422,10 +422,10 @@ class ReconciliationManifestReasonsItem(_ResponseModel):
     subject: str
 __all__.append("ReconciliationManifestReasonsItem")
 
-class ReconciliationManifestResolution1(_ResponseModel):
+class ReconciliationManifestResolution(_ResponseModel):
     by: str
     rationale: str
-__all__.append("ReconciliationManifestResolution1")
+__all__.append("ReconciliationManifestResolution")
 
 class ReconciliationManifest(_ResponseModel):
     kind: Literal["reconciliation"]
@@ -442,7 +442,7 @@ class ReconciliationManifest(_ResponseModel):
     facts: list[ReconciledFact]
     reasons: list[ReconciliationManifestReasonsItem]
     supersedes: str | None
-    resolution: ReconciliationManifestResolution1 | None
+    resolution: ReconciliationManifestResolution | None
 __all__.append("ReconciliationManifest")
 
 class ReconciliationManifestEnvelope(_ResponseModel):
@@ -459,10 +459,10 @@ class GroundTruthArbiterPredicateRequest(_ResponseModel):
     url: str
 __all__.append("GroundTruthArbiterPredicateRequest")
 
-class GroundTruthArbiterPredicateError1(_ResponseModel):
+class GroundTruthArbiterPredicateError(_ResponseModel):
     code: str
     detail: str
-__all__.append("GroundTruthArbiterPredicateError1")
+__all__.append("GroundTruthArbiterPredicateError")
 
 class GroundTruthArbiterPredicate(_ResponseModel):
     probe_id: str
@@ -474,7 +474,7 @@ class GroundTruthArbiterPredicate(_ResponseModel):
     http_status: int | None
     response_digest: str | None
     result: Literal["success", "partial", "failure"] | None
-    error: GroundTruthArbiterPredicateError1 | None
+    error: GroundTruthArbiterPredicateError | None
 __all__.append("GroundTruthArbiterPredicate")
 
 class EvidenceItem(_ResponseModel):
@@ -488,9 +488,9 @@ class IntendedAction(_ResponseModel):
     resources: list[str]
 __all__.append("IntendedAction")
 
-class SubagentPolicyProbe1(_ResponseModel):
+class SubagentPolicyProbe(_ResponseModel):
     probe_id: str
-__all__.append("SubagentPolicyProbe1")
+__all__.append("SubagentPolicyProbe")
 
 class SubagentPolicy(_ResponseModel):
     subagent_id: str
@@ -498,7 +498,7 @@ class SubagentPolicy(_ResponseModel):
     arbiter_orchestrator_id: str | None
     deadline_seconds: int | None
     fallback_policy: Literal["escalate", "strictest_wins"]
-    probe: SubagentPolicyProbe1 | None
+    probe: SubagentPolicyProbe | None
     updated_at: str
 __all__.append("SubagentPolicy")
 
@@ -512,18 +512,18 @@ class ManifestInterpretation(_ResponseModel):
     received_at: str
 __all__.append("ManifestInterpretation")
 
-class DivergenceReceiptPairsItemCriteriaDivergence1Item(_ResponseModel):
+class DivergenceReceiptPairsItemCriteriaDivergenceItem(_ResponseModel):
     pointer: str
     a: Any | None = None
     b: Any | None = None
-__all__.append("DivergenceReceiptPairsItemCriteriaDivergence1Item")
+__all__.append("DivergenceReceiptPairsItemCriteriaDivergenceItem")
 
-class DivergenceReceiptPairsItemEvidenceDivergence1(_ResponseModel):
+class DivergenceReceiptPairsItemEvidenceDivergence(_ResponseModel):
     a_evidence_hash: str
     b_evidence_hash: str
     only_in_a: list[str]
     only_in_b: list[str]
-__all__.append("DivergenceReceiptPairsItemEvidenceDivergence1")
+__all__.append("DivergenceReceiptPairsItemEvidenceDivergence")
 
 class DivergenceReceiptPairsItem(_ResponseModel):
     a: str
@@ -532,8 +532,8 @@ class DivergenceReceiptPairsItem(_ResponseModel):
     b_interpretation: Literal["success", "partial", "failure"]
     a_criterion_signature: str
     b_criterion_signature: str
-    criteria_divergence: list[DivergenceReceiptPairsItemCriteriaDivergence1Item] | None
-    evidence_divergence: DivergenceReceiptPairsItemEvidenceDivergence1 | None
+    criteria_divergence: list[DivergenceReceiptPairsItemCriteriaDivergenceItem] | None
+    evidence_divergence: DivergenceReceiptPairsItemEvidenceDivergence | None
 __all__.append("DivergenceReceiptPairsItem")
 
 class DivergenceReceipt(_ResponseModel):
@@ -543,10 +543,10 @@ class DivergenceReceipt(_ResponseModel):
     receipt_digest: str
 __all__.append("DivergenceReceipt")
 
-class OutcomeManifestResolution1(_ResponseModel):
+class OutcomeManifestResolution(_ResponseModel):
     by: str
     rationale: str
-__all__.append("OutcomeManifestResolution1")
+__all__.append("OutcomeManifestResolution")
 
 class OutcomeManifest(_ResponseModel):
     kind: Literal["outcome"]
@@ -565,7 +565,7 @@ class OutcomeManifest(_ResponseModel):
     action_owner: str | None
     missing_orchestrators: list[str]
     supersedes: str | None
-    resolution: OutcomeManifestResolution1 | None
+    resolution: OutcomeManifestResolution | None
 __all__.append("OutcomeManifest")
 
 class OutcomeManifestEnvelope(_ResponseModel):
@@ -588,10 +588,10 @@ class OutcomeEvidenceVersionsItem(_ResponseModel):
     created_at: str
 __all__.append("OutcomeEvidenceVersionsItem")
 
-class OutcomeProbe1(_ResponseModel):
+class OutcomeProbe(_ResponseModel):
     probe_id: str
     params: dict[str, Any]
-__all__.append("OutcomeProbe1")
+__all__.append("OutcomeProbe")
 
 class Outcome(_ResponseModel):
     outcome_id: str
@@ -605,7 +605,7 @@ class Outcome(_ResponseModel):
     expected_orchestrators: list[str]
     deadline: str | None
     arbiter_orchestrator_id: str | None
-    probe: OutcomeProbe1 | None
+    probe: OutcomeProbe | None
     fallback_policy: Literal["escalate", "strictest_wins"]
     manifest_id: str | None
     reevaluation_rounds: int
@@ -688,12 +688,12 @@ class ReviewManifestConcernsItem(_ResponseModel):
     concern: str
 __all__.append("ReviewManifestConcernsItem")
 
-class ReviewManifestDivergence1(_ResponseModel):
+class ReviewManifestDivergence(_ResponseModel):
     a: str
     b: str
     a_status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"]
     b_status: Literal["DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED"]
-__all__.append("ReviewManifestDivergence1")
+__all__.append("ReviewManifestDivergence")
 
 class ReviewManifest(_ResponseModel):
     """One example per mode: do_and_judge, two_stage, debate, council."""
@@ -715,7 +715,7 @@ class ReviewManifest(_ResponseModel):
     concerns: list[ReviewManifestConcernsItem]
     blocking_question: str | None
     blocking_reason: str | None
-    divergence: ReviewManifestDivergence1 | None
+    divergence: ReviewManifestDivergence | None
     findings: list[ReviewFinding]
     supersedes: str | None
 __all__.append("ReviewManifest")
@@ -1049,15 +1049,15 @@ class ReconcileFanoutRequest(_RequestModel):
     close: bool | None = None
 __all__.append("ReconcileFanoutRequest")
 
-class ResolveFanoutRequestFactsItemAnswer1(_RequestModel):
+class ResolveFanoutRequestFactsItemAnswer(_RequestModel):
     value: str | float | bool | list[Any] | dict[str, Any]
     effective_date: str | None = None
     qualifiers: dict[str, str | float | bool] | None = None
-__all__.append("ResolveFanoutRequestFactsItemAnswer1")
+__all__.append("ResolveFanoutRequestFactsItemAnswer")
 
 class ResolveFanoutRequestFactsItem(_RequestModel):
     fact: str
-    answer: ResolveFanoutRequestFactsItemAnswer1 | None
+    answer: ResolveFanoutRequestFactsItemAnswer | None
 __all__.append("ResolveFanoutRequestFactsItem")
 
 class ResolveFanoutRequest(_RequestModel):
