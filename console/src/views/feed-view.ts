@@ -49,7 +49,7 @@ export const feedView: View = (ctx, main) => {
     const { entries: all, state } = ctx.feed
     filters.refreshSubagents(all)
     const now = Date.now()
-    const entries = all.filter((entry) => matchesFilter(entry.envelope.manifest, filter, now))
+    const entries = all.filter((entry) => matchesFilter(entry.manifest, filter, now))
     const live =
       state.phase === 'open'
         ? 'Live.'
@@ -196,7 +196,7 @@ function feedFilters(
     const ids = [
       ...new Set(
         entries
-          .map((entry) => (entry.envelope.manifest as { subagent_id?: string }).subagent_id)
+          .map((entry) => entry.manifest.subagent_id)
           .filter((id): id is string => typeof id === 'string'),
       ),
     ].sort()

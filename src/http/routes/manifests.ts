@@ -173,7 +173,8 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
             content: { 'application/problem+json': { schema: problemSchema } },
           },
           503: {
-            description: 'This replica serves its maximum of open streams, or is overloaded: retry after Retry-After',
+            description:
+              'This replica serves its maximum of open streams, or is overloaded: retry after Retry-After',
             content: { 'application/problem+json': { schema: problemSchema } },
           },
         },
