@@ -333,9 +333,15 @@ describe('panel rules at creation', () => {
       const response = await create(reviewBody(mode, { judges }))
       assert.equal(response.statusCode, 201, `${mode} × ${judges.length}: ${response.body}`)
     }
+    // A panel's size is a panel rule: a 422 naming it, like every other count.
     const eleven = await create(reviewBody('council', { judges: council(11) }))
-    assert.equal(eleven.statusCode, 400, 'more than 10 judges is a schema error')
-    assert.deepEqual(eleven.json().errors, [{ path: 'body/judges', message: 'at most 10 judges' }])
+    assert.equal(eleven.statusCode, 422, eleven.body)
+    assert.deepEqual(eleven.json().errors, [
+      {
+        path: '/judges/10',
+        message: 'judge count: council takes 2 to 10 judges; judge "c10" is one too many',
+      },
+    ])
   })
 })
 

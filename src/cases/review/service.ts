@@ -5,7 +5,6 @@ import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
 import { combineWrites, runStatement, type Statement } from '../../db/statement.ts'
-import type { AgentIdentity } from '../../domain/review/identity.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
   acceptRevision,
@@ -16,6 +15,7 @@ import {
   type VerdictRefusal,
 } from '../../domain/review/transitions.ts'
 import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
 import { AppError } from '../../errors.ts'
@@ -69,6 +69,16 @@ export interface RevisionSubmission {
   subject: SubmittedSubject
 }
 
+/** The most panel violations `detail` spells out; `errors` lists every one. */
+const DETAIL_VIOLATIONS = 10
+
+/** The problem's one-line detail: the first violations, then how many more `errors` holds. */
+function panelDetail(violations: readonly { message: string }[]): string {
+  const shown = violations.slice(0, DETAIL_VIOLATIONS).map((v) => v.message)
+  const more = violations.length - shown.length
+  return more > 0 ? `${shown.join('; ')}; and ${more} more (see errors)` : shown.join('; ')
+}
+
 /**
  * `POST /v1/reviews`. The panel is checked against its mode and the independence rules first, every violation
  * reported at once (422; the iron law has its own problem type). The natural key (orchestrator_id, review_key)
@@ -79,7 +89,7 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
   if (panel.violations.length > 0) {
     throw new AppError(
       panel.iron_law_violated ? 'JUDGE_NOT_INDEPENDENT' : 'UNPROCESSABLE',
-      panel.violations.map((v) => v.message).join('; '),
+      panelDetail(panel.violations),
       {},
       panel.violations.map((v) => ({ path: v.path, message: v.message })),
     )

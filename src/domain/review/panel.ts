@@ -3,7 +3,7 @@
  * `stage` and `role` belong, and the independence rules (the iron law, fresh contexts, distinct council
  * models). Every violation is reported, not just the first, so the caller fixes its panel in one round trip.
  */
-import { type AgentIdentity, normalizeIdentity, sameModel, sameModelAndContext } from './identity.ts'
+import { type AgentIdentity, identityKey } from '../shared/agent-identity.ts'
 import type { DebateRole, JudgeStage, ReviewMode } from './vocabulary.ts'
 
 /**
@@ -64,7 +64,7 @@ export interface PanelCheck {
   iron_law_violated: boolean
 }
 
-/** The largest council; it is also the largest panel the request schema admits. */
+/** The largest council, and so the largest panel of any mode. */
 export const MAX_COUNCIL_JUDGES = 10
 const MIN_COUNCIL_JUDGES = 2
 
@@ -261,10 +261,15 @@ function roleViolations(judges: readonly SubmittedJudge[]): PanelViolation[] {
 function independenceViolations(input: PanelInput): PanelViolation[] {
   const found: PanelViolation[] = []
   const { judges, implementer, mode } = input
+  // The first judge of each id, model and model-and-context: one pass, so a panel of any size costs linear time.
+  const firstById = new Map<string, number>()
+  const firstByModel = new Map<string, SubmittedJudge>()
+  const firstByModelAndContext = new Map<string, SubmittedJudge>()
+  const implementerKey = agentKey(implementer)
   judges.forEach((judge, i) => {
-    const earlier = judges.slice(0, i)
-    const sameId = earlier.findIndex((other) => other.judge_id === judge.judge_id)
-    if (sameId >= 0) {
+    const sameId = firstById.get(judge.judge_id)
+    if (sameId === undefined) firstById.set(judge.judge_id, i)
+    else {
       found.push(
         violation(
           i,
@@ -273,18 +278,22 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
         ),
       )
     }
-    const sameModelJudge = earlier.find((other) => sameModel(other, judge))
-    if (mode === 'council' && sameModelJudge !== undefined) {
+    const model = identityKey(judge.model)
+    const sameModelJudge = firstByModel.get(model)
+    if (sameModelJudge === undefined) firstByModel.set(model, judge)
+    else if (mode === 'council') {
       found.push(
         violation(
           i,
           'council_models_distinct',
-          `distinct council models: ${named(judge)} runs on model ${JSON.stringify(normalizeIdentity(judge.model))} like ${named(sameModelJudge)}`,
+          `distinct council models: ${named(judge)} runs on model ${JSON.stringify(model)} like ${named(sameModelJudge)}`,
         ),
       )
     }
-    const sameContextJudge = earlier.find((other) => sameModelAndContext(other, judge))
-    if (sameContextJudge !== undefined) {
+    const key = agentKey(judge)
+    const sameContextJudge = firstByModelAndContext.get(key)
+    if (sameContextJudge === undefined) firstByModelAndContext.set(key, judge)
+    else {
       found.push(
         violation(
           i,
@@ -293,7 +302,7 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
         ),
       )
     }
-    if (sameModelAndContext(judge, implementer)) {
+    if (key === implementerKey) {
       found.push(
         violation(
           i,
@@ -304,4 +313,12 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
     }
   })
   return found
+}
+
+/**
+ * One string per (model, context) identity pair. JSON keeps the pair apart whatever the texts hold, so no model
+ * and context can run together into another pair's key.
+ */
+function agentKey(agent: AgentIdentity): string {
+  return JSON.stringify([identityKey(agent.model), identityKey(agent.context_id)])
 }

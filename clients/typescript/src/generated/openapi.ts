@@ -911,7 +911,9 @@ export interface components {
         };
         PanelJudgeInput: {
             judge_id: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             model: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             context_id: string;
             stage?: (1 | 2) | null;
             role?: ("judge" | "meta") | null;
@@ -1037,7 +1039,9 @@ export interface components {
             mode: "do_and_judge" | "two_stage" | "debate" | "council";
             subject: components["schemas"]["SubmittedSubjectInput"];
             implementer: {
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 model: string;
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 context_id: string;
             };
             judges: components["schemas"]["PanelJudgeInput"][];
