@@ -343,13 +343,6 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
   return new AppError('CONFLICT', refusal.detail, { manifest_id: refusal.manifest_id })
 }
 
-/** The review row without a lock, or 404. */
-export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId: string): Promise<ReviewRow> {
-  const review = await findReview(ctx.db, reviewId)
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
-  return review
-}
-
 /** GET /v1/reviews/{id}, in one statement. */
 export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
   const review = await findReviewView(ctx.db, reviewId)
