@@ -339,9 +339,24 @@ describe('panel rules at creation', () => {
     assert.deepEqual(eleven.json().errors, [
       {
         path: '/judges/10',
-        message: 'judge count: council takes 2 to 10 judges; judge "c10" is one too many',
+        message: 'judge count: council takes 2 to 10 judges; 11 given (no panel takes more than 10)',
       },
     ])
+    // Thousands of judges (a megabyte of them, all on one model and context) buy one violation, not thousands.
+    const crowd = Array.from({ length: 20_000 }, (_, i) => ({
+      judge_id: `j${i}`,
+      model: 'm',
+      context_id: 'c',
+    }))
+    for (const mode of ['council', 'debate', 'do_and_judge'] as const) {
+      const response = await create(reviewBody(mode, { judges: crowd }))
+      assert.equal(response.statusCode, 422, mode)
+      assert.deepEqual(
+        response.json().errors.map((e: { path: string }) => e.path),
+        ['/judges/10'],
+      )
+      assert.ok(response.body.length < 2000, `${mode}: ${response.body.length} bytes`)
+    }
   })
 })
 

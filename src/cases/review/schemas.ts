@@ -150,9 +150,14 @@ export const createReviewBody = z
     mode: reviewModeSchema,
     subject: subjectSchema,
     implementer: implementerSchema,
-    // How many judges a mode takes is a panel rule (a 422 naming it), checked after the schema; the body limit
-    // bounds the array, and the panel check is linear in it.
-    judges: z.array(judgeSchema, { error: required('must be an array') }).min(1, 'at least one judge'),
+    // How many judges a mode takes is a panel rule (a 422 naming it), checked after the schema; a panel larger
+    // than any mode takes is refused on its size alone, so a body of thousands of judges buys one violation.
+    judges: z
+      .array(judgeSchema, { error: required('must be an array') })
+      .min(1, 'at least one judge')
+      .describe(
+        'The panel, in order. How many judges a mode takes (do_and_judge 1, two_stage 2, debate 2 and at most one meta, council 2–10) is a panel rule: a panel of another size is a 422 naming the rule.',
+      ),
   })
   .meta({
     id: 'CreateReview',

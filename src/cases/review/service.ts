@@ -69,16 +69,6 @@ export interface RevisionSubmission {
   subject: SubmittedSubject
 }
 
-/** The most panel violations `detail` spells out; `errors` lists every one. */
-const DETAIL_VIOLATIONS = 10
-
-/** The problem's one-line detail: the first violations, then how many more `errors` holds. */
-function panelDetail(violations: readonly { message: string }[]): string {
-  const shown = violations.slice(0, DETAIL_VIOLATIONS).map((v) => v.message)
-  const more = violations.length - shown.length
-  return more > 0 ? `${shown.join('; ')}; and ${more} more (see errors)` : shown.join('; ')
-}
-
 /**
  * `POST /v1/reviews`. The panel is checked against its mode and the independence rules first, every violation
  * reported at once (422; the iron law has its own problem type). The natural key (orchestrator_id, review_key)
@@ -89,7 +79,7 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
   if (panel.violations.length > 0) {
     throw new AppError(
       panel.iron_law_violated ? 'JUDGE_NOT_INDEPENDENT' : 'UNPROCESSABLE',
-      panelDetail(panel.violations),
+      panel.violations.map((v) => v.message).join('; '),
       {},
       panel.violations.map((v) => ({ path: v.path, message: v.message })),
     )

@@ -81,6 +81,7 @@ export function toReviewJudge(judge: SubmittedJudge): ReviewJudge {
 
 /** Checks a panel against its mode's rules and the independence rules; returns every violation. */
 export function checkPanel(input: PanelInput): PanelCheck {
+  if (input.judges.length > MAX_COUNCIL_JUDGES) return oversizedPanel(input)
   const violations: PanelViolation[] = [
     ...countViolations(input.mode, input.judges),
     ...placementViolations(input.mode, input.judges),
@@ -90,6 +91,20 @@ export function checkPanel(input: PanelInput): PanelCheck {
   ]
   violations.sort((x, y) => indexOf(x) - indexOf(y) || ruleOrder(x.rule) - ruleOrder(y.rule))
   return { violations, iron_law_violated: violations.some((v) => v.rule === 'iron_law') }
+}
+
+/**
+ * A panel of more judges than any mode takes is refused on its size alone, with one violation: the caller must
+ * cut it down whatever else is wrong with it, and a body of thousands of judges must not buy an answer listing
+ * thousands of violations.
+ */
+function oversizedPanel(input: PanelInput): PanelCheck {
+  const takes =
+    input.mode === 'debate'
+      ? 'two judges with role "judge" and at most one "meta"'
+      : MODE_SIZES[input.mode].wording
+  const message = `judge count: ${input.mode} takes ${takes}; ${input.judges.length} given (no panel takes more than ${MAX_COUNCIL_JUDGES})`
+  return { violations: [violation(MAX_COUNCIL_JUDGES, 'judge_count', message)], iron_law_violated: false }
 }
 
 function violation(index: number, rule: PanelRule, message: string): PanelViolation {
@@ -108,22 +123,24 @@ function named(judge: SubmittedJudge): string {
   return `judge ${JSON.stringify(judge.judge_id)}`
 }
 
+/** Panel sizes of the modes whose size is a plain count. */
+const MODE_SIZES: Record<Exclude<ReviewMode, 'debate'>, { min: number; max: number; wording: string }> = {
+  do_and_judge: { min: 1, max: 1, wording: 'exactly one judge' },
+  two_stage: { min: 2, max: 2, wording: 'exactly two judges (stage 1 and stage 2)' },
+  council: {
+    min: MIN_COUNCIL_JUDGES,
+    max: MAX_COUNCIL_JUDGES,
+    wording: `${MIN_COUNCIL_JUDGES} to ${MAX_COUNCIL_JUDGES} judges`,
+  },
+}
+
 /**
  * Panel size for the modes whose size is a plain count (debate is counted by role instead). Extra judges are
  * flagged one by one; a shortfall is flagged once, at the index the first missing judge would take.
  */
 function countViolations(mode: ReviewMode, judges: readonly SubmittedJudge[]): PanelViolation[] {
   if (mode === 'debate') return []
-  const bounds: Record<Exclude<ReviewMode, 'debate'>, { min: number; max: number; wording: string }> = {
-    do_and_judge: { min: 1, max: 1, wording: 'exactly one judge' },
-    two_stage: { min: 2, max: 2, wording: 'exactly two judges (stage 1 and stage 2)' },
-    council: {
-      min: MIN_COUNCIL_JUDGES,
-      max: MAX_COUNCIL_JUDGES,
-      wording: `${MIN_COUNCIL_JUDGES} to ${MAX_COUNCIL_JUDGES} judges`,
-    },
-  }
-  const { min, max, wording } = bounds[mode]
+  const { min, max, wording } = MODE_SIZES[mode]
   if (judges.length < min) {
     return [
       violation(
