@@ -18,16 +18,35 @@ export interface PathResource {
  * params schema's 400.
  */
 export function caseIdBeforeBody(app: FastifyInstance, resource: PathResource) {
+  const idOf = (request: FastifyRequest): string | undefined => {
+    const { id } = request.params as { id?: unknown }
+    return uuidParam.safeParse(id).success ? (id as string) : undefined
+  }
   return {
     attachValidation: true,
     preHandler: async (request: FastifyRequest): Promise<void> => {
       const invalid = request.validationError
       if (!invalid) return
-      const { id } = request.params as { id?: unknown }
-      if (uuidParam.safeParse(id).success) await assertFound(app, resource, id as string)
+      const id = idOf(request)
+      if (id !== undefined) await assertFound(app, resource, id)
       throw invalid
     },
+    // A body that is not JSON, or not I-JSON, is refused while it is read, before any hook above: that 400 too
+    // waits for the id's 404. The lookup is admitted like a key's (no preHandler, so no admission slot, has run);
+    // rethrown, the error reaches the app's own handler.
+    errorHandler: async (error: unknown, request: FastifyRequest): Promise<never> => {
+      const id = idOf(request)
+      if (id !== undefined && isBodyReadingError(error)) {
+        await app.withAdmission(() => assertFound(app, resource, id))
+      }
+      throw error
+    },
   }
+}
+
+/** The 400s the JSON body parser gives (src/http/plugins/app/json-body.ts): not JSON, or not I-JSON. */
+function isBodyReadingError(error: unknown): boolean {
+  return error instanceof AppError && (error.error === 'MALFORMED_JSON' || error.error === 'VALIDATION')
 }
 
 /**

@@ -58,6 +58,35 @@ describe('404 for an unknown path id before the body is judged', () => {
     }
   })
 
+  it('answers 404 for an unknown id before 400 for a body that is not JSON or not I-JSON', async (t) => {
+    const app = await buildTestApp(t)
+    const orchestrator = await app.key('orchestrator', ['orch-a'])
+    const outcome = await createOutcome(app, orchestrator)
+    const bodies: [string, string, string][] = [
+      ['not JSON', '{"evidence": [', 'application/json'],
+      ['a duplicate member name', '{"evidence": [], "evidence": []}', 'application/json'],
+      [
+        'an integer beyond 2^53',
+        '{"evidence": [{"kind": "n", "content": 9007199254740993}]}',
+        'application/json',
+      ],
+      ['another charset', '{"evidence": []}', 'application/json; charset=latin1'],
+    ]
+    for (const [name, payload, contentType] of bodies) {
+      const post = (id: string) =>
+        app.request(app.adminKey, {
+          method: 'POST',
+          url: `/v1/outcomes/${id}/evidence`,
+          payload,
+          headers: { 'content-type': contentType },
+        })
+      const unknown = await post(randomUUID())
+      assert.equal(unknown.statusCode, 404, `${name}: ${unknown.body}`)
+      const known = await post(outcome.outcome_id)
+      assert.equal(known.statusCode, 400, `${name}: ${known.body}`)
+    }
+  })
+
   it('answers 400 for the same bad body on a known id: the 404 above is the id, not the body', async (t) => {
     const app = await buildTestApp(t)
     const orchestrator = await app.key('orchestrator', ['orch-a', 'scout'])
