@@ -17,9 +17,10 @@
  * tried, its positions and claims listed and its `conflicts` empty. A thousand claims repeating two
  * positions still make one conflict.
  */
+
+import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS } from '../limits.ts'
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
 import { diffJson, type JsonDifference } from '../shared/json-diff.ts'
-import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS } from '../limits.ts'
 import { sortedUnique } from '../shared/order.ts'
 import type { EnvelopeStatus } from '../status-envelope.ts'
 import { checkDecomposition, type Overlap, type SubtaskOwnership } from './decomposition.ts'

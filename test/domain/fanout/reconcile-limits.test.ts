@@ -18,7 +18,9 @@ function reconcileCounts(positions: number[], policy: FanoutPolicyInput = {}) {
   const facts = positions.map((_, i) => `f${String(i).padStart(2, '0')}`)
   const claims = positions.flatMap((count, i) => distinctClaims(facts[i]!, count))
   return decided(
-    reconcile(input(fanout({ s1: facts }, { resolve: ['highest_confidence'], ...policy }), [result('s1', claims)])),
+    reconcile(
+      input(fanout({ s1: facts }, { resolve: ['highest_confidence'], ...policy }), [result('s1', claims)]),
+    ),
   )
 }
 
@@ -75,7 +77,9 @@ describe('reconcile: positions compared pairwise', () => {
       qualifiers: { region: i % 2 === 0 ? 'eu' : 'us' },
     }))
     const decision = decided(
-      reconcile(input(fanout({ s1: ['f'] }, { on_qualifier_difference: 'keep_all' }), [result('s1', claims)])),
+      reconcile(
+        input(fanout({ s1: ['f'] }, { on_qualifier_difference: 'keep_all' }), [result('s1', claims)]),
+      ),
     )
     const fact = factOf(decision, 'f')
     assert.equal(fact.reason, 'too_many_positions')
@@ -179,7 +183,8 @@ describe('reconcile: pairs listed in one manifest', () => {
           const facts = counts.map((_, i) => `f${i}`)
           const claims = counts.flatMap((count, i) => distinctClaims(facts[i]!, count))
           const shuffled = [...claims].sort(
-            (a, b) => ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7),
+            (a, b) =>
+              ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7),
           )
           const definition = fanout({ s1: facts })
           const first = decided(reconcile(input(definition, [result('s1', claims)])))
