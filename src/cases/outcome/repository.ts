@@ -1,4 +1,3 @@
-import type { AuditData } from '../../audit/audit-log.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
@@ -6,7 +5,6 @@ import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evid
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
-import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of outcome cases: outcomes, their evidence (items and versions), interpretations and dissents.
@@ -394,66 +392,6 @@ export function interpretationInsert(row: InterpretationRow): Statement {
   }
 }
 
-/**
- * An orchestrator's first interpretation of an open outcome, and its audit entry, in one statement with no
- * transaction around it. The outcome's row lock, held to the end of the statement, orders it against evaluation
- * as the transaction of submitInterpretation does: an evaluation that decided first left the outcome no longer
- * open, and this writes nothing. While the outcome is open it gives the row a new version (see outcomeTouch),
- * even when it writes nothing else. It also writes nothing when the evidence version judged (`evidence_hash`,
- * null for the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
- * A concurrent first submission of the same orchestrator fails on the revision's unique key.
- * Answers the outcome's subagent_id and the evidence version judged when written.
- */
-export async function insertFirstInterpretation(
-  db: Queryable,
-  row: Omit<InterpretationRow, 'revision' | 'evidence_hash'> & { evidence_hash: string | null },
-  audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
-): Promise<{ subagent_id: string; evidence_hash: string } | undefined> {
-  const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
-    named(
-      `WITH target AS (
-       -- Locks the row, and gives it a new version (see outcomeTouch).
-       UPDATE outcomes SET status = status WHERE id = $1 AND status = 'open'
-       RETURNING id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash
-     ), judged AS (
-       SELECT target.* FROM target
-       WHERE EXISTS (SELECT 1 FROM evidence_versions v
-                     WHERE v.outcome_id = target.id AND v.evidence_hash = target.evidence_hash)
-         AND NOT EXISTS (SELECT 1 FROM interpretations i WHERE i.outcome_id = target.id AND i.orchestrator_id = $3)
-     ), created AS (
-       INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
-       SELECT $4, judged.id, $3, 1, $5, $6::jsonb, $7, $8, judged.evidence_hash, $9::jsonb, $10, $11, $12
-       FROM judged
-     ), audit AS (
-       INSERT INTO audit_intake (at, kind, actor, outcome_id, subagent_id, orchestrator_id, data)
-       SELECT $13, $14, $15, judged.id, judged.subagent_id, $3,
-              $16::jsonb || jsonb_build_object('evidence_hash', judged.evidence_hash)
-       FROM judged
-     )
-     SELECT subagent_id, evidence_hash FROM judged`,
-      [
-        row.outcome_id,
-        row.evidence_hash,
-        row.orchestrator_id,
-        row.id,
-        row.has_criterion,
-        row.has_criterion ? JSON.stringify(row.success_criterion) : null,
-        row.success_criterion_signature,
-        row.outcome_interpretation,
-        row.intended_action === null ? null : JSON.stringify(row.intended_action),
-        row.rationale,
-        row.received_at,
-        row.api_key_id,
-        audit.at,
-        audit.kind,
-        audit.actor,
-        JSON.stringify(audit.data),
-      ],
-    ),
-  )
-  return rows[0]
-}
-
 /** The latest revision of each orchestrator, for each of the given outcomes. */
 export async function latestInterpretations(
   db: Queryable,
@@ -526,4 +464,52 @@ export async function insertDissent(
       dissent.api_key_id,
     ],
   )
+}
+
+/**
+ * Each orchestrator's latest interpretation as the bound on the outcome's next manifest reads it
+ * (src/domain/outcome/manifest-bound.ts), with the size of the evidence version it judged.
+ */
+export interface InterpretationBoundRow {
+  orchestrator_id: string
+  revision: number
+  has_criterion: boolean
+  success_criterion: JsonValue | null
+  success_criterion_signature: string
+  intended_action: IntendedAction | null
+  evidence_hash: string
+  evidence_items: number
+}
+
+export async function latestInterpretationBounds(
+  db: Queryable,
+  outcomeId: string,
+): Promise<InterpretationBoundRow[]> {
+  const { rows } = await db.query<InterpretationBoundRow>(
+    named(
+      `SELECT DISTINCT ON (i.orchestrator_id) i.orchestrator_id, i.revision, i.has_criterion, i.success_criterion,
+       i.success_criterion_signature, i.intended_action, i.evidence_hash,
+       coalesce(cardinality(v.item_hashes), 0) AS evidence_items
+     FROM interpretations i
+     LEFT JOIN evidence_versions v ON v.outcome_id = i.outcome_id AND v.evidence_hash = i.evidence_hash
+     WHERE i.outcome_id = $1
+     ORDER BY i.orchestrator_id, i.revision DESC`,
+      [outcomeId],
+    ),
+  )
+  return rows
+}
+
+/** Each evidence version of an outcome with its number of items (not the items: a version may list a thousand). */
+export async function evidenceVersionSizes(
+  db: Queryable,
+  outcomeId: string,
+): Promise<{ evidence_hash: string; items: number }[]> {
+  const { rows } = await db.query<{ evidence_hash: string; items: number }>(
+    named(
+      `SELECT evidence_hash, cardinality(item_hashes) AS items FROM evidence_versions WHERE outcome_id = $1`,
+      [outcomeId],
+    ),
+  )
+  return rows
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
-import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
 import { combineWrites, runStatement } from '../../db/statement.ts'
+import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
   evidenceHash,
@@ -13,6 +13,7 @@ import {
   hashEvidence,
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import { outcomeManifestBound } from '../../domain/outcome/manifest-bound.ts'
 import {
   type OutcomeRules,
   outcomeBodyFingerprint,
@@ -21,13 +22,14 @@ import {
 } from '../../domain/outcome/subagent-policy.ts'
 import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
-import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField, sortedUnique } from '../../domain/shared/order.ts'
-import { AppError } from '../../errors.ts'
+import { AppError, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import {
+  evidenceVersionSizes,
   findOutcome,
   findOutcomeByKey,
   findOutcomeView,
@@ -35,10 +37,10 @@ import {
   insertDissent,
   insertEvidenceItems,
   insertEvidenceVersion,
-  insertFirstInterpretation,
   insertNewOutcome,
   insertOutcomeIfAbsent,
   interpretationInsert,
+  latestInterpretationBounds,
   latestInterpretationOf,
   listEvidenceVersions,
   listOutcomeViews,
@@ -76,9 +78,31 @@ export interface InterpretationSubmission {
   rationale?: string | undefined
 }
 
+/** The limits a new outcome's body is held to: its orchestrators and its evidence items. */
+function assertOutcomeWithinLimits(body: NewOutcome, itemHashes: readonly string[]): void {
+  const expected = new Set(body.expected_orchestrators ?? [])
+  if (expected.size > LIMITS.orchestrators_per_outcome) {
+    throw limitExceeded(
+      breach('orchestrators_per_outcome', expected.size, 'body/expected_orchestrators'),
+      'too many expected orchestrators',
+    )
+  }
+  assertEvidenceWithinLimit(itemHashes.length, 'body/evidence')
+}
+
+function assertEvidenceWithinLimit(items: number, path: string): void {
+  if (items > LIMITS.evidence_items_per_outcome) {
+    throw limitExceeded(
+      breach('evidence_items_per_outcome', items, path),
+      'the outcome’s distinct evidence items (over all its versions) would be too many',
+    )
+  }
+}
+
 export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOutcome, actor: Actor) {
   const hashed = hashEvidence(body.evidence)
   const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
+  assertOutcomeWithinLimits(body, itemHashes)
   const currentEvidenceHash = evidenceHash(itemHashes)
   const evidence = { hashed, itemHashes, evidenceHash: currentEvidenceHash }
   const now = new Date()
@@ -241,6 +265,7 @@ export async function appendEvidence(
     if (newEvidenceHash === outcome.evidence_hash) {
       return { created: false, outcome: await loadOutcomeView(tx, outcomeId) }
     }
+    assertEvidenceWithinLimit(itemHashes.length, 'body/evidence')
     const now = new Date()
     const known = new Set(current?.item_hashes ?? [])
     const added = firstOccurrences(hashed.filter((h) => !known.has(h.item_hash)))
@@ -313,16 +338,18 @@ export async function submitInterpretation(
   principal: Principal,
 ): Promise<SubmitResult> {
   const hasCriterion = body.success_criterion !== undefined
-  const signature = hasCriterion ? hashJson(body.success_criterion) : body.success_criterion_hash!
-  const first = await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
-  if (first) return { kind: 'created', interpretation: first }
+  const criterionText = hasCriterion ? canonicalJson(body.success_criterion) : undefined
+  const signature = criterionText !== undefined ? sha256(criterionText) : body.success_criterion_hash!
+  // Every submission takes the outcome's row lock: the orchestrators of an outcome and the bound on its next
+  // manifest are judged over every orchestrator's latest interpretation, which concurrent submissions change.
   return withTransaction(ctx.db, async (tx) => {
     // The row lock orders this submission against evaluation: a revision either lands before a decision or
     // sees it and becomes dissent.
     const outcome = await lockOutcome(tx, outcomeId)
     const judged = body.evidence_hash ?? outcome.evidence_hash
-    const versions = await listEvidenceVersions(tx, [outcomeId])
-    if (!versions.some((v) => v.evidence_hash === judged)) {
+    const versions = await evidenceVersionSizes(tx, outcomeId)
+    const judgedVersion = versions.find((v) => v.evidence_hash === judged)
+    if (!judgedVersion) {
       throw new AppError(
         'UNPROCESSABLE',
         `evidence_hash ${judged} is not a version of this outcome's evidence`,
@@ -342,6 +369,12 @@ export async function submitInterpretation(
     if (latest && rowFingerprint(latest) === fingerprint) {
       return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
     }
+    await assertInterpretationWithinLimits(tx, outcome, body, {
+      criterionText,
+      signature,
+      judged: { evidence_hash: judged, items: judgedVersion.items },
+      latestRevision: latest?.revision ?? 0,
+    })
     const now = new Date()
     if (!acceptsInputs(outcome.status)) {
       const manifestId = outcome.manifest_id!
@@ -416,56 +449,82 @@ export async function submitInterpretation(
 }
 
 /**
- * An orchestrator's first interpretation of an open outcome, in one statement (most submissions are). Undefined
- * when that statement wrote nothing: the transaction of submitInterpretation then answers whatever else it is
- * (a revision, a resend, dissent, an unknown outcome or evidence version).
+ * The limits an interpretation is held to when it arrives (docs/limits.md): its criterion's size, the
+ * orchestrator's revisions, the outcome's orchestrators, and the bound on the outcome's next manifest with this
+ * interpretation in place of the orchestrator's latest.
  */
-async function submitFirstInterpretation(
-  ctx: Pick<ServiceContext, 'db'>,
-  outcomeId: string,
+async function assertInterpretationWithinLimits(
+  tx: Queryable,
+  outcome: OutcomeRow,
   body: InterpretationSubmission,
-  principal: Principal,
-  signature: string,
-): Promise<InterpretationView | undefined> {
-  const hasCriterion = body.success_criterion !== undefined
-  const now = new Date()
-  const row = {
-    id: randomUUID(),
-    outcome_id: outcomeId,
-    orchestrator_id: body.orchestrator_id,
-    has_criterion: hasCriterion,
-    success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
-    success_criterion_signature: signature,
-    outcome_interpretation: body.outcome_interpretation,
-    evidence_hash: body.evidence_hash ?? null,
-    intended_action: body.intended_action ?? null,
-    rationale: body.rationale ?? null,
-    received_at: now,
-    api_key_id: principal.keyId,
+  submitted: {
+    criterionText: string | undefined
+    signature: string
+    judged: { evidence_hash: string; items: number }
+    latestRevision: number
+  },
+): Promise<void> {
+  if (submitted.criterionText !== undefined) {
+    const bytes = utf8Length(submitted.criterionText)
+    if (bytes > LIMITS.success_criterion_bytes) {
+      throw limitExceeded(
+        breach('success_criterion_bytes', bytes, 'body/success_criterion'),
+        'the success criterion is too large',
+      )
+    }
   }
-  let written: { evidence_hash: string } | undefined
-  try {
-    written = await insertFirstInterpretation(ctx.db, row, {
-      at: now.toISOString(),
-      kind: 'interpretation.recorded',
-      actor: principal.keyId,
-      // The statement adds the evidence_hash judged.
-      data: {
-        interpretation_id: row.id,
-        revision: 1,
-        success_criterion_signature: signature,
-        outcome_interpretation: row.outcome_interpretation,
-        intended_action: row.intended_action,
+  if (submitted.latestRevision >= LIMITS.revisions_per_orchestrator) {
+    throw limitExceeded(
+      breach('revisions_per_orchestrator', submitted.latestRevision + 1),
+      `orchestrator ${body.orchestrator_id} has already submitted ${submitted.latestRevision} revisions`,
+    )
+  }
+  const others = (await latestInterpretationBounds(tx, outcome.id)).filter(
+    (row) => row.orchestrator_id !== body.orchestrator_id,
+  )
+  const orchestrators = new Set([
+    ...outcome.expected_orchestrators,
+    ...others.map((row) => row.orchestrator_id),
+    body.orchestrator_id,
+  ])
+  if (orchestrators.size > LIMITS.orchestrators_per_outcome) {
+    throw limitExceeded(
+      breach('orchestrators_per_outcome', orchestrators.size, 'body/orchestrator_id'),
+      'the outcome already has as many orchestrators (expected and interpreting) as it may',
+    )
+  }
+  const bound = outcomeManifestBound(
+    {
+      subagent_id: outcome.subagent_id,
+      run_id: outcome.run_id,
+      expected_orchestrators: outcome.expected_orchestrators,
+      probe_params: outcome.probe_id === null ? null : (outcome.probe_params ?? {}),
+    },
+    [
+      ...others.map((row) => ({
+        orchestrator_id: row.orchestrator_id,
+        success_criterion_signature: row.success_criterion_signature,
+        success_criterion: row.has_criterion ? (row.success_criterion ?? null) : undefined,
+        intended_action: row.intended_action as JsonValue | null,
+        evidence_items: row.evidence_items,
+        evidence_hash: row.evidence_hash,
+      })),
+      {
+        orchestrator_id: body.orchestrator_id,
+        success_criterion_signature: submitted.signature,
+        success_criterion: body.success_criterion,
+        intended_action: (body.intended_action ?? null) as JsonValue | null,
+        evidence_items: submitted.judged.items,
+        evidence_hash: submitted.judged.evidence_hash,
       },
-    })
-  } catch (err) {
-    // A concurrent first submission of the same orchestrator won: the transaction judges this one against it.
-    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
-    throw err
+    ],
+  )
+  if (bound > LIMITS.manifest_bytes) {
+    throw limitExceeded(
+      breach('manifest_bytes'),
+      'with this interpretation, the outcome’s next manifest could pass the size a manifest may have',
+    )
   }
-  if (!written) return undefined
-  auditAppended(ctx.db)
-  return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }
 
 /** GET /v1/outcomes/{id}, in one statement. */
