@@ -19,11 +19,17 @@ const CASES = 32
 const LIST_READS = 12
 const STREAMS = 300
 
+/** The three parts of the phase, measured apart: the cases, then the list reads, then the streams. */
+export const WORST_CASE_PARTS = ['cases', 'list reads', 'streams'] as const
+export type WorstCasePart = (typeof WORST_CASE_PARTS)[number]
+
 export interface WorstCasePhase {
   cases: { fanouts: number; outcomes: number; reviews: number }
   casesSeconds: number
   peakRssBytes: number
   healthz: LatencySummary
+  /** Peak RSS and /healthz delay of each part. */
+  parts: Record<WorstCasePart, { peakRssBytes: number; healthz: LatencySummary }>
   /** Answers with a status ≥ 500 other than 503, by route. */
   serverErrors: Record<string, number>
   /** Every answer's status, by what was asked. */
@@ -199,8 +205,14 @@ async function reviewAtTheLimits(session: Session, key: string, tag: string): Pr
   if (decided.status === 200) noteManifest(session, decided.text)
 }
 
-async function pollHealthz(client: Client, until: () => boolean, samples: number[]): Promise<void> {
+async function pollHealthz(
+  client: Client,
+  until: () => boolean,
+  samples: Map<string, number[]>,
+  part: () => string,
+): Promise<void> {
   while (!until()) {
+    const label = part()
     const started = performance.now()
     try {
       const res = await client.request({ method: 'GET', path: '/healthz', headersTimeout: 60_000 })
@@ -208,7 +220,9 @@ async function pollHealthz(client: Client, until: () => boolean, samples: number
     } catch {
       // A connection lost is counted as the time it took; the process check below says whether it died.
     }
-    samples.push(performance.now() - started)
+    const list = samples.get(label) ?? []
+    list.push(performance.now() - started)
+    samples.set(label, list)
     await sleep(5)
   }
 }
@@ -309,10 +323,20 @@ export async function phaseWorstCase(options: {
     largestManifestBytes: 0,
   }
   const health = new Client(arbiter.origin, { pipelining: 1 })
-  arbiter.memory.phase = 'worst-case'
-  const samples: number[] = []
+  let part: WorstCasePart = 'cases'
+  const enter = (next: WorstCasePart) => {
+    part = next
+    arbiter.memory.phase = `worst-case: ${next}`
+  }
+  enter('cases')
+  const samples = new Map<string, number[]>()
   let done = false
-  const poller = pollHealthz(health, () => done, samples)
+  const poller = pollHealthz(
+    health,
+    () => done,
+    samples,
+    () => part,
+  )
   const tag = `worst-${process.pid}-${Date.now().toString(36)}`
   const cases = { fanouts: 11, outcomes: 11, reviews: 10 }
   let casesSeconds = 0
@@ -336,8 +360,10 @@ export async function phaseWorstCase(options: {
     ])
     casesSeconds = (performance.now() - started) / 1000
     log(`worst case: cases done in ${casesSeconds.toFixed(1)} s; ${LIST_READS} list readers at limit=500`)
+    enter('list reads')
     listRead = await listReads(session, keys.dashboard)
     log(`worst case: ${listRead.pages} pages read; ${STREAMS} streams with one key`)
+    enter('streams')
     streamFigures = await streams(arbiter.origin, keys.dashboard)
   } finally {
     done = true
@@ -346,8 +372,17 @@ export async function phaseWorstCase(options: {
     await session.pool.close()
   }
   arbiter.memory.sample()
-  const peakRssBytes = arbiter.memory.phasePeaks.get('worst-case') ?? 0
-  const healthz = summarize(samples)
+  const parts = Object.fromEntries(
+    WORST_CASE_PARTS.map((name) => [
+      name,
+      {
+        peakRssBytes: arbiter.memory.phasePeaks.get(`worst-case: ${name}`) ?? 0,
+        healthz: summarize(samples.get(name) ?? [0]),
+      },
+    ]),
+  ) as WorstCasePhase['parts']
+  const peakRssBytes = Math.max(...Object.values(parts).map((p) => p.peakRssBytes))
+  const healthz = summarize([...samples.values()].flat())
   const processAlive = alive(arbiter.proc.pid)
   const serverErrors = Object.values(session.serverErrors).reduce((a, b) => a + b, 0)
   const pass =
@@ -360,6 +395,7 @@ export async function phaseWorstCase(options: {
     casesSeconds,
     peakRssBytes,
     healthz,
+    parts,
     serverErrors: session.serverErrors,
     statuses: session.statuses,
     processAlive,
@@ -386,6 +422,10 @@ export function printWorstCase(phase: WorstCasePhase): void {
       `  cases done in:          ${f(phase.casesSeconds)} s\n` +
       `  peak RSS:               ${mb(phase.peakRssBytes)} (target < ${mb(WORST_CASE_TARGETS.peakRssBytes)})\n` +
       `  /healthz delay:         p50 ${f(phase.healthz.p50)} ms, p99 ${f(phase.healthz.p99)} ms, max ${f(phase.healthz.max)} ms (target p99 ≤ ${WORST_CASE_TARGETS.healthzP99Ms} ms)\n` +
+      WORST_CASE_PARTS.map(
+        (name) =>
+          `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms\n`,
+      ).join('') +
       `  answers ≥ 500 but 503:  ${JSON.stringify(phase.serverErrors)} (target none)\n` +
       `  process alive after:    ${phase.processAlive}\n` +
       `  largest manifest:       ${phase.largestManifestBytes} bytes\n` +
