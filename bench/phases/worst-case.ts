@@ -56,16 +56,28 @@ async function call(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; text: string }> {
-  const res = await session.pool.request({
-    method,
-    path,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  })
-  const text = await res.body.text()
+  let res: Awaited<ReturnType<Pool['request']>>
+  let text: string
+  try {
+    res = await session.pool.request({
+      method,
+      path,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    })
+    text = await res.body.text()
+  } catch (err) {
+    // No answer at all (the connection closed: the process may have died): counted, and the phase goes on.
+    const byStatus = session.statuses[label] ?? {}
+    session.statuses[label] = byStatus
+    byStatus['no answer'] = (byStatus['no answer'] ?? 0) + 1
+    session.serverErrors[`${label} (no answer: ${(err as Error).message})`] =
+      (session.serverErrors[`${label} (no answer: ${(err as Error).message})`] ?? 0) + 1
+    return { status: 0, text: '' }
+  }
   const byStatus = session.statuses[label] ?? {}
   session.statuses[label] = byStatus
   byStatus[res.statusCode] = (byStatus[res.statusCode] ?? 0) + 1
