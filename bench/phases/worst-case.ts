@@ -28,6 +28,8 @@ export interface WorstCasePhase {
   casesSeconds: number
   peakRssBytes: number
   healthz: LatencySummary
+  /** /healthz polls that got no answer at all. */
+  healthzUnanswered: number
   /** Peak RSS and /healthz delay of each part. */
   parts: Record<WorstCasePart, { peakRssBytes: number; healthz: LatencySummary }>
   /** Answers with a status ≥ 500 other than 503, by route. */
@@ -222,6 +224,7 @@ async function pollHealthz(
   until: () => boolean,
   samples: Map<string, number[]>,
   part: () => string,
+  failures: { count: number },
 ): Promise<void> {
   while (!until()) {
     const label = part()
@@ -230,7 +233,10 @@ async function pollHealthz(
       const res = await client.request({ method: 'GET', path: '/healthz', headersTimeout: 60_000 })
       await res.body.text()
     } catch {
-      // A connection lost is counted as the time it took; the process check below says whether it died.
+      // No answer: counted apart (not as a delay), and the process check says whether it died.
+      failures.count++
+      await sleep(100)
+      continue
     }
     const list = samples.get(label) ?? []
     list.push(performance.now() - started)
@@ -343,11 +349,13 @@ export async function phaseWorstCase(options: {
   enter('cases')
   const samples = new Map<string, number[]>()
   let done = false
+  const healthzFailures = { count: 0 }
   const poller = pollHealthz(
     health,
     () => done,
     samples,
     () => part,
+    healthzFailures,
   )
   const tag = `worst-${process.pid}-${Date.now().toString(36)}`
   const cases = { fanouts: 11, outcomes: 11, reviews: 10 }
@@ -401,12 +409,14 @@ export async function phaseWorstCase(options: {
     peakRssBytes < WORST_CASE_TARGETS.peakRssBytes &&
     healthz.p99 <= WORST_CASE_TARGETS.healthzP99Ms &&
     serverErrors === 0 &&
+    healthzFailures.count === 0 &&
     processAlive
   return {
     cases,
     casesSeconds,
     peakRssBytes,
     healthz,
+    healthzUnanswered: healthzFailures.count,
     parts,
     serverErrors: session.serverErrors,
     statuses: session.statuses,
@@ -439,7 +449,7 @@ export function printWorstCase(phase: WorstCasePhase): void {
           `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms\n`,
       ).join('') +
       `  answers ≥ 500 but 503:  ${JSON.stringify(phase.serverErrors)} (target none)\n` +
-      `  process alive after:    ${phase.processAlive}\n` +
+      `  process alive after:    ${phase.processAlive} (/healthz unanswered ${phase.healthzUnanswered} times)\n` +
       `  largest manifest:       ${phase.largestManifestBytes} bytes\n` +
       `  list reads:             ${phase.listRead.pages} pages in ${f(phase.listRead.seconds)} s, largest page ${phase.listRead.largestPageBytes} bytes\n` +
       `  streams (one key):      ${JSON.stringify(phase.streams.statuses)} of ${phase.streams.attempted}\n` +
