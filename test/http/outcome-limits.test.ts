@@ -92,6 +92,19 @@ describe('outcomes: orchestrators', () => {
     })
   })
 
+  it('counts concurrent first interpretations of new orchestrators together: 16 of 20 accepted', async () => {
+    const outcome = await createOutcome(app, key)
+    const answers = await Promise.all(
+      ORCHESTRATORS.map((id) =>
+        app.request(key, interpretation(outcome.outcome_id, { orchestrator_id: id })),
+      ),
+    )
+    const statuses = answers.map((answer) => answer.statusCode).sort()
+    assert.deepEqual(statuses, [...Array(16).fill(201), ...Array(4).fill(422)])
+    const view = (await app.request(key, { method: 'GET', url: `/v1/outcomes/${outcome.outcome_id}` })).json()
+    assert.equal(view.interpretations.length, 16)
+  })
+
   it('refuses a sub-agent policy expecting more orchestrators than an outcome may have', async () => {
     const response = await app.request(app.adminKey, {
       method: 'PUT',

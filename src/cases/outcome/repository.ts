@@ -1,10 +1,13 @@
+import type { AuditData } from '../../audit/audit-log.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import type { FirstInterpretationGrowth, OutcomeBoundState } from '../../domain/outcome/manifest-bound.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of outcome cases: outcomes, their evidence (items and versions), interpretations and dissents.
@@ -41,9 +44,14 @@ const OUTCOME_COLUMNS = `id, list_seq, subagent_id, run_id, request_digest, expe
   arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, manifest_id,
   reevaluation_rounds, created_at`
 
-export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'>
+export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'> & {
+  /** The bound on its first manifest, before anyone interprets it (src/domain/outcome/manifest-bound.ts). */
+  manifest_bound: number
+  /** Its distinct evidence items. */
+  evidence_items: number
+}
 
-/** A new outcome's columns as the INSERTs below take them, $1 to $12. */
+/** A new outcome's columns as the INSERTs below take them, $1 to $14. */
 function outcomeValues(outcome: NewOutcome): unknown[] {
   return [
     outcome.id,
@@ -58,6 +66,8 @@ function outcomeValues(outcome: NewOutcome): unknown[] {
     outcome.fallback_policy,
     outcome.evidence_hash,
     outcome.created_at,
+    outcome.manifest_bound,
+    outcome.evidence_items,
   ]
 }
 
@@ -68,8 +78,9 @@ export async function insertOutcomeIfAbsent(
 ): Promise<{ row: OutcomeRow; inserted: boolean }> {
   const { rows } = await db.query<OutcomeRow>(
     `INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
-       arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
-     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12)
+       arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at,
+       manifest_bound, evidence_items, interpreting, unexpected_orchestrators)
+     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12, $13, $14, 0, 0)
      ON CONFLICT (subagent_id, run_id) DO NOTHING
      RETURNING ${OUTCOME_COLUMNS}`,
     outcomeValues(outcome),
@@ -85,20 +96,21 @@ const newOutcomeText = builtOnce(
   (audit) =>
     `WITH created AS (
        INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
-         arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
-       SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12
+         arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at,
+         manifest_bound, evidence_items, interpreting, unexpected_orchestrators)
+       SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12, $13, $14, 0, 0
        WHERE NOT EXISTS (SELECT 1 FROM subagent_policies WHERE subagent_id = $2)
        ON CONFLICT (subagent_id, run_id) DO NOTHING
        RETURNING id
      ), items AS (
        INSERT INTO evidence_items (outcome_id, item_hash, position, item)
-       SELECT created.id, ($13::text[])[o], o, i
-       FROM created, jsonb_array_elements($14::jsonb) WITH ORDINALITY AS t(i, o)
+       SELECT created.id, ($15::text[])[o], o, i
+       FROM created, jsonb_array_elements($16::jsonb) WITH ORDINALITY AS t(i, o)
      ), version AS (
        INSERT INTO evidence_versions (outcome_id, evidence_hash, version, item_hashes, created_at)
-       SELECT created.id, $11, 1, $15::text[], $12 FROM created
+       SELECT created.id, $11, 1, $17::text[], $12 FROM created
      ), audit AS (
-       ${shiftPlaceholders(audit, 15)} WHERE EXISTS (SELECT 1 FROM created)
+       ${shiftPlaceholders(audit, 17)} WHERE EXISTS (SELECT 1 FROM created)
      )
      SELECT id FROM created`,
 )
@@ -285,8 +297,13 @@ export async function updateOutcomeEvidenceHash(
   db: Queryable,
   id: string,
   evidenceHash: string,
+  evidenceItems: number,
 ): Promise<void> {
-  await db.query('UPDATE outcomes SET evidence_hash = $2 WHERE id = $1', [id, evidenceHash])
+  await db.query('UPDATE outcomes SET evidence_hash = $2, evidence_items = $3 WHERE id = $1', [
+    id,
+    evidenceHash,
+    evidenceItems,
+  ])
 }
 
 /** evidence_items: every distinct item of an outcome (by item_hash), in order of first submission. */
@@ -390,6 +407,92 @@ export function interpretationInsert(row: InterpretationRow): Statement {
     ],
     prepare: true,
   }
+}
+
+/**
+ * An orchestrator's first interpretation of an open outcome, and its audit entry, in one statement with no
+ * transaction around it. The outcome's row lock, held to the end of the statement, orders it against evaluation
+ * as the transaction of submitInterpretation does: an evaluation that decided first left the outcome no longer
+ * open, and this writes nothing. While the outcome is open it gives the row a new version (see outcomeTouch),
+ * even when it writes nothing else. It also writes nothing when the evidence version judged (`evidence_hash`,
+ * null for the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
+ * A concurrent first submission of the same orchestrator fails on the revision's unique key.
+ * Nor does it write when the outcome would then have too many orchestrators, or the bound on its next manifest
+ * kept on the row, grown by what this interpretation can add, would pass the limit: the transaction names the
+ * limit, or finds the exact bound within it.
+ * Answers the outcome's subagent_id and the evidence version judged when written.
+ */
+export async function insertFirstInterpretation(
+  db: Queryable,
+  row: Omit<InterpretationRow, 'revision' | 'evidence_hash'> & { evidence_hash: string | null },
+  audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
+  growth: FirstInterpretationGrowth,
+  limits: { orchestrators: number; manifest: number },
+): Promise<{ subagent_id: string; evidence_hash: string } | undefined> {
+  const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
+    named(
+      `WITH target AS (
+       -- Locks the row, and gives it a new version (see outcomeTouch). The limits are judged on the row as
+       -- locked, so concurrent first interpretations add up: the orchestrators, and the bound on the next
+       -- manifest grown by what one more orchestrator can add (firstInterpretationGrowth).
+       UPDATE outcomes SET
+         manifest_bound = manifest_bound + $17 + interpreting::bigint
+           * ($18 + longest_orchestrator_id + largest_criterion + $19::bigint * evidence_items),
+         interpreting = interpreting + 1,
+         unexpected_orchestrators = unexpected_orchestrators
+           + CASE WHEN $3 = ANY(expected_orchestrators) THEN 0 ELSE 1 END,
+         longest_orchestrator_id = greatest(longest_orchestrator_id, $20),
+         largest_criterion = greatest(largest_criterion, $21)
+       WHERE id = $1 AND status = 'open'
+         AND EXISTS (SELECT 1 FROM evidence_versions v
+                     WHERE v.outcome_id = outcomes.id AND v.evidence_hash = coalesce($2::text, outcomes.evidence_hash))
+         AND NOT EXISTS (SELECT 1 FROM interpretations i WHERE i.outcome_id = outcomes.id AND i.orchestrator_id = $3)
+         AND cardinality(expected_orchestrators) + unexpected_orchestrators
+           + CASE WHEN $3 = ANY(expected_orchestrators) THEN 0 ELSE 1 END <= $22
+         AND manifest_bound + $17 + interpreting::bigint
+           * ($18 + longest_orchestrator_id + largest_criterion + $19::bigint * evidence_items) <= $23
+       RETURNING id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash
+     ), judged AS (
+       SELECT target.* FROM target
+     ), created AS (
+       INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
+       SELECT $4, judged.id, $3, 1, $5, $6::jsonb, $7, $8, judged.evidence_hash, $9::jsonb, $10, $11, $12
+       FROM judged
+     ), audit AS (
+       INSERT INTO audit_intake (at, kind, actor, outcome_id, subagent_id, orchestrator_id, data)
+       SELECT $13, $14, $15, judged.id, judged.subagent_id, $3,
+              $16::jsonb || jsonb_build_object('evidence_hash', judged.evidence_hash)
+       FROM judged
+     )
+     SELECT subagent_id, evidence_hash FROM judged`,
+      [
+        row.outcome_id,
+        row.evidence_hash,
+        row.orchestrator_id,
+        row.id,
+        row.has_criterion,
+        row.has_criterion ? JSON.stringify(row.success_criterion) : null,
+        row.success_criterion_signature,
+        row.outcome_interpretation,
+        row.intended_action === null ? null : JSON.stringify(row.intended_action),
+        row.rationale,
+        row.received_at,
+        row.api_key_id,
+        audit.at,
+        audit.kind,
+        audit.actor,
+        JSON.stringify(audit.data),
+        growth.own,
+        growth.perPair,
+        growth.perItem,
+        growth.idBytes,
+        growth.criterionWeight,
+        limits.orchestrators,
+        limits.manifest,
+      ],
+    ),
+  )
+  return rows[0]
 }
 
 /** The latest revision of each orchestrator, for each of the given outcomes. */
@@ -512,4 +615,20 @@ export async function evidenceVersionSizes(
     ),
   )
   return rows
+}
+
+export function outcomeBoundUpdate(id: string, state: OutcomeBoundState): Statement {
+  return {
+    text: `UPDATE outcomes SET manifest_bound = $2, interpreting = $3, unexpected_orchestrators = $4,
+       longest_orchestrator_id = $5, largest_criterion = $6 WHERE id = $1`,
+    values: [
+      id,
+      state.manifest_bound,
+      state.interpreting,
+      state.unexpected_orchestrators,
+      state.longest_orchestrator_id,
+      state.largest_criterion,
+    ],
+    prepare: true,
+  }
 }

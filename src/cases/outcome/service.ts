@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
+import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
@@ -13,7 +14,13 @@ import {
   hashEvidence,
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
-import { outcomeManifestBound } from '../../domain/outcome/manifest-bound.ts'
+import {
+  type BoundOutcome,
+  firstInterpretationGrowth,
+  type OutcomeBoundState,
+  outcomeBoundState,
+  outcomeManifestBound,
+} from '../../domain/outcome/manifest-bound.ts'
 import {
   type OutcomeRules,
   outcomeBodyFingerprint,
@@ -37,6 +44,7 @@ import {
   insertDissent,
   insertEvidenceItems,
   insertEvidenceVersion,
+  insertFirstInterpretation,
   insertNewOutcome,
   insertOutcomeIfAbsent,
   interpretationInsert,
@@ -47,7 +55,7 @@ import {
   type NewOutcome as NewOutcomeRow,
   type OutcomeRow,
   type OutcomeViewRow,
-  outcomeTouch,
+  outcomeBoundUpdate,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
 import { findSubagentPolicy, type SubagentPolicyRow } from './subagent-policy-repository.ts'
@@ -184,6 +192,17 @@ function newOutcome(
     fallback_policy: rules.fallback_policy,
     evidence_hash: evidence.evidenceHash,
     created_at: now,
+    manifest_bound: outcomeManifestBound(
+      boundOutcome({
+        subagent_id: body.subagent_id,
+        run_id: body.run_id,
+        expected_orchestrators: rules.expected_orchestrators,
+        probe_id: rules.probe?.probe_id ?? null,
+        probe_params: rules.probe?.params ?? null,
+      }),
+      [],
+    ),
+    evidence_items: evidence.itemHashes.length,
   }
   const items = firstOccurrences(evidence.hashed)
   // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
@@ -275,7 +294,7 @@ export async function appendEvidence(
       item_hashes: itemHashes,
       created_at: now,
     })
-    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash)
+    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash, itemHashes.length)
     const view = await loadOutcomeView(tx, outcomeId)
     await appendAuditRecords(tx, [
       {
@@ -340,8 +359,15 @@ export async function submitInterpretation(
   const hasCriterion = body.success_criterion !== undefined
   const criterionText = hasCriterion ? canonicalJson(body.success_criterion) : undefined
   const signature = criterionText !== undefined ? sha256(criterionText) : body.success_criterion_hash!
-  // Every submission takes the outcome's row lock: the orchestrators of an outcome and the bound on its next
-  // manifest are judged over every orchestrator's latest interpretation, which concurrent submissions change.
+  const criterionTooLarge =
+    criterionText !== undefined && utf8Length(criterionText) > LIMITS.success_criterion_bytes
+  // A criterion over its limit takes the transaction, which answers 404 and 403 before naming the limit.
+  const first = criterionTooLarge
+    ? undefined
+    : await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
+  if (first) return { kind: 'created', interpretation: first }
+  // The orchestrators of an outcome and the bound on its next manifest are judged here over every orchestrator's
+  // latest interpretation, under the outcome's row lock.
   return withTransaction(ctx.db, async (tx) => {
     // The row lock orders this submission against evaluation: a revision either lands before a decision or
     // sees it and becomes dissent.
@@ -369,7 +395,7 @@ export async function submitInterpretation(
     if (latest && rowFingerprint(latest) === fingerprint) {
       return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
     }
-    await assertInterpretationWithinLimits(tx, outcome, body, {
+    const boundState = await assertInterpretationWithinLimits(tx, outcome, body, {
       criterionText,
       signature,
       judged: { evidence_hash: judged, items: judgedVersion.items },
@@ -442,7 +468,12 @@ export async function submitInterpretation(
         },
       },
     ])
-    await runStatement(tx, combineWrites([interpretationInsert(row), outcomeTouch(outcomeId), audit]))
+    // With the exact state the one-statement path judges first interpretations against (a new version of the
+    // row too, see outcomeTouch).
+    await runStatement(
+      tx,
+      combineWrites([interpretationInsert(row), outcomeBoundUpdate(outcomeId, boundState), audit]),
+    )
     auditAppended(tx)
     return { kind: 'created', interpretation: toInterpretationView(row) }
   })
@@ -463,7 +494,7 @@ async function assertInterpretationWithinLimits(
     judged: { evidence_hash: string; items: number }
     latestRevision: number
   },
-): Promise<void> {
+): Promise<OutcomeBoundState> {
   if (submitted.criterionText !== undefined) {
     const bytes = utf8Length(submitted.criterionText)
     if (bytes > LIMITS.success_criterion_bytes) {
@@ -493,38 +524,111 @@ async function assertInterpretationWithinLimits(
       'the outcome already has as many orchestrators (expected and interpreting) as it may',
     )
   }
-  const bound = outcomeManifestBound(
+  const state = outcomeBoundState(boundOutcome(outcome), [
+    ...others.map((row) => ({
+      orchestrator_id: row.orchestrator_id,
+      success_criterion_signature: row.success_criterion_signature,
+      success_criterion: row.has_criterion ? (row.success_criterion ?? null) : undefined,
+      intended_action: row.intended_action as JsonValue | null,
+      evidence_items: row.evidence_items,
+      evidence_hash: row.evidence_hash,
+    })),
     {
-      subagent_id: outcome.subagent_id,
-      run_id: outcome.run_id,
-      expected_orchestrators: outcome.expected_orchestrators,
-      probe_params: outcome.probe_id === null ? null : (outcome.probe_params ?? {}),
+      orchestrator_id: body.orchestrator_id,
+      success_criterion_signature: submitted.signature,
+      success_criterion: body.success_criterion,
+      intended_action: (body.intended_action ?? null) as JsonValue | null,
+      evidence_items: submitted.judged.items,
+      evidence_hash: submitted.judged.evidence_hash,
     },
-    [
-      ...others.map((row) => ({
-        orchestrator_id: row.orchestrator_id,
-        success_criterion_signature: row.success_criterion_signature,
-        success_criterion: row.has_criterion ? (row.success_criterion ?? null) : undefined,
-        intended_action: row.intended_action as JsonValue | null,
-        evidence_items: row.evidence_items,
-        evidence_hash: row.evidence_hash,
-      })),
-      {
-        orchestrator_id: body.orchestrator_id,
-        success_criterion_signature: submitted.signature,
-        success_criterion: body.success_criterion,
-        intended_action: (body.intended_action ?? null) as JsonValue | null,
-        evidence_items: submitted.judged.items,
-        evidence_hash: submitted.judged.evidence_hash,
-      },
-    ],
-  )
-  if (bound > LIMITS.manifest_bytes) {
+  ])
+  if (state.manifest_bound > LIMITS.manifest_bytes) {
     throw limitExceeded(
       breach('manifest_bytes'),
       'with this interpretation, the outcome’s next manifest could pass the size a manifest may have',
     )
   }
+  return state
+}
+
+/** The outcome's own part of the bound on its manifests. */
+function boundOutcome(outcome: {
+  subagent_id: string
+  run_id: string
+  expected_orchestrators: readonly string[]
+  probe_id: string | null
+  probe_params: Record<string, JsonValue> | null
+}): BoundOutcome {
+  return {
+    subagent_id: outcome.subagent_id,
+    run_id: outcome.run_id,
+    expected_orchestrators: outcome.expected_orchestrators,
+    probe_params: outcome.probe_id === null ? null : (outcome.probe_params ?? {}),
+  }
+}
+
+/**
+ * An orchestrator's first interpretation of an open outcome, in one statement (most submissions are). Undefined
+ * when that statement wrote nothing: the transaction of submitInterpretation then answers whatever else it is
+ * (a revision, a resend, dissent, an unknown outcome or evidence version, a limit).
+ */
+async function submitFirstInterpretation(
+  ctx: Pick<ServiceContext, 'db'>,
+  outcomeId: string,
+  body: InterpretationSubmission,
+  principal: Principal,
+  signature: string,
+): Promise<InterpretationView | undefined> {
+  const hasCriterion = body.success_criterion !== undefined
+  const now = new Date()
+  const row = {
+    id: randomUUID(),
+    outcome_id: outcomeId,
+    orchestrator_id: body.orchestrator_id,
+    has_criterion: hasCriterion,
+    success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
+    success_criterion_signature: signature,
+    outcome_interpretation: body.outcome_interpretation,
+    evidence_hash: body.evidence_hash ?? null,
+    intended_action: body.intended_action ?? null,
+    rationale: body.rationale ?? null,
+    received_at: now,
+    api_key_id: principal.keyId,
+  }
+  const growth = firstInterpretationGrowth({
+    orchestrator_id: body.orchestrator_id,
+    success_criterion: body.success_criterion,
+    intended_action: (body.intended_action ?? null) as JsonValue | null,
+  })
+  let written: { evidence_hash: string } | undefined
+  try {
+    written = await insertFirstInterpretation(
+      ctx.db,
+      row,
+      {
+        at: now.toISOString(),
+        kind: 'interpretation.recorded',
+        actor: principal.keyId,
+        // The statement adds the evidence_hash judged.
+        data: {
+          interpretation_id: row.id,
+          revision: 1,
+          success_criterion_signature: signature,
+          outcome_interpretation: row.outcome_interpretation,
+          intended_action: row.intended_action,
+        },
+      },
+      growth,
+      { orchestrators: LIMITS.orchestrators_per_outcome, manifest: LIMITS.manifest_bytes },
+    )
+  } catch (err) {
+    // A concurrent first submission of the same orchestrator won: the transaction judges this one against it.
+    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
+    throw err
+  }
+  if (!written) return undefined
+  auditAppended(ctx.db)
+  return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }
 
 /** GET /v1/outcomes/{id}, in one statement. */

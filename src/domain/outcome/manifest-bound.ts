@@ -126,3 +126,89 @@ export function outcomeManifestBound(
   }
   return total
 }
+
+/**
+ * What an outcome keeps so that an orchestrator's first interpretation can be judged in the one statement that
+ * writes it: the bound over the interpretations so far, how many orchestrators interpret it (and how many of
+ * them it did not expect), and the longest id and largest criterion weight among them.
+ */
+export interface OutcomeBoundState {
+  manifest_bound: number
+  interpreting: number
+  unexpected_orchestrators: number
+  longest_orchestrator_id: number
+  largest_criterion: number
+}
+
+export function outcomeBoundState(
+  outcome: BoundOutcome,
+  interpretations: readonly BoundInterpretation[],
+): OutcomeBoundState {
+  const expected = new Set(outcome.expected_orchestrators)
+  return {
+    manifest_bound: outcomeManifestBound(outcome, interpretations),
+    interpreting: interpretations.length,
+    unexpected_orchestrators: interpretations.filter((i) => !expected.has(i.orchestrator_id)).length,
+    longest_orchestrator_id: Math.max(0, ...interpretations.map((i) => jcsLength(i.orchestrator_id))),
+    largest_criterion: Math.max(
+      0,
+      ...interpretations.map((i) =>
+        i.success_criterion === undefined ? 0 : criterionDiffWeight(i.success_criterion),
+      ),
+    ),
+  }
+}
+
+/**
+ * How much one more orchestrator's first interpretation can add to the bound, given the state kept: its own
+ * entry (and its id as the longest), and for each of the `interpreting` orchestrators already there one pair of
+ * at most both ids, both criteria and every current evidence item:
+ * `own + interpreting × (perPair + longest_orchestrator_id + largest_criterion + perItem × evidence_items)`.
+ */
+export interface FirstInterpretationGrowth {
+  own: number
+  perPair: number
+  perItem: number
+  idBytes: number
+  criterionWeight: number
+}
+
+export function firstInterpretationGrowth(interpretation: {
+  orchestrator_id: string
+  success_criterion: JsonValue | undefined
+  intended_action: JsonValue | null
+}): FirstInterpretationGrowth {
+  const id = jcsLength(interpretation.orchestrator_id)
+  const criterion =
+    interpretation.success_criterion === undefined ? 0 : criterionDiffWeight(interpretation.success_criterion)
+  return {
+    own: INTERPRETATION_FRAME + 2 * id + jcsLength(interpretation.intended_action),
+    perPair: PAIR_FRAME + EVIDENCE_DIVERGENCE_FRAME + id + criterion,
+    perItem: ITEM_HASH,
+    idBytes: id,
+    criterionWeight: criterion,
+  }
+}
+
+/** The state after a first interpretation, as the one-statement path computes it. */
+export function grownBoundState(
+  state: OutcomeBoundState,
+  growth: FirstInterpretationGrowth,
+  evidenceItems: number,
+  expected: boolean,
+): OutcomeBoundState {
+  return {
+    manifest_bound:
+      state.manifest_bound +
+      growth.own +
+      state.interpreting *
+        (growth.perPair +
+          state.longest_orchestrator_id +
+          state.largest_criterion +
+          growth.perItem * evidenceItems),
+    interpreting: state.interpreting + 1,
+    unexpected_orchestrators: state.unexpected_orchestrators + (expected ? 0 : 1),
+    longest_orchestrator_id: Math.max(state.longest_orchestrator_id, growth.idBytes),
+    largest_criterion: Math.max(state.largest_criterion, growth.criterionWeight),
+  }
+}

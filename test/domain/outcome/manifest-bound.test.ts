@@ -3,7 +3,13 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { type DecidedDecision, decide } from '../../../src/domain/outcome/decision.ts'
 import { toManifestInterpretation } from '../../../src/domain/outcome/interpretation.ts'
-import { type BoundInterpretation, outcomeManifestBound } from '../../../src/domain/outcome/manifest-bound.ts'
+import {
+  type BoundInterpretation,
+  firstInterpretationGrowth,
+  grownBoundState,
+  outcomeBoundState,
+  outcomeManifestBound,
+} from '../../../src/domain/outcome/manifest-bound.ts'
 import { OUTCOME_READINGS } from '../../../src/domain/outcome/vocabulary.ts'
 import { canonicalJson, hashJson, type JsonValue } from '../../../src/domain/shared/canonical-json.ts'
 
@@ -91,6 +97,25 @@ function check(c: Case) {
     ),
   )
   assert.ok(actual <= bound, `manifest of ${actual} bytes over its bound of ${bound}`)
+  // The one-statement path's growth, from the state of all but the last orchestrator, bounds the exact bound.
+  const bounded: BoundInterpretation[] = interpretations.map((i) => ({
+    orchestrator_id: i.orchestrator_id,
+    success_criterion_signature: i.success_criterion_signature,
+    success_criterion: i.success_criterion,
+    intended_action: i.intended_action,
+    evidence_items: i.evidence_item_hashes.length,
+    evidence_hash: i.evidence_hash,
+  }))
+  const outcome = { subagent_id: 'agent', run_id: 'run', expected_orchestrators: [], probe_params: null }
+  const last = bounded.at(-1)!
+  const grown = grownBoundState(
+    outcomeBoundState(outcome, bounded.slice(0, -1)),
+    firstInterpretationGrowth(last),
+    Math.max(...c.sizes),
+    false,
+  )
+  assert.ok(grown.manifest_bound >= bound, `grown ${grown.manifest_bound} under the exact ${bound}`)
+  assert.equal(grown.interpreting, bounded.length)
   return { actual, bound }
 }
 

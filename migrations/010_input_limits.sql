@@ -34,3 +34,16 @@ WHERE t.fanout_id = f.id;
 UPDATE fanouts SET manifest_base = 4 * (octet_length(subtasks::text) + octet_length(policy::text)
     + octet_length(decomposition::text) + octet_length(array_to_string(facts, ',')) + 512) + 65536
 WHERE manifest_base = 0;
+
+-- What an outcome's first interpretations are judged against in the one statement that writes each
+-- (docs/limits.md): an upper bound on its next manifest, the orchestrators interpreting it and those of them not
+-- expected, the longest orchestrator id and the largest criterion weight among them, and its evidence items.
+-- Anything else takes the outcome's row lock and sets them again exactly. Outcomes stored before start at the
+-- limit, so that their next interpretation takes the lock and computes them.
+ALTER TABLE outcomes
+  ADD COLUMN manifest_bound bigint NOT NULL DEFAULT 4194304,
+  ADD COLUMN interpreting integer NOT NULL DEFAULT 0,
+  ADD COLUMN unexpected_orchestrators integer NOT NULL DEFAULT 16,
+  ADD COLUMN longest_orchestrator_id integer NOT NULL DEFAULT 0,
+  ADD COLUMN largest_criterion integer NOT NULL DEFAULT 0,
+  ADD COLUMN evidence_items integer NOT NULL DEFAULT 1000;
