@@ -23,7 +23,17 @@ function listEnv(name: string, fallback: string[]): string[] {
 
 const durationS = numberEnv('BENCH_DURATION_S', 10)
 /** Every phase, in the order a run takes them. */
-export const PHASES = ['decide', 'review', 'reconcile', 'read', 'scale', 'large-bodies', 'audit', 'embedded']
+export const PHASES = [
+  'decide',
+  'review',
+  'reconcile',
+  'read',
+  'scale',
+  'large-bodies',
+  'worst-case',
+  'audit',
+  'embedded',
+]
 
 export const cfg = {
   durationS,
@@ -67,7 +77,8 @@ for (const phase of cfg.phases) {
     throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)
 }
 
-export const SCALE_ORCHESTRATORS = [2, 8, 32, 128]
+/** Up to the most orchestrators an outcome may have (docs/limits.md). */
+export const SCALE_ORCHESTRATORS = [2, 4, 8, 16]
 export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 export const TARGETS = {
   decideThroughputRatio: 0.5,

@@ -12,6 +12,7 @@ import type { ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
+import type { WorstCasePhase } from './phases/worst-case.ts'
 import { type CpuFigures, type LoopFigures, log, type Run } from './run-context.ts'
 
 /** The report of a run: the tables on stdout and the figures of bench/results/latest.json. */
@@ -527,6 +528,7 @@ export interface RunResults {
   audit: AuditPhase | undefined
   embedded: EmbeddedPhase | undefined
   largeBodies: LargeBodiesPhase | undefined
+  worstCase: WorstCasePhase | undefined
   memory: MemoryReport
 }
 
@@ -582,6 +584,7 @@ export async function writeResults(run: RunResults): Promise<void> {
     audit: run.audit ?? null,
     embedded: run.embedded ?? null,
     large_bodies: run.largeBodies ?? null,
+    worst_case: run.worstCase ?? null,
     memory: run.memory,
   }
   const out = join(repoRoot, 'bench', 'results', 'latest.json')

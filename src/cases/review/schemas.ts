@@ -6,6 +6,7 @@
  * (the panel rules, an unknown `judge_id`, `findings` outside a council) are checked afterwards.
  */
 import { z } from 'zod'
+import { LIMITS } from '../../domain/limits.ts'
 import type { ManifestVerdictItem, ReviewConcern, ReviewDivergence } from '../../domain/review/decide.ts'
 import type { Finding, MergedFinding } from '../../domain/review/findings.ts'
 import type { ReviewJudge, SubmittedJudge } from '../../domain/review/panel.ts'
@@ -33,8 +34,6 @@ import type { NewReview, ReviewView, RevisionSubmission, SubmittedSubject, Verdi
 export const REVIEW_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
 /** A judge's id within its panel: `spec`. */
 export const JUDGE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/
-/** Most findings one council verdict may report. */
-export const MAX_FINDINGS = 200
 const MAX_DESCRIPTION = 10_000
 const MAX_URI = 2000
 const MAX_FINDING_TITLE = 300
@@ -190,8 +189,10 @@ export const verdictBody = statusEnvelopeSchema({
     revision: z.int({ error: required('must be an integer') }).min(0, 'must be at least 0'),
     findings: z
       .array(findingSchema, { error: 'must be an array' })
-      .max(MAX_FINDINGS, `at most ${MAX_FINDINGS} findings`)
-      .optional(),
+      .optional()
+      .meta({
+        description: `At most ${LIMITS.findings_per_verdict}; a verdict is at most ${LIMITS.verdict_bytes} bytes of canonical JSON (over a limit: 422 limit-exceeded)`,
+      }),
   },
   withEvidence: {},
 }).meta({

@@ -747,10 +747,12 @@ export interface components {
                 [key: string]: components["schemas"]["JsonValueInput"];
             };
             effective_date?: string | null;
+            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
             qualifiers?: {
                 [key: string]: string | number | boolean;
             };
             confidence?: number | null;
+            /** @description At most 20 (over it: 422 limit-exceeded) */
             sources: components["schemas"]["ClaimSourceInput"][];
         };
         /**
@@ -830,6 +832,7 @@ export interface components {
             status: "DONE";
             summary: string;
             evidence: components["schemas"]["JsonValueInput"][];
+            /** @description At most 500 per result, and 5000 over the latest results of the fan-out (over a limit: 422 limit-exceeded) */
             claims?: components["schemas"]["ClaimInput"][];
             concerns?: unknown;
             blocking_question?: unknown;
@@ -845,6 +848,7 @@ export interface components {
             summary: string;
             evidence: components["schemas"]["JsonValueInput"][];
             concerns: string[];
+            /** @description At most 500 per result, and 5000 over the latest results of the fan-out (over a limit: 422 limit-exceeded) */
             claims?: components["schemas"]["ClaimInput"][];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -1103,6 +1107,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1114,6 +1119,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1125,6 +1131,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1136,6 +1143,7 @@ export interface components {
             blocking_question?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         };
         /** @description RFC 9457 problem details */
@@ -1370,6 +1378,7 @@ export interface components {
         FactAnswer: {
             value: components["schemas"]["JsonValue"];
             effective_date: string | null;
+            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
             qualifiers: {
                 [key: string]: string | number | boolean;
             };
@@ -1380,6 +1389,7 @@ export interface components {
             status: "unclaimed" | "agreed" | "resolved" | "contested" | "scoped";
             answer: components["schemas"]["FactAnswer"] | null;
             variants: {
+                /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                 qualifiers: {
                     [key: string]: string | number | boolean;
                 };
@@ -1387,14 +1397,15 @@ export interface components {
                 status: "agreed" | "resolved" | "contested";
                 answer: components["schemas"]["FactAnswer"] | null;
                 rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
-                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration" | "too_many_positions") | null;
             }[];
             rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence" | "human") | null;
-            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration" | "too_many_positions") | null;
             positions: {
                 position_id: string;
                 value: components["schemas"]["JsonValue"];
                 effective_date: string | null;
+                /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                 qualifiers: {
                     [key: string]: string | number | boolean;
                 };
@@ -4752,7 +4763,9 @@ export interface operations {
                 "application/json": {
                     subagent_id: string;
                     run_id: string;
+                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
+                    /** @description An outcome has at most 16 orchestrators, expected and interpreting together (over it: 422 limit-exceeded) */
                     expected_orchestrators?: string[];
                     /** Format: date-time */
                     deadline?: string;
@@ -4827,7 +4840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4955,6 +4968,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
                 };
             };
@@ -5186,7 +5200,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5396,7 +5410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5711,6 +5725,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description An outcome has at most 16 orchestrators, expected and interpreting together (over it: 422 limit-exceeded) */
                     expected_orchestrators: string[];
                     arbiter_orchestrator_id?: string;
                     /** @description Each outcome's deadline is its creation time plus this many seconds */
@@ -5761,7 +5776,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6006,7 +6021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6189,7 +6204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6289,7 +6304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6762,7 +6777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6945,7 +6960,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7105,6 +7120,7 @@ export interface operations {
                                 [key: string]: components["schemas"]["JsonValueInput"];
                             };
                             effective_date?: string | null;
+                            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                             qualifiers?: {
                                 [key: string]: string | number | boolean;
                             };
@@ -7169,7 +7185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
