@@ -113,9 +113,13 @@ async function main(): Promise<void> {
     send({ type: 'initialized' })
     process.exit(0)
   }
-  const server = new PGliteWireServer(db, { host: '127.0.0.1', port: 0, maxConnections: data.maxConnections })
+  const server = new PGliteWireServer(db, {
+    listen: data.listen,
+    maxConnections: data.maxConnections,
+    password: data.password,
+  })
   try {
-    const { host, port: tcpPort } = await server.start()
+    const address = await server.start()
     const maintenance =
       data.maintenanceIntervalMs > 0
         ? new EmbeddedMaintenance((task) => server.whenIdle(task), {
@@ -135,7 +139,7 @@ async function main(): Promise<void> {
         process.exit(0)
       })()
     })
-    send({ type: 'ready', host, port: tcpPort })
+    send({ type: 'ready', address })
   } catch (err) {
     failed(err)
   }
