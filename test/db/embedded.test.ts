@@ -220,7 +220,10 @@ describe('who may open a session on the embedded database', () => {
     assert.equal(db.address.host, '127.0.0.1')
     const bare = `postgres://postgres@127.0.0.1:${db.address.port}/postgres`
     assert.match(await refusal(bare), /^28P01: password authentication failed/)
-    assert.match(await refusal(withPassword(db.connectionString, 'wrong')), /^28P01: password authentication failed/)
+    assert.match(
+      await refusal(withPassword(db.connectionString, 'wrong')),
+      /^28P01: password authentication failed/,
+    )
     // One character short: a prefix of the password is no password.
     const password = new URL(db.connectionString).password
     assert.match(await refusal(withPassword(db.connectionString, password.slice(0, -1))), /^28P01/)
@@ -308,7 +311,10 @@ describe('embedded PostgreSQL in a data directory', () => {
     await db.stop()
     assert.equal(await Promise.race([exited, 'still running']), 0)
     assert.equal(existsSync(join(dir, 'embedded.pid')), false)
-    await assert.rejects(new pg.Client({ connectionString: db.connectionString }).connect(), /ENOENT|ECONNREFUSED/)
+    await assert.rejects(
+      new pg.Client({ connectionString: db.connectionString }).connect(),
+      /ENOENT|ECONNREFUSED/,
+    )
   })
 
   it('reports a thread that dies while in use, and its clients fail instead of waiting', async () => {
