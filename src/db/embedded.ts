@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { WORKER_HEAP } from '../worker-heap.ts'
 import type { MaintenanceRun } from './embedded-maintenance.ts'
+import { copyEmbeddedTemplate } from './embedded-template.ts'
 import type { WireAddress, WireListen } from './pglite-wire-server.ts'
 
 /**
@@ -100,11 +101,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     pgdata = join(dataDir, 'pgdata')
     await mkdir(dataDir, { recursive: true, mode: 0o700 })
     releaseLock = await lockDataDir(dataDir)
-    await mkdir(pgdata, { recursive: true, mode: 0o700 })
     listen = await privateSocket(dataDir)
   }
   try {
-    if (pgdata !== undefined && !existsSync(join(pgdata, 'PG_VERSION'))) {
+    // A new database is a copy of the build's template when there is one (embedded-template.ts); otherwise initdb
+    // runs on a thread of its own, which hands every byte of its two extra PostgreSQL instances back when it ends.
+    const created = pgdata === undefined || existsSync(join(pgdata, 'PG_VERSION'))
+    if (!created && !(await copyEmbeddedTemplate(pgdata!))) {
+      await mkdir(pgdata!, { recursive: true, mode: 0o700 })
       const initializing = await runLoadedWorker({
         mode: 'initialize',
         pgdata,
