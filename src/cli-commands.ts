@@ -17,7 +17,7 @@ import type { Pool } from './db/pool.ts'
 import { ROLES } from './domain/vocabulary.ts'
 import { VerifiableLog } from './log/verifiable-log.ts'
 import { verifyWorkers } from './log/verify-workers.ts'
-import { progressBar } from './progress-bar.ts'
+import { progressBar, withStatusLine } from './progress-bar.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
 import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
 import { registerSigningKey } from './services/signing-keys.ts'
@@ -46,7 +46,15 @@ async function withPool<T>(
   fn: (pool: Awaited<ReturnType<typeof openPool>>['pool']) => Promise<T>,
 ) {
   if (creates === 'existing-only') assertEmbeddedDatabaseExists(config)
-  const { pool, close } = await openPool(config)
+  // Opening the embedded database takes a second or two: a terminal is told what it waits for.
+  const { pool, close } =
+    process.stderr.isTTY && !config.databaseUrl
+      ? await withStatusLine(
+          process.stderr,
+          `opening the embedded database in ${resolve(config.dataDir)}`,
+          () => openPool(config),
+        )
+      : await openPool(config)
   try {
     if (creates === 'existing-only') await assertSchemaExists(pool)
     await prepareDatabase(pool, null)
