@@ -71,7 +71,11 @@ describe('packaging', () => {
     assert.doesNotMatch(await readFile('Dockerfile', 'utf8'), /^CMD .*--max-semi-space-size/m)
     assert.equal(pkg.scripts.arbiter, 'node dist/cli.js')
     assert.match(pkg.scripts.prepare, /scripts\/build\.mjs/, 'npm ci builds (prepare)')
-    assert.match(pkg.scripts.prestart, /scripts\/build\.mjs --if-stale$/, 'npm start rebuilds what changed first')
+    assert.match(
+      pkg.scripts.prestart,
+      /scripts\/build\.mjs --if-stale$/,
+      'npm start rebuilds what changed first',
+    )
     assert.equal(pkg.dependencies.tsx, undefined, 'no TypeScript runner in production dependencies')
     assert.ok(pkg.devDependencies.tsx, 'tests and tools still run sources through tsx')
   })
