@@ -4,6 +4,7 @@
 //
 //   node scripts/build.mjs              build everything (npm run build, npm ci's prepare)
 //   node scripts/build.mjs --if-stale   build only what a source newer than its build asks for (npm start, npm test)
+//   node scripts/build.mjs --packages   the workspace packages only (with --if-stale: npm run typecheck)
 //
 // It never rewrites a file a running process has loaded. The service's build goes to a new directory,
 // .dist-build-<id> (beside src/, at the same depth as dist/ always was: the code finds migrations/, console/ and
@@ -28,6 +29,7 @@ const BUILD_PREFIX = '.dist-build-'
 const KEEP_PREVIOUS = 3
 
 const ifStale = process.argv.includes('--if-stale')
+const packagesOnly = process.argv.includes('--packages')
 
 const PACKAGES = [
   { name: 'transparency', dir: 'packages/transparency', entry: 'dist/index.js' },
@@ -56,6 +58,7 @@ async function main() {
         upstreamRebuilt = true
       }
     }
+    if (packagesOnly) return
     if (!ifStale || upstreamRebuilt || (await isStale('app', APP_INPUTS, 'dist/server.js'))) await buildApp()
   } finally {
     await unlock()
