@@ -17,7 +17,20 @@
 // Plain JavaScript, so that it runs before anything is compiled.
 
 import { spawnSync } from 'node:child_process'
-import { cp, lstat, mkdir, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import {
+  cp,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -43,6 +56,7 @@ const APP_INPUTS = [
   'tsconfig.build.json',
   'console/tsconfig.json',
   'package-lock.json',
+  'scripts/build.mjs',
 ]
 
 async function main() {
@@ -100,7 +114,6 @@ async function stamp(name, startedAt) {
   const file = stampFile(name)
   await writeFile(file, `${new Date(startedAt).toISOString()}\n`)
   // The stamp's time is the build's start: a source saved while the compiler ran is newer, and rebuilt next time.
-  const { utimes } = await import('node:fs/promises')
   await utimes(file, startedAt / 1000, startedAt / 1000)
 }
 
@@ -223,7 +236,6 @@ async function lock() {
       return () => rm(file, { force: true })
     } catch (err) {
       if (err.code !== 'EEXIST') throw err
-      const { readFile } = await import('node:fs/promises')
       const holder = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10)
       if (!Number.isInteger(holder) || !isAlive(holder)) {
         await rm(file, { force: true })
