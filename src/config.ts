@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { isValidKeyName } from './log/transparency.ts'
+import { hostPatternProblem } from './probes/ssrf-guard.ts'
 
 /**
  * The only reader of `process.env`. Parsed once at start; a bad value stops start-up with one line naming
@@ -16,6 +17,23 @@ const commaList = z.string().transform((value) =>
     .filter((part) => part.length > 0),
 )
 
+/**
+ * A comma list of host patterns (exact names, `*.example.com`, IP literals): an entry that is a URL or carries a
+ * port or path would match no host, so it stops start-up instead of refusing every call in silence.
+ */
+const hostPatternList = commaList.superRefine((patterns, ctx) => {
+  for (const pattern of patterns) {
+    const problem = hostPatternProblem(pattern)
+    if (problem !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${problem}; expected a comma list of host names (ledger.example.com), *.example.com or IP literals`,
+      })
+      return
+    }
+  }
+})
+
 const port = z.coerce.number({ message: 'expected a port number' }).int().min(0).max(65535)
 
 const envSchema = z.object({
@@ -28,7 +46,7 @@ const envSchema = z.object({
   ARBITER_DATA_DIR: z.string().min(1).default('./.arbiter'),
   ARBITER_SIGNING_KEY: z.string().min(1).optional(),
   ARBITER_BOOTSTRAP_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
-  ARBITER_PROBE_ALLOWED_HOSTS: commaList.default([]),
+  ARBITER_PROBE_ALLOWED_HOSTS: hostPatternList.default([]),
   ARBITER_PROBE_ALLOW_PRIVATE: booleanFlag.default(false),
   ARBITER_BODY_LIMIT_BYTES: z.coerce
     .number({ message: 'expected a byte count' })

@@ -63,4 +63,63 @@ describe('loadConfig', () => {
   it('treats empty strings as unset', () => {
     assert.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).port, 8080)
   })
+
+  describe('ARBITER_PROBE_ALLOWED_HOSTS', () => {
+    const refuse = (value: string) => {
+      try {
+        loadConfig({ ARBITER_PROBE_ALLOWED_HOSTS: value })
+      } catch (err) {
+        assert.ok(err instanceof ConfigError)
+        assert.doesNotMatch(err.message, /\n/)
+        return err.message
+      }
+      assert.fail(`${value} was accepted`)
+    }
+
+    it('refuses a URL where a host is expected, naming the variable, the entry, its host and the form', () => {
+      assert.equal(
+        refuse('https://ledger.example.com'),
+        'invalid ARBITER_PROBE_ALLOWED_HOSTS: "https://ledger.example.com" is a URL, not a host (write its host: ledger.example.com); expected a comma list of host names (ledger.example.com), *.example.com or IP literals',
+      )
+    })
+
+    const bad: [string, RegExp][] = [
+      [
+        'ledger.example.com, http://10.0.0.5:8080/x',
+        /"http:\/\/10\.0\.0\.5:8080\/x" is a URL, not a host \(write its host: 10\.0\.0\.5\)/,
+      ],
+      [
+        'ledger.example.com:443',
+        /"ledger\.example\.com:443" is not a bare host \(no port, path or credentials\)/,
+      ],
+      ['ledger.example.com/api', /is not a bare host/],
+      ['probe@ledger.example.com', /is not a bare host/],
+      ['*', /"\*" only as a leading "\*\."/],
+      ['*.*.example.com', /"\*" only as a leading "\*\."/],
+      ['*.10.0.0.0', /"\*\." takes a name, not an IP address/],
+      ['ledger example.com', /is not a bare host/],
+    ]
+    for (const [value, message] of bad) {
+      it(`refuses ${value}`, () => {
+        const text = refuse(value)
+        assert.ok(text.startsWith('invalid ARBITER_PROBE_ALLOWED_HOSTS: '), text)
+        assert.match(text, message)
+        assert.match(text, /expected a comma list of host names/)
+      })
+    }
+
+    it('accepts names, subdomain patterns and IP literals of either family', () => {
+      const value =
+        'ledger.example.com, *.corp.example, LEDGER.Example.COM., 10.0.0.5, 127.1, ::1, [2001:db8::1]'
+      assert.deepEqual(loadConfig({ ARBITER_PROBE_ALLOWED_HOSTS: value }).probeAllowedHosts, [
+        'ledger.example.com',
+        '*.corp.example',
+        'LEDGER.Example.COM.',
+        '10.0.0.5',
+        '127.1',
+        '::1',
+        '[2001:db8::1]',
+      ])
+    })
+  })
 })

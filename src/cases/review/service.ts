@@ -5,7 +5,6 @@ import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
 import { combineWrites, runStatement, type Statement } from '../../db/statement.ts'
-import type { AgentIdentity } from '../../domain/review/identity.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
   acceptRevision,
@@ -16,6 +15,7 @@ import {
   type VerdictRefusal,
 } from '../../domain/review/transitions.ts'
 import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
 import { AppError } from '../../errors.ts'
@@ -331,13 +331,6 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
     ])
   }
   return new AppError('CONFLICT', refusal.detail, { manifest_id: refusal.manifest_id })
-}
-
-/** The review row without a lock, or 404. */
-export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId: string): Promise<ReviewRow> {
-  const review = await findReview(ctx.db, reviewId)
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
-  return review
 }
 
 /** GET /v1/reviews/{id}, in one statement. */

@@ -20,7 +20,7 @@ import {
 } from '../../domain/fanout/vocabulary.ts'
 import { freeJson, rfc3339, sha256String } from './common.ts'
 import { statusEnvelopeSchema } from './status-envelope.ts'
-import { required, text } from './text.ts'
+import { agentIdentityText, required, text } from './text.ts'
 
 /** A fact key: `vantage.enterprise.floor`. */
 export const FACT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
@@ -123,9 +123,10 @@ export const claimSchema = z
   })
   .meta({ id: 'Claim' }) satisfies z.ZodType<SubmittedClaim>
 
+/** The worker that returned: its model and context, each an identity like a review's judges'. */
 export const workerSchema = z.strictObject({
-  model: z.string().max(200, 'at most 200 characters').nullable().optional(),
-  context_id: z.string().max(200, 'at most 200 characters').nullable().optional(),
+  model: agentIdentityText.nullable().optional(),
+  context_id: agentIdentityText.nullable().optional(),
 })
 
 /** `POST /v1/fanouts/{id}/results`: one worker's return in the status envelope. */

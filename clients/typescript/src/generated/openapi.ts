@@ -911,7 +911,9 @@ export interface components {
         };
         PanelJudgeInput: {
             judge_id: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             model: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             context_id: string;
             stage?: (1 | 2) | null;
             role?: ("judge" | "meta") | null;
@@ -1037,9 +1039,12 @@ export interface components {
             mode: "do_and_judge" | "two_stage" | "debate" | "council";
             subject: components["schemas"]["SubmittedSubjectInput"];
             implementer: {
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 model: string;
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 context_id: string;
             };
+            /** @description The panel, in order. How many judges a mode takes (do_and_judge 1, two_stage 2, debate 2 and at most one meta, council 2–10) is a panel rule: a panel of another size is a 422 naming the rule. */
             judges: components["schemas"]["PanelJudgeInput"][];
         };
         CouncilFindingInput: {
