@@ -324,6 +324,27 @@ export function buildFigures(results: {
       target: '',
       result: 'info',
     })
+    if (e.firstStartReadyMs !== null && e.createPeakBytes !== null) {
+      figures.push({
+        figure: 'embedded first start (empty data dir): time to ready / peak RSS',
+        arbiter: `${(e.firstStartReadyMs / 1000).toFixed(1)} s / ${mb(e.createPeakBytes)}`,
+        baseline: '',
+        ratio: '',
+        target: `< ${TARGETS.embeddedFirstStartMs / 1000} s / < ${mb(TARGETS.embeddedFirstStartRssBytes)}`,
+        result: verdict(
+          e.firstStartReadyMs < TARGETS.embeddedFirstStartMs &&
+            e.createPeakBytes < TARGETS.embeddedFirstStartRssBytes,
+        ),
+      })
+    }
+    figures.push({
+      figure: 'embedded restart (existing data dir): time to ready / peak RSS until ready',
+      arbiter: `${(e.startReadyMs / 1000).toFixed(1)} s / ${mb(e.startPeakBytes)}`,
+      baseline: `${(p.startReadyMs / 1000).toFixed(1)} s / ${mb(p.startPeakBytes)}`,
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
     const peak = Math.max(e.startPeakBytes, e.loadPeakBytes)
     const postgresPeak = Math.max(p.startPeakBytes, p.loadPeakBytes)
     figures.push({

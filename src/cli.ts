@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'

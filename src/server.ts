@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
@@ -88,8 +90,20 @@ function listenFailure(err: unknown, host: string, port: number): string {
   return `cannot listen on ${where}: ${(err as Error).message}`
 }
 
-const invokedDirectly =
-  process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
+/**
+ * Whether `node <path>` ran this module. Compared as real paths: `dist` is a symbolic link to the current build
+ * (scripts/build.mjs), and Node names a module by where the link leads.
+ */
+function isEntryPoint(path: string | undefined): boolean {
+  if (path === undefined) return false
+  try {
+    return realpathSync(path) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+const invokedDirectly = isEntryPoint(process.argv[1])
 if (invokedDirectly) {
   serve().catch((err: unknown) => {
     // Described, not quoted: a database's own error text says nothing useful to whoever starts the service.
