@@ -28,9 +28,16 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts the built service as a real process (port 0) and waits until it logs where it listens. */
-export async function startService(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [builtEntry('server')], {
+/**
+ * Starts the built service as a real process (port 0) and waits until it logs where it listens. `nodeArgs` go
+ * before the entry (a `--import` preload, say).
+ */
+export async function startService(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, builtEntry('server')], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
