@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module'
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import { getRPCMetadata, RPCType } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
@@ -53,12 +52,6 @@ export function startTracing(config: TracingConfig): { shutdown: () => Promise<v
       }),
     ],
   })
-  // The instrumentations patch modules as they are required: requiring them here, before anything else has,
-  // means the later `import pg from 'pg'` (same file, from require's cache) gets the patched one.
-  const require = createRequire(import.meta.url)
-  require('node:http')
-  require('pg')
-
   const tracer = provider.getTracer('arbiter')
   installTracing({
     inSpan<T>(name: string, attributes: SpanAttributes, fn: (span: ArbiterSpan) => Promise<T>): Promise<T> {

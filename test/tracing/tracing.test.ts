@@ -10,7 +10,7 @@ import { CRITERION } from '../helpers/fixtures.ts'
 import { httpClient } from '../helpers/http-client.ts'
 import { json, startTarget } from '../helpers/http-target.ts'
 import { type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts'
-import { startService } from '../helpers/process.ts'
+import { builtEntry, startService } from '../helpers/process.ts'
 
 // Runs the built service (dist/): `npm run build` first.
 
@@ -22,7 +22,11 @@ const EVIDENCE_TEXT = `evidence-text-${randomBytes(8).toString('hex')}`
  * The service as a process on the test database (a server database when TEST_DATABASE_URL is set, else its
  * embedded one in a fresh data dir), with the module recorder preloaded and `env` added.
  */
-async function startTracedService(t: TestContext, env: Record<string, string>) {
+async function startTracedService(
+  t: TestContext,
+  env: Record<string, string>,
+  command: string[] = [builtEntry('server')],
+) {
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-tracing-'))
   const db = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined
   const modulesFile = join(dataDir, 'modules.txt')
@@ -40,6 +44,7 @@ async function startTracedService(t: TestContext, env: Record<string, string>) {
     },
     60_000,
     ['--import', RECORDER],
+    command,
   )
   const http = httpClient(service.baseUrl)
   t.after(async () => {
@@ -235,14 +240,18 @@ test('a decide flow sent with a traceparent is one trace: HTTP, SQL, decision, s
   assert.ok(!exported.includes(EVIDENCE_TEXT), 'a span carries evidence text')
 })
 
-test('a failing probe run marks its span with the error code', async (t) => {
+test('a failing probe run marks its span with the error code (service started by `arbiter serve`)', async (t) => {
   const receiver = await startOtlpReceiver(t)
   const target = await startTarget(t, (_req, res) => json(res, 404, {}))
-  const run = await startTracedService(t, {
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`,
-    OTEL_SERVICE_NAME: 'arbiter-test',
-    OTEL_BSP_SCHEDULE_DELAY: '100',
-  })
+  const run = await startTracedService(
+    t,
+    {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`,
+      OTEL_SERVICE_NAME: 'arbiter-test',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    },
+    [builtEntry('cli'), 'serve'],
+  )
   await decideFlow(run, `${target.url}/refunds`, undefined)
   await receiver.waitFor((spans) => named(spans, 'arbiter.probe').length > 0)
   const probe = named(receiver.spans, 'arbiter.probe')[0]!
@@ -250,6 +259,8 @@ test('a failing probe run marks its span with the error code', async (t) => {
   assert.equal(probe.status.code, 2)
   assert.equal(probe.attributes['http.response.status_code'], 404)
   assert.ok(receiver.resources.every((resource) => resource['service.name'] === 'arbiter-test'))
+  // The CLI starts tracing before the database driver loads, as the server entry does.
+  assert.ok(receiver.spans.some((span) => span.attributes['db.query.text'] !== undefined))
   // Without a caller's traceparent the request starts a trace of its own.
   const server = receiver.spans.find((span) => span.name === 'POST /v1/outcomes/:id/evaluate')
   assert.ok(server)
