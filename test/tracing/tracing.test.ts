@@ -180,10 +180,10 @@ test('a decide flow sent with a traceparent is one trace: HTTP, SQL, decision, s
   assert.equal(evaluate.kind, 2)
   assert.equal(evaluate.parentSpanId, callerSpanId)
   assert.equal(evaluate.attributes['http.route'], '/v1/outcomes/:id/evaluate')
-  assert.equal(
-    evaluate.attributes['http.status_code'] ?? evaluate.attributes['http.response.status_code'],
-    200,
-  )
+  assert.equal(evaluate.attributes['http.response.status_code'], 200)
+  assert.equal(evaluate.attributes['http.request.method'], 'POST')
+  // The raw path (with the outcome's id) only where the conventions put it, never in the span's name.
+  assert.ok(!evaluate.name.includes(outcomeId))
 
   const decide = named(ours, 'arbiter.decide')
   assert.equal(decide.length, 1)

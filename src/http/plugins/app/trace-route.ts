@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { nameRoute, tracingOn } from '../../../tracing/spans.ts'
+import { matchedRoute } from '../../route-classes.ts'
 
 /**
  * With tracing on, the HTTP server span is named after the route template it matched (`POST
@@ -9,9 +10,9 @@ import { nameRoute, tracingOn } from '../../../tracing/spans.ts'
 async function traceRoutePlugin(app: FastifyInstance) {
   if (!tracingOn()) return
   app.addHook('onRequest', async (request) => {
-    const route = request.routeOptions.url
-    if (route !== undefined) nameRoute(route)
+    const { url } = matchedRoute(request)
+    if (url !== '') nameRoute(url)
   })
 }
 
-export default fp(traceRoutePlugin, { name: 'arbiter-trace-route' })
+export default fp(traceRoutePlugin, { name: 'arbiter-trace-route', dependencies: ['arbiter-matched-route'] })
