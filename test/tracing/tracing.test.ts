@@ -168,6 +168,7 @@ test('a decide flow sent with a traceparent is one trace: HTTP, SQL, decision, s
 
   await receiver.waitFor(
     (spans) =>
+      named(spans, 'POST /v1/outcomes/:id/evaluate').length > 0 &&
       named(spans, 'arbiter.decide').length > 0 &&
       named(spans, 'arbiter.sequencer.batch').some(
         (span) => Number(span.attributes['arbiter.batch.size']) > 0,
@@ -231,6 +232,10 @@ test('a decide flow sent with a traceparent is one trace: HTTP, SQL, decision, s
   const traced = lines.filter((line) => line.trace_id === traceId)
   assert.ok(traced.length > 0, 'no log line carries the trace id')
   assert.ok(traced.every((line) => typeof line.span_id === 'string' && /^[0-9a-f]{16}$/.test(line.span_id)))
+  // The evaluation's own request line names the evaluation's server span.
+  const requestLine = lines.find((line) => line.url === `/v1/outcomes/${outcomeId}/evaluate`)
+  assert.equal(requestLine?.trace_id, traceId)
+  assert.equal(requestLine?.span_id, evaluate.spanId)
 
   // Nothing exported carries the probe's secret or the evidence: ids, kinds, verdicts, sizes and codes only.
   await run.service.stop()
@@ -253,7 +258,11 @@ test('a failing probe run marks its span with the error code (service started by
     [builtEntry('cli'), 'serve'],
   )
   await decideFlow(run, `${target.url}/refunds`, undefined)
-  await receiver.waitFor((spans) => named(spans, 'arbiter.probe').length > 0)
+  // The server span ends last (after the probe's and the decision's): it may come in a later export.
+  await receiver.waitFor(
+    (spans) =>
+      named(spans, 'arbiter.probe').length > 0 && named(spans, 'POST /v1/outcomes/:id/evaluate').length > 0,
+  )
   const probe = named(receiver.spans, 'arbiter.probe')[0]!
   assert.equal(probe.attributes['error.type'], 'status_mismatch')
   assert.equal(probe.status.code, 2)
