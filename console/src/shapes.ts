@@ -62,6 +62,18 @@ export interface DivergenceReceipt {
   receipt_digest: string
 }
 
+/** What a ground-truth probe did for a decision (the manifest's `ground_truth_arbiter_predicate`). */
+export interface ProbeRun {
+  probe_id: string
+  probe_version?: number
+  request?: { method: string; url: string }
+  executed_at?: string
+  attempts?: number
+  http_status: number | null
+  result: string | null
+  error: { code: string; detail: string } | null
+}
+
 export interface OutcomeManifest extends ManifestCommon {
   outcome_id: string
   subagent_id: string
@@ -69,7 +81,7 @@ export interface OutcomeManifest extends ManifestCommon {
   resolved_outcome: string | null
   interpretations: ManifestInterpretation[]
   interpretation_divergence_receipt: DivergenceReceipt | null
-  ground_truth_arbiter_predicate: Json
+  ground_truth_arbiter_predicate: ProbeRun | null
   action_owner: string | null
   missing_orchestrators: string[]
   resolution: { by: string; rationale: string } | null
@@ -226,6 +238,8 @@ export interface Outcome {
   run_id: string
   status: string
   evidence_hash: string
+  /** Each evidence version, oldest first, with the hashes of the items it holds (older servers: absent). */
+  evidence_versions?: { evidence_hash: string; item_hashes: string[]; created_at: string }[]
   evidence: EvidenceItem[]
   interpretations: ManifestInterpretation[]
   expected_orchestrators: string[]

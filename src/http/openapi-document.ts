@@ -218,8 +218,39 @@ function dropUnusedSchemas(document: Json) {
  * operation gets its `operationId`; a request body whose schema accepts null is optional; error answers are
  * `application/problem+json` with a description of what the status means; unused schema components go.
  */
+/**
+ * The groups of operations, in the order a reader meets them: a case's life first (outcomes, then the other case
+ * kinds), then what reads and audits decisions, then administration, and the service's own pages last. Without
+ * this list Swagger UI groups by first appearance, which put the public pages ahead of the API.
+ */
+export const TAGS: readonly { name: string; description: string }[] = [
+  { name: 'outcomes', description: 'A sub-agent result shared by several orchestrators, with its evidence' },
+  { name: 'interpretations', description: "An orchestrator's judgement of an outcome" },
+  { name: 'evaluation', description: 'Deciding an outcome, and resolving a HALT' },
+  { name: 'fanouts', description: 'Reconciling the claims of parallel workers' },
+  { name: 'reviews', description: 'Judge panels routed by the book' },
+  { name: 'manifests', description: 'The signed decisions of every case kind: read, list, stream' },
+  { name: 'escalations', description: 'HALTed cases waiting for a person (ops)' },
+  { name: 'audit', description: 'The verifiable audit log: records, stories, proofs, checkpoints' },
+  { name: 'probes', description: 'Ground-truth probes (admin)' },
+  { name: 'policies', description: 'Sub-agent policies (admin)' },
+  { name: 'keys', description: 'API keys (admin)' },
+  { name: 'operations', description: 'Health, readiness, metrics, this document, the console' },
+]
+
 export function finishOpenApiDocument<T extends object>(document: T): T {
   for (const { key, operation } of listOperations(document as Json)) finishOperation(key, operation)
   dropUnusedSchemas(document as Json)
-  return document
+  return withTags(document as Json) as T
+}
+
+/** The document with `tags` (in TAGS' order) right after `info`, where readers and tools expect it. */
+function withTags(document: Json): Json {
+  const ordered: Json = {}
+  for (const [key, value] of Object.entries(document)) {
+    if (key === 'tags') continue
+    ordered[key] = value
+    if (key === 'info') ordered['tags'] = TAGS.map((tag) => ({ ...tag }))
+  }
+  return ordered
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import type { Browser, BrowserContext, Locator, Page, Route } from 'playwright-core'
+import { VERDICT_COLOURS } from '../../console/src/verdict-colours.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { CRITERION, createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
@@ -81,10 +82,12 @@ async function stubContractRoutes(context: BrowserContext): Promise<{ resolution
   await context.route(`**/v1/fanouts/${FANOUT_ID}`, answer(fanout))
   await context.route(`**/v1/manifests/${FANOUT_HALT_ID}`, answer(envelope(fanoutHalt, 103)))
   await context.route(`**/v1/audit/fanouts/${FANOUT_ID}`, answer(fanoutStory))
+  // The answer that issues a manifest may come before the log has placed it (audit_seq null); read again, it is.
   await context.route(`**/v1/fanouts/${FANOUT_ID}/resolution`, (route) => {
     resolution = route.request().postDataJSON()
-    return answer(envelope(fanoutResolved, 105), 201)(route)
+    return answer(envelope(fanoutResolved, null), 201)(route)
   })
+  await context.route(`**/v1/manifests/${fanoutResolved.manifest_id}`, answer(envelope(fanoutResolved, 105)))
   await context.route(`**/v1/reviews/${REVIEW_ID}`, answer(review))
   await context.route(`**/v1/manifests/${REVIEW_MANIFEST_ID}`, answer(envelope(reviewManifest, 204)))
   await context.route(`**/v1/audit/reviews/${REVIEW_ID}`, answer(reviewStory))
@@ -139,7 +142,11 @@ async function haltedWithEvidenceGap() {
     orchestratorKey,
     'POST',
     `/v1/outcomes/${outcome.outcome_id}/evidence`,
-    { evidence: [{ kind: 'side_effect_receipt', name: 'psp', content: { receipt: 'r-991' } }] },
+    {
+      evidence: [
+        { kind: 'side_effect_receipt', name: 'psp', content: { receipt: 'r-991', charged: '42.00 EUR' } },
+      ],
+    },
     201,
   )
   await interpret(arbiter, orchestratorKey, outcome.outcome_id, {
@@ -251,6 +258,15 @@ describe('ops console in Chromium', () => {
     const onlyB = pair.locator('.side', { hasText: 'Only orch-b saw (1)' })
     assert.match(await shownText(onlyB), /side_effect_receipt “psp”[\s\S]*"receipt": "r-991"/)
     assert.match(await shownText(pair.locator('.side', { hasText: 'Only orch-a saw (0)' })), /Nothing/)
+    // Beside each reading, the content of the evidence it judged: orch-b saw the charge, orch-a did not.
+    const judgedB = await shownText(pair.getByRole('list', { name: 'Evidence orch-b judged' }))
+    assert.match(judgedB, /side_effect_receipt “psp”: charged: 42\.00 EUR · receipt: r-991/)
+    assert.match(judgedB, /exit_code: 0/)
+    const judgedA = await shownText(pair.getByRole('list', { name: 'Evidence orch-a judged' }))
+    assert.match(judgedA, /exit_code: 0/)
+    assert.doesNotMatch(judgedA, /42\.00 EUR/)
+    assert.match(await shownText(pair.locator('.side-a').first()), /Evidence judged\s+version 1 of 2/)
+    assert.match(await shownText(pair.locator('.side-b').first()), /Evidence judged\s+version 2 of 2/)
     await screenshotBothWidths(page, 'outcome-case')
   })
 
@@ -306,6 +322,14 @@ describe('ops console in Chromium', () => {
     ]) {
       assert.ok(kinds.includes(kind), `${kind} in ${kinds.join(', ')}`)
     }
+    // Actors by their key's label (what an admin named the key), not by key id.
+    const byWhom = entries.map((entry) => / · by (.+?)(?: · for |\n|$)/.exec(entry)?.[1]?.trim())
+    assert.ok(byWhom.includes('test orchestrator (orchestrator)'), byWhom.join(', '))
+    assert.ok(byWhom.includes('test ops (ops)'), byWhom.join(', '))
+    assert.ok(
+      byWhom.every((who) => who && !/^[0-9a-f-]{36}$/.test(who)),
+      `no actor shown as a bare key id: ${byWhom.join(', ')}`,
+    )
     const seqs = entries.map((entry) => Number(/seq (\d+)/.exec(entry)?.[1]))
     assert.deepEqual(
       seqs,
@@ -362,6 +386,20 @@ describe('ops console in Chromium', () => {
     const legend = await shownText(page.locator('.u-legend'))
     for (const verdict of ['SINGLE_ORCHESTRATOR', 'CRITERIA_DIFFER', 'HUMAN_RESOLVED'])
       assert.match(legend, new RegExp(verdict))
+    // Each verdict in its own colour: criteria differ and human-resolved are told apart at a glance.
+    const markers =
+      (await page.evaluate(`[...document.querySelectorAll('.u-legend .u-series')].map((row) => ({
+      label: row.querySelector('.u-label')?.textContent ?? '',
+      colour: getComputedStyle(row.querySelector('.u-marker')).backgroundColor,
+    }))`)) as { label: string; colour: string }[]
+    const rgb = (hex: string) => {
+      const n = Number.parseInt(hex.slice(1), 16)
+      return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`
+    }
+    for (const verdict of ['CRITERIA_DIFFER', 'HUMAN_RESOLVED', 'SINGLE_ORCHESTRATOR']) {
+      const marker = markers.find((m) => m.label === verdict)
+      assert.equal(marker?.colour, rgb(VERDICT_COLOURS[verdict]!), `${verdict}: ${JSON.stringify(markers)}`)
+    }
     const totals = page.getByRole('table', { name: 'Decisions in the last hour, by verdict' })
     assert.match(await shownText(totals), /SINGLE_ORCHESTRATOR\s+2/)
     await screenshotBothWidths(page, 'chart')
@@ -400,6 +438,69 @@ describe('ops console in Chromium', () => {
     } finally {
       await dashboard.close()
     }
+  })
+
+  it("puts a probe's error in the disagreement summary", async () => {
+    // The probe's header needs a secret this Arbiter does not have: the probe fails with secret_missing, so
+    // nothing settles the disagreement and it halts.
+    const probe = await api(
+      arbiter.adminKey,
+      'POST',
+      '/v1/probes',
+      {
+        name: `ledger-${Date.now()}`,
+        request: {
+          method: 'GET',
+          url: 'http://127.0.0.1:9/refunds/{{params.refund_id}}',
+          headers: { authorization: { env: 'LEDGER_TOKEN' } },
+        },
+        timeout_ms: 1000,
+        retries: 0,
+        predicate: { status: 200, pointer: '/state', map: { settled: 'success', reversed: 'failure' } },
+      },
+      201,
+    )
+    // Recorded with a key made after the console first read the keys' labels: it is named all the same.
+    const lateKey = await api(
+      arbiter.adminKey,
+      'POST',
+      '/v1/admin/keys',
+      { role: 'orchestrator', orchestrator_ids: ['orch-a'], label: 'late recorder' },
+      201,
+    )
+    const outcome = await createOutcome(arbiter, lateKey.key, {
+      run_id: `probe-${Date.now()}`,
+      probe: { probe_id: probe.probe_id, params: { refund_id: 're_9' } },
+    } as never)
+    await interpret(arbiter, orchestratorKey, outcome.outcome_id, {
+      orchestrator_id: 'orch-a',
+      outcome_interpretation: 'failure',
+    })
+    await interpret(arbiter, orchestratorKey, outcome.outcome_id, {
+      orchestrator_id: 'orch-b',
+      outcome_interpretation: 'success',
+      success_criterion: { require: [CRITERION.require[0]] },
+    })
+    const { manifest } = await evaluate(arbiter, orchestratorKey, outcome.outcome_id)
+    assert.equal(manifest.directive, 'HALT')
+    assert.equal(manifest.ground_truth_arbiter_predicate.error.code, 'secret_missing')
+
+    await page.goto(`${BASE}/console#/outcomes/${outcome.outcome_id}`)
+    const summary = page.getByRole('region', { name: 'Disagreement' }).getByRole('note')
+    await summary.waitFor()
+    const text = await shownText(summary)
+    assert.match(
+      text,
+      /The ground-truth probe failed: secret_missing \(GET http:\/\/127\.0\.0\.1:9\/refunds\/re_9\)/,
+    )
+    assert.match(text, /LEDGER_TOKEN/, 'the detail names the missing variable')
+    assert.match(text, /No response arrived/)
+    const created = page
+      .getByRole('list', { name: 'Audit records, oldest first' })
+      .getByRole('listitem')
+      .filter({ hasText: 'outcome.created' })
+    assert.match(await shownText(created), /by late recorder \(orchestrator\)/)
+    await screenshotBothWidths(page, 'outcome-probe-error')
   })
 
   it('opens a halted fan-out with positions, claims, conflicts, carve-outs, echoes and coverage, and resolves it', {
@@ -486,7 +587,10 @@ describe('ops console in Chromium', () => {
 
     await page.goto(`${BASE}/console#/escalations`)
     const open = page.getByRole('list', { name: 'Open escalations, longest waiting first' })
-    await open.locator(`a[href="#/fanouts/${fanoutId}"]`).click()
+    const fanoutLink = open.locator(`a[href="#/fanouts/${fanoutId}"]`)
+    // Named as the orchestrator named it, not by its UUID.
+    assert.match(await shownText(fanoutLink), /^orch-a \/ vantage-pricing-\d+$/)
+    await fanoutLink.click()
     await page.getByRole('heading', { level: 1, name: /^Fan-out vantage-pricing-/ }).waitFor()
     const fact = page.getByRole('article', { name: 'Fact vantage.enterprise.floor' })
     await fact.waitFor()
@@ -604,6 +708,51 @@ describe('ops console in Chromium', () => {
     await screenshotBothWidths(page, 'review-case')
   })
 
+  it('filters the feed by kind, verdict, sub-agent and time range', async () => {
+    await page.goto(`${BASE}/console#/feed`)
+    await page.locator('li.feed-item').first().waitFor()
+    const filters = page.getByRole('form', { name: 'Filter the feed' })
+    const items = page.locator('li.feed-item')
+    const shown = async () => (await items.allInnerTexts()).map((text) => text.replace(/\s+/g, ' '))
+    const all = await shown()
+    assert.ok(all.some((item) => /CRITERIA_DIFFER/.test(item)))
+    assert.ok(all.some((item) => /SINGLE_ORCHESTRATOR/.test(item)))
+
+    await filters.getByLabel('Kind').selectOption('outcome')
+    await filters.getByLabel('Verdict').selectOption('CRITERIA_DIFFER')
+    await page
+      .getByRole('status')
+      .filter({ hasText: /match the filters/ })
+      .waitFor()
+    const halted = await shown()
+    assert.ok(halted.length >= 2, halted.join('\n'))
+    for (const item of halted) assert.match(item, /CRITERIA_DIFFER HALT .* outcome/)
+    assert.equal(halted.length, all.filter((item) => /CRITERIA_DIFFER.*outcome/.test(item)).length)
+    // A verdict of another kind is not offered for this kind.
+    assert.equal(await filters.getByLabel('Verdict').locator('option[value="CONTESTED"]').count(), 0)
+
+    await filters.getByLabel('Verdict').selectOption('')
+    await filters.getByLabel('Sub-agent').fill('refund-agent')
+    const refundAgent = await shown()
+    assert.ok(refundAgent.length > 0)
+    for (const item of refundAgent) assert.match(item, /refund-agent \//)
+    await filters.getByLabel('Sub-agent').fill('no-such-agent')
+    await page.getByText('No manifest matches the filters.').waitFor()
+    await screenshotBothWidths(page, 'feed-filtered')
+
+    await filters.getByRole('button', { name: 'Clear filters' }).click()
+    await filters.getByLabel('Time range').selectOption('5')
+    assert.equal((await shown()).length, all.length, 'everything here was issued in the last five minutes')
+    if (REVIEWS) {
+      await filters.getByLabel('Kind').selectOption('review')
+      const reviews = await shown()
+      assert.ok(reviews.length >= 1)
+      for (const item of reviews) assert.match(item, / review /)
+    }
+    await filters.getByRole('button', { name: 'Clear filters' }).click()
+    assert.equal((await shown()).length, all.length)
+  })
+
   it('renders the fan-out and review screens from answers shaped as the API contract says', async () => {
     // Until this server has the fan-out and review routes, those answers come from contract-shaped fixtures;
     // everything else (the key check, the feed) is the real server.
@@ -666,7 +815,10 @@ describe('ops console in Chromium', () => {
       assert.equal(contract.resolution(), null, 'nothing is sent while the form is wrong')
       await form.getByRole('radio', { name: /^p1: / }).check()
       await form.getByRole('button', { name: 'Resolve and sign' }).click()
-      await tab.getByRole('status').filter({ hasText: 'Resolved: the new manifest' }).waitFor()
+      const resolvedFanout = tab.getByRole('status').filter({ hasText: 'Resolved: the new manifest' })
+      await resolvedFanout.waitFor()
+      // The answer carried audit_seq null; the summary reads the manifest again and shows its place in the log.
+      await resolvedFanout.locator('.audit-seq').filter({ hasText: /^105$/ }).waitFor()
       assert.deepEqual(contract.resolution(), {
         facts: [
           {

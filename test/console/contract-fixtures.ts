@@ -326,7 +326,7 @@ export const reviewStory = {
   manifest: null,
 }
 
-export const envelope = (manifest: { manifest_id: string }, auditSeq: number) => ({
+export const envelope = (manifest: { manifest_id: string }, auditSeq: number | null) => ({
   manifest,
   manifest_digest: `sha256:${'0'.repeat(63)}1`,
   jws: 'eyJhbGciOiJFZDI1NTE5In0.e30.c2ln',

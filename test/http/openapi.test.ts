@@ -110,6 +110,29 @@ describe('the OpenAPI document', () => {
     }
   })
 
+  it('lists its groups with the API first and the service pages last, each used and described', () => {
+    const tags = document.tags as { name: string; description: string }[]
+    const names = tags.map((tag) => tag.name)
+    assert.equal(names[0], 'outcomes')
+    assert.equal(names.at(-1), 'operations')
+    const used = new Set(operations.flatMap(({ operation: o }) => (o.tags as string[] | undefined) ?? []))
+    assert.deepEqual([...used].sort(), [...names].sort(), 'every group listed is used, every one used listed')
+    for (const tag of tags) assert.ok(tag.description.length > 0, tag.name)
+  })
+
+  it("says that an envelope's audit_seq can be null until the log places the manifest", () => {
+    const schemas = (document.components as Json).schemas as Record<string, Json>
+    const envelopes = Object.entries(schemas).filter(
+      ([, schema]) => 'audit_seq' in ((schema.properties as Json) ?? {}),
+    )
+    assert.ok(envelopes.length >= 3, 'the envelope of every case kind')
+    for (const [name, schema] of envelopes) {
+      const auditSeq = (schema.properties as Record<string, Json>).audit_seq!
+      assert.match(String(auditSeq.description), /can be null in the answer that issued the manifest/, name)
+      assert.match(String(auditSeq.description), /GET \/v1\/manifests\/\{id\}/, name)
+    }
+  })
+
   it('documents the manifest stream as text/event-stream, with 401 and 403 as problem+json', () => {
     const responses = responsesOf(operation('GET /v1/manifests/stream'))
     assert.deepEqual(Object.keys(responses['200']?.content as Json), ['text/event-stream'])

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { hashJson } from '../../src/domain/shared/canonical-json.ts'
 import { normalizeProbeDefinition, probeDefinitionSchema } from '../../src/probes/probe-definition.ts'
 
-// The example from the probe documentation (README).
+// The example from the probe documentation (docs/probes.md).
 const specExample = {
   name: 'ledger-refund-settled',
   request: {

@@ -1,29 +1,8 @@
 import { decisionsPerMinute } from '../decision-buckets.ts'
 import { h, replaceChildren, scrollingTable, verdictBadge } from '../dom.ts'
 import uPlot from '../vendor/uplot.js'
+import { FALLBACK_COLOURS, VERDICT_COLOURS } from '../verdict-colours.ts'
 import type { View } from '../view.ts'
-
-/** One colour per verdict, each at least 3:1 against the white plot area. */
-const VERDICT_COLOURS: Record<string, string> = {
-  SINGLE_ORCHESTRATOR: '#4b5563',
-  AGREED: '#15803d',
-  GROUND_TRUTH_RESOLVES: '#0e7490',
-  ARBITER_DECIDES: '#1d4ed8',
-  DISJOINT_ACTIONS: '#6d28d9',
-  POLICY_RESOLVES: '#a16207',
-  CRITERIA_MATCH_EVIDENCE_DIFFERS: '#c2410c',
-  CRITERIA_DIFFER: '#b91c1c',
-  HUMAN_RESOLVED: '#be185d',
-  RECONCILED: '#047857',
-  CONTESTED: '#9f1239',
-  INCOMPLETE: '#92400e',
-  DONE: '#166534',
-  DONE_WITH_CONCERNS: '#3f6212',
-  NEEDS_CONTEXT: '#854d0e',
-  BLOCKED: '#7f1d1d',
-  ADVISORY: '#334155',
-}
-const FALLBACK_COLOURS = ['#0f766e', '#7c2d12', '#312e81', '#701a75']
 
 /** Decisions per minute by verdict over the last hour, from the live feed; redrawn as manifests arrive. */
 export const chartView: View = (ctx, main) => {

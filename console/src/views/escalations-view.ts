@@ -1,6 +1,6 @@
 import { problemAlert } from '../api.ts'
 import { ageOf, h, section, timeOf, verdictBadge } from '../dom.ts'
-import { type Escalation, escalationCase } from '../shapes.ts'
+import { type Escalation, escalationCase, type Fanout } from '../shapes.ts'
 import type { View } from '../view.ts'
 
 const RECEIPT_KINDS: Record<string, string> = {
@@ -32,6 +32,8 @@ export const escalationsView: View = async (ctx, main) => {
   }
   // The API lists oldest first; the longest-waiting open case is the most urgent, the latest resolution the most relevant.
   const latestResolved = resolved.slice(-50).reverse()
+  const fanoutKeys = await fanoutKeysOf([...open, ...latestResolved], ctx)
+  const card = (escalation: Escalation) => escalationCard(escalation, fanoutKeys)
   main.append(
     section(
       `Open (${open.length})`,
@@ -56,13 +58,42 @@ export const escalationsView: View = async (ctx, main) => {
   )
 }
 
-function card(escalation: Escalation): HTMLElement {
+/** The most fan-outs whose names one screen reads (one request each). */
+const MAX_FANOUT_NAMES = 200
+
+/**
+ * A fan-out's escalation names it only by id; its `fanout_key` (what the orchestrator called it) comes from the
+ * fan-out itself, which any key may read. A fan-out that cannot be read keeps its id.
+ */
+async function fanoutKeysOf(
+  escalations: Escalation[],
+  ctx: Parameters<typeof escalationsView>[0],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(escalations.map((e) => e.fanout_id).filter((id): id is string => !!id))]
+  const keys = new Map<string, string>()
+  await Promise.all(
+    ids.slice(0, MAX_FANOUT_NAMES).map(async (id) => {
+      try {
+        const fanout = await ctx.api.get<Fanout>(`/v1/fanouts/${id}`, ctx.signal)
+        keys.set(id, `${fanout.orchestrator_id} / ${fanout.fanout_key}`)
+      } catch {
+        // Shown by id instead.
+      }
+    }),
+  )
+  return keys
+}
+
+function escalationCard(escalation: Escalation, fanoutKeys: Map<string, string>): HTMLElement {
   const kind = escalationCase(escalation)
   const href = kind === 'fanout' ? `#/fanouts/${escalation.fanout_id}` : `#/outcomes/${escalation.outcome_id}`
   const name =
     escalation.subagent_id && escalation.run_id
       ? `${escalation.subagent_id} / ${escalation.run_id}`
-      : (escalation.fanout_id ?? escalation.outcome_id ?? escalation.manifest_id)
+      : ((escalation.fanout_id ? fanoutKeys.get(escalation.fanout_id) : undefined) ??
+        escalation.fanout_id ??
+        escalation.outcome_id ??
+        escalation.manifest_id)
   const receipt = escalation.interpretation_divergence_receipt
   return h(
     'li',

@@ -110,7 +110,7 @@ function resolution(
       fanout.status === 'resolved'
         ? null
         : h('p', null, `Only a halted fan-out can be resolved; this one is ${fanout.status}.`),
-      manifestSummary(current),
+      manifestSummary(current, ctx),
     ]
   }
   return h('p', null, 'Nothing to resolve before the fan-out is reconciled.')

@@ -21,6 +21,7 @@ import type {
   ManifestInterpretation,
   Outcome,
   OutcomeManifest,
+  ProbeRun,
 } from '../shapes.ts'
 import type { View } from '../view.ts'
 import { manifestSummary } from './manifest-summary.ts'
@@ -66,7 +67,7 @@ export const outcomeCaseView: View = async (ctx, main, [outcomeId]) => {
       ['Fallback policy', outcome.fallback_policy],
       ['Created', timeOf(outcome.created_at, true)],
     ]),
-    section('Disagreement', disagreement(disputed?.manifest ?? null, evidenceByHash)),
+    section('Disagreement', disagreement(disputed?.manifest ?? null, evidenceByHash, outcome)),
     section('Resolution', resolution(outcome, current, ctx, story)),
     section(
       'Story',
@@ -88,10 +89,10 @@ function resolution(
       story.replaceWith(storyTimeline(ctx, `/v1/audit/outcomes/${outcome.outcome_id}`))
     })
   }
-  if (outcome.status === 'resolved' && current) return manifestSummary(current)
+  if (outcome.status === 'resolved' && current) return manifestSummary(current, ctx)
   return [
     h('p', null, `Only a halted outcome can be resolved; this one is ${outcome.status}.`),
-    current ? manifestSummary(current) : null,
+    current ? manifestSummary(current, ctx) : null,
   ]
 }
 
@@ -103,16 +104,25 @@ async function hashEvidence(items: EvidenceItem[]): Promise<Map<string, Evidence
   return byHash
 }
 
-function disagreement(manifest: OutcomeManifest | null, evidence: Map<string, EvidenceItem>): Child {
+function disagreement(
+  manifest: OutcomeManifest | null,
+  evidence: Map<string, EvidenceItem>,
+  outcome: Outcome,
+): Child {
   const receipt = manifest?.interpretation_divergence_receipt
+  const probe = manifest ? probeSummary(manifest.ground_truth_arbiter_predicate) : null
   if (!manifest || !receipt) {
-    return h(
-      'p',
-      { class: 'empty' },
-      'No divergence receipt: the orchestrators did not disagree (or no decision yet).',
-    )
+    return [
+      probe,
+      h(
+        'p',
+        { class: 'empty' },
+        'No divergence receipt: the orchestrators did not disagree (or no decision yet).',
+      ),
+    ]
   }
   const interpretations = new Map(manifest.interpretations.map((i) => [i.orchestrator_id, i]))
+  const judged = (evidenceHash: string | undefined) => judgedEvidence(evidenceHash, outcome, evidence)
   return [
     h(
       'p',
@@ -120,14 +130,68 @@ function disagreement(manifest: OutcomeManifest | null, evidence: Map<string, Ev
       RECEIPT_KINDS[receipt.kind] ?? receipt.kind,
       receipt.actions_disjoint ? ' Their declared actions touch disjoint resources.' : '',
     ),
-    receipt.pairs.map((pair) => pairView(pair, interpretations, evidence)),
+    probe,
+    receipt.pairs.map((pair) => pairView(pair, interpretations, evidence, judged)),
   ]
 }
+
+/**
+ * What the ground-truth probe did, in the summary where ops look first: a probe that failed (a secret missing,
+ * a timeout) is why nothing settled the case.
+ */
+function probeSummary(run: ProbeRun | null | undefined): HTMLElement | null {
+  if (!run) return null
+  const request = run.request
+    ? [' (', h('code', null, `${run.request.method} ${run.request.url}`), ')']
+    : null
+  if (run.error) {
+    return h(
+      'div',
+      { class: 'probe-summary probe-failed', role: 'note' },
+      h(
+        'p',
+        null,
+        h('strong', null, 'The ground-truth probe failed: '),
+        h('code', null, run.error.code),
+        request,
+      ),
+      h('p', null, run.error.detail),
+      h(
+        'p',
+        { class: 'hint' },
+        run.http_status === null ? 'No response arrived' : `Last HTTP status ${run.http_status}`,
+        run.attempts ? `, after ${run.attempts} attempt${run.attempts === 1 ? '' : 's'}.` : '.',
+      ),
+    )
+  }
+  return h(
+    'div',
+    { class: 'probe-summary', role: 'note' },
+    h('p', null, h('strong', null, 'The ground-truth probe answered: '), run.result ?? 'no result', request),
+  )
+}
+
+/** The items of the evidence version an orchestrator judged, when the outcome lists its versions. */
+function judgedEvidence(
+  evidenceHash: string | undefined,
+  outcome: Outcome,
+  evidence: Map<string, EvidenceItem>,
+): { version: number; of: number; items: { hash: string; item: EvidenceItem | undefined }[] } | null {
+  const versions = outcome.evidence_versions
+  if (!evidenceHash || !versions) return null
+  const index = versions.findIndex((v) => v.evidence_hash === evidenceHash)
+  if (index < 0) return null
+  const items = versions[index]!.item_hashes.map((hash) => ({ hash, item: evidence.get(hash) }))
+  return { version: index + 1, of: versions.length, items }
+}
+
+type Judged = ReturnType<typeof judgedEvidence>
 
 function pairView(
   pair: DivergencePair,
   interpretations: Map<string, ManifestInterpretation>,
   evidence: Map<string, EvidenceItem>,
+  judged: (evidenceHash: string | undefined) => Judged,
 ): HTMLElement {
   const title = `${pair.a} and ${pair.b}`
   return h(
@@ -137,8 +201,22 @@ function pairView(
     h(
       'div',
       { class: 'side-by-side' },
-      side(pair.a, pair.a_interpretation, pair.a_criterion_signature, interpretations.get(pair.a), 'a'),
-      side(pair.b, pair.b_interpretation, pair.b_criterion_signature, interpretations.get(pair.b), 'b'),
+      side(
+        pair.a,
+        pair.a_interpretation,
+        pair.a_criterion_signature,
+        interpretations.get(pair.a),
+        'a',
+        judged,
+      ),
+      side(
+        pair.b,
+        pair.b_interpretation,
+        pair.b_criterion_signature,
+        interpretations.get(pair.b),
+        'b',
+        judged,
+      ),
     ),
     h('h4', null, 'Criteria differences'),
     criteriaDifferences(pair),
@@ -153,8 +231,10 @@ function side(
   signature: string,
   interpretation: ManifestInterpretation | undefined,
   which: 'a' | 'b',
+  judged: (evidenceHash: string | undefined) => Judged,
 ): HTMLElement {
   const action = interpretation?.intended_action
+  const seen = judged(interpretation?.evidence_hash)
   return h(
     'div',
     { class: `side side-${which}` },
@@ -162,7 +242,12 @@ function side(
     facts([
       ['Reading', h('span', { class: `badge reading reading-${reading}` }, reading)],
       ['Criteria', hashText(signature)],
-      ['Evidence judged', hashText(interpretation?.evidence_hash)],
+      [
+        'Evidence judged',
+        seen
+          ? [`version ${seen.version} of ${seen.of} `, hashText(interpretation?.evidence_hash)]
+          : hashText(interpretation?.evidence_hash),
+      ],
       [
         'Intended action',
         action
@@ -175,7 +260,37 @@ function side(
       ['Revision', interpretation ? String(interpretation.revision) : '—'],
       ['Received', timeOf(interpretation?.received_at, true)],
     ]),
+    seen
+      ? h(
+          'ul',
+          { class: 'evidence-list judged', 'aria-label': `Evidence ${orchestrator} judged` },
+          seen.items.map(({ hash, item }) => evidenceLine(hash, item)),
+        )
+      : null,
   )
+}
+
+/** One evidence item on a line a person reads: its kind and name, then its content ("charged: 42.00 EUR"). */
+function evidenceLine(hash: string, item: EvidenceItem | undefined): HTMLElement {
+  if (!item) return h('li', null, hashText(hash), h('span', { class: 'hint' }, ' (content not matched)'))
+  return h(
+    'li',
+    { title: hash },
+    h('strong', null, item.kind),
+    item.name ? ` “${item.name}”` : '',
+    ': ',
+    h('span', { class: 'evidence-content' }, contentText(item.content)),
+  )
+}
+
+function contentText(content: EvidenceItem['content']): string {
+  const text =
+    content !== null && typeof content === 'object' && !Array.isArray(content)
+      ? Object.entries(content)
+          .map(([key, value]) => `${key}: ${valueText(value)}`)
+          .join(' · ')
+      : valueText(content)
+  return text.length > 300 ? `${text.slice(0, 299)}…` : text
 }
 
 function criteriaDifferences(pair: DivergencePair): Child {

@@ -69,7 +69,7 @@ function resolutionForm(
         'div',
         { class: 'resolved', tabindex: -1, role: 'status' },
         h('h3', null, 'Resolved: the new manifest'),
-        manifestSummary(envelope),
+        manifestSummary(envelope, ctx),
       )
       form.replaceWith(done)
       done.focus()

@@ -66,7 +66,7 @@ export const reviewCaseView: View = async (ctx, main, [reviewId]) => {
       'Findings union',
       manifest ? findingsView(manifest) : h('p', { class: 'empty' }, 'Not decided yet.'),
     ),
-    current ? section('Manifest', manifestSummary(current)) : null,
+    current ? section('Manifest', manifestSummary(current, ctx)) : null,
     section(
       'Story',
       h('p', { class: 'hint' }, 'Every audit record about this review, in log order.'),

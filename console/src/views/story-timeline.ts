@@ -1,5 +1,6 @@
 import { problemAlert } from '../api.ts'
 import { h, replaceChildren, timeOf, verdictBadge } from '../dom.ts'
+import { actorText, type KeyLabels, keyLabels } from '../key-labels.ts'
 import type { AuditRecord, Json, Story } from '../shapes.ts'
 import type { ViewContext } from '../view.ts'
 
@@ -18,7 +19,12 @@ export function storyTimeline(ctx: ViewContext, storyPath: string): HTMLElement 
   )
   void (async () => {
     try {
-      const story = await ctx.api.get<Story>(storyPath, ctx.signal)
+      const [story] = await Promise.all([ctx.api.get<Story>(storyPath, ctx.signal), keyLabels(ctx.api)])
+      // Read again only if an actor is a key made since the labels were read.
+      const labels = await keyLabels(
+        ctx.api,
+        story.records.map((record) => record.actor),
+      )
       for (const record of story.records) knownRecords.set(record.seq, record)
       replaceChildren(
         region,
@@ -27,7 +33,7 @@ export function storyTimeline(ctx: ViewContext, storyPath: string): HTMLElement 
           : h(
               'ol',
               { class: 'timeline', 'aria-label': 'Audit records, oldest first' },
-              story.records.map(entry),
+              story.records.map((record) => entry(record, labels)),
             ),
       )
     } catch (err) {
@@ -40,7 +46,7 @@ export function storyTimeline(ctx: ViewContext, storyPath: string): HTMLElement 
   return region
 }
 
-function entry(record: AuditRecord): HTMLElement {
+function entry(record: AuditRecord, labels: KeyLabels): HTMLElement {
   return h(
     'li',
     { class: `timeline-entry kind-${record.kind.replace(/\./g, '-')}` },
@@ -56,7 +62,7 @@ function entry(record: AuditRecord): HTMLElement {
       { class: 'timeline-meta' },
       timeOf(record.at, true),
       ' · by ',
-      h('code', null, record.actor),
+      actorText(record.actor, labels),
       record.orchestrator_id ? [' · for ', h('code', null, record.orchestrator_id)] : null,
     ),
     dataSummary(record.data),

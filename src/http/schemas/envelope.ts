@@ -14,7 +14,12 @@ export function envelopeOf(manifest: z.ZodType, id: string, examples?: unknown[]
         .number()
         .int()
         .nullable()
-        .describe("seq of the manifest's manifest.issued audit record; outside the signature"),
+        .describe(
+          "seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer " +
+            'that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records ' +
+            'milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries ' +
+            'it (GET /v1/manifests/{id}; lists and the stream wait for it).',
+        ),
     })
     .meta({
       id,

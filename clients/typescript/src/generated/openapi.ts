@@ -1830,7 +1830,7 @@ export interface components {
             manifest: components["schemas"]["ReconciliationManifest"];
             manifest_digest: string;
             jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            /** @description seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries it (GET /v1/manifests/{id}; lists and the stream wait for it). */
             audit_seq: number | null;
         };
         /**
@@ -2114,7 +2114,7 @@ export interface components {
             manifest: components["schemas"]["OutcomeManifest"];
             manifest_digest: string;
             jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            /** @description seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries it (GET /v1/manifests/{id}; lists and the stream wait for it). */
             audit_seq: number | null;
         };
         /**
@@ -2639,7 +2639,7 @@ export interface components {
             manifest: components["schemas"]["ReviewManifest"];
             manifest_digest: string;
             jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            /** @description seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries it (GET /v1/manifests/{id}; lists and the stream wait for it). */
             audit_seq: number | null;
         };
         ReviewPending: {
@@ -3026,7 +3026,7 @@ export interface components {
             manifest: components["schemas"]["OutcomeManifest"] | components["schemas"]["ReviewManifest"] | components["schemas"]["ReconciliationManifest"];
             manifest_digest: string;
             jws: string;
-            /** @description seq of the manifest's manifest.issued audit record; outside the signature */
+            /** @description seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries it (GET /v1/manifests/{id}; lists and the stream wait for it). */
             audit_seq: number | null;
         };
     };

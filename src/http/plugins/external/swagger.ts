@@ -15,7 +15,7 @@ export const ARBITER_ICON =
  * no inline script or style is added to the page.
  */
 export const ARBITER_LOGO =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 170 40" width="170" height="40" role="img" aria-label="Arbiter API"><title>Arbiter API</title><rect x="4" y="4" width="32" height="32" rx="6" fill="#1e3a8a"/><path d="M20 9v22M11 15h18M11 15l-3 8h6zM29 15l-3 8h6zM15 31h10" stroke="#fff" stroke-width="2" fill="none" stroke-linejoin="round"/><text x="46" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="600" fill="#fff">Arbiter API</text></svg>'
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 210 40" width="210" height="40" role="img" aria-label="Arbiter API"><title>Arbiter API</title><rect x="4" y="4" width="32" height="32" rx="6" fill="#1e3a8a"/><path d="M20 9v22M11 15h18M11 15l-3 8h6zM29 15l-3 8h6zM15 31h10" stroke="#fff" stroke-width="2" fill="none" stroke-linejoin="round"/><text x="46" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="600" fill="#fff">Arbiter API</text></svg>'
 
 type TransformInput = Parameters<typeof jsonSchemaTransform>[0] & {
   route: { method: string | string[]; config?: { auth?: unknown } }
