@@ -19,7 +19,17 @@ const reserved = [
   'OTEL_EXPORTER_OTLP_HEADERS',
   'otel_exporter_otlp_traces_headers',
 ]
-const free = ['LEDGER_TOKEN', 'HOME', 'MY_ARBITER_TOKEN', 'DATABASE_URL_HINT', 'API_PG_KEY', 'ARBITER', 'P_G', 'OTEL', 'MY_OTEL_TOKEN']
+const free = [
+  'LEDGER_TOKEN',
+  'HOME',
+  'MY_ARBITER_TOKEN',
+  'DATABASE_URL_HINT',
+  'API_PG_KEY',
+  'ARBITER',
+  'P_G',
+  'OTEL',
+  'MY_OTEL_TOKEN',
+]
 
 const envName = fc.oneof(
   fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,20}$/),
