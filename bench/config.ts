@@ -64,6 +64,8 @@ export const cfg = {
       return [name!.trim(), value.join('=').trim()]
     }),
   ) as Record<string, string>,
+  // The measured Arbiter traces every request (100% sampling) to a local OTLP/HTTP receiver (otlp-sink.ts).
+  tracing: process.env.BENCH_TRACING === '1',
   cpuProfileDir:
     process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
 }

@@ -5,6 +5,7 @@ import { buildForBench } from './build.ts'
 import { cfg, repoRoot } from './config.ts'
 import { createDatabase, withClient } from './database.ts'
 import { HttpTarget, runLoops } from './load.ts'
+import { startOtlpSink } from './otlp-sink.ts'
 import { phaseAudit } from './phases/audit.ts'
 import { phaseDecide } from './phases/decide.ts'
 import { phaseEmbedded } from './phases/embedded.ts'
@@ -112,12 +113,20 @@ async function main(): Promise<number> {
   onCleanup('stop baseline', () => baseline.stop())
   const baselineMemory = new MemorySampler(baseline.proc.pid)
   baselineMemory.start(200)
+  const sink = cfg.tracing ? await startOtlpSink() : undefined
+  if (sink) {
+    onCleanup('stop OTLP receiver', () => sink.stop())
+    log(
+      `BENCH_TRACING=1: Arbiter traces every request (always_on) to a local OTLP/HTTP receiver, ${sink.endpoint}`,
+    )
+  }
   const arbiter = await startArbiter({
     repoRoot: cfg.arbiterRoot,
     databaseUrl: mainDb.url,
     poolMax: cfg.poolMax,
     name: 'arbiter',
     cpuProfileDir: cfg.cpuProfileDir,
+    otlpEndpoint: sink?.endpoint,
   })
   onCleanup('stop arbiter', () => arbiter.stop())
   log(`baseline (pid ${baseline.proc.pid}) and Arbiter (pid ${arbiter.proc.pid}) ready`)
@@ -229,6 +238,10 @@ async function main(): Promise<number> {
   const memory = memoryReport(run)
 
   if (decide) printDecideDetail(decide)
+  if (sink) {
+    const { requests, bytes } = sink.stats()
+    log(`OTLP receiver: ${requests} exports, ${(bytes / 1e6).toFixed(1)} MB of spans`)
+  }
   if (scale) printScale(scale)
   if (largeBodies) printLargeBodies('Arbiter', largeBodies)
   if (worstCase) printWorstCase(worstCase)

@@ -232,10 +232,6 @@ export async function runCommand(
 ): Promise<number | null> {
   const { out, err } = output
   switch (command) {
-    case 'serve':
-      parseCommandArgs('serve', args, {})
-      await (await import('./server.ts')).serve()
-      return -1 // keeps running
     case 'migrate': {
       parseCommandArgs('migrate', args, {})
       const { pool, close } = await openPool(config)

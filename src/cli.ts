@@ -55,6 +55,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e
   }
+  if (command === 'serve') {
+    // Not through cli-commands, which loads the database driver: with tracing on, its instrumentation must be in
+    // place before `pg` loads (server.ts starts it first).
+    const { parseCommandArgs } = await import('./cli-args.ts')
+    parseCommandArgs('serve', args, {})
+    await (await import('./server.ts')).serve()
+    return -1 // keeps running
+  }
   const { runCommand } = await import('./cli-commands.ts')
   const code = await runCommand(command, config, args, { out, err, usage: USAGE })
   if (code !== null) return code

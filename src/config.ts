@@ -34,6 +34,29 @@ const hostPatternList = commaList.superRefine((patterns, ctx) => {
   }
 })
 
+const httpUrl = z.string().refine((value) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}, 'expected an http:// or https:// URL')
+
+// The samplers every OpenTelemetry SDK knows (OTEL_TRACES_SAMPLER); a typo stops start-up instead of tracing all.
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
+
+// OTLP over HTTP only (Arbiter sends JSON; collectors take it on the same port as protobuf).
+const otlpProtocol = z.enum(['http/json', 'http/protobuf'], {
+  message: 'Arbiter exports OTLP over HTTP only: expected http/json or http/protobuf',
+})
+
 const port = z.coerce.number({ message: 'expected a port number' }).int().min(0).max(65535)
 
 const envSchema = z.object({
@@ -81,8 +104,23 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(10000),
+  OTEL_SDK_DISABLED: booleanFlag.default(false),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { message: 'expected otlp or none' }).default('otlp'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('arbiter'),
+  OTEL_TRACES_SAMPLER: z.enum(SAMPLERS, { message: `expected one of ${SAMPLERS.join(', ')}` }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
+
+/** Where and as what spans are exported; absent when tracing is off. */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL (`…/v1/traces`). */
+  tracesEndpoint: string
+  serviceName: string
+}
 
 export interface Config {
   port: number
@@ -107,6 +145,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
   /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
   shutdownGraceMs: number
+  /** Set when an OTLP endpoint is configured (and the SDK not disabled): tracing on. */
+  tracing: TracingConfig | undefined
 }
 
 export class ConfigError extends Error {
@@ -143,5 +183,22 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logOrigin: e.ARBITER_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.ARBITER_SHUTDOWN_GRACE_MS,
+    tracing: tracingConfig(e),
   })
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set, unless OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says
+ * otherwise. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL as is; OTEL_EXPORTER_OTLP_ENDPOINT is a base
+ * that `/v1/traces` is appended to (the OpenTelemetry rules for both).
+ */
+function tracingConfig(e: z.infer<typeof envSchema>): TracingConfig | undefined {
+  if (e.OTEL_SDK_DISABLED || e.OTEL_TRACES_EXPORTER === 'none') return undefined
+  const tracesEndpoint =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`)
+  if (tracesEndpoint === undefined) return undefined
+  return { tracesEndpoint, serviceName: e.OTEL_SERVICE_NAME }
 }

@@ -3,8 +3,6 @@ import { fileURLToPath } from 'node:url'
 import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
-import { startRuntime } from './runtime.ts'
-import { ensureAdminKey } from './services/keys.ts'
 
 /** The process: config, logger, listen, graceful shutdown. The app itself never touches the process. */
 export async function serve(): Promise<void> {
@@ -18,10 +16,15 @@ export async function serve(): Promise<void> {
     }
     throw err
   }
+  // Tracing starts before the database driver and the HTTP app are loaded (its instrumentations patch them as
+  // they load); with tracing off, no OpenTelemetry module is loaded at all.
+  const tracing = config.tracing && (await import('./tracing/sdk.ts')).startTracing(config.tracing)
+  const { startRuntime } = await import('./runtime.ts')
+  const { ensureAdminKey } = await import('./services/keys.ts')
   // A person at a terminal reads lines; anything else (a file, a collector) gets one JSON object per line.
   const runtime = await startRuntime(
     config,
-    loggerOptions(config, { pretty: process.stdout.isTTY === true }),
+    loggerOptions(config, { pretty: process.stdout.isTTY === true, traceIds: tracing !== undefined }),
     process.env,
   )
   const { app } = runtime
@@ -49,6 +52,8 @@ export async function serve(): Promise<void> {
     }, config.shutdownGraceMs).unref()
     try {
       await runtime.close()
+      // The spans still batched are sent before the process ends.
+      await tracing?.shutdown().catch(() => undefined)
       process.exit(0)
     } catch (err) {
       app.log.error({ err }, 'shutdown failed')

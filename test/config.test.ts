@@ -47,6 +47,11 @@ describe('loadConfig', () => {
     ['ARBITER_BOOTSTRAP_ADMIN_KEY', 'short'],
     ['ARBITER_SEQUENCER_LINGER_MS', '1001'],
     ['ARBITER_SEQUENCER_LINGER_MS', '-1'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'grpc://collector:4317'],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+    ['OTEL_TRACES_SAMPLER', 'sometimes'],
+    ['OTEL_SDK_DISABLED', 'perhaps'],
   ]
   for (const [variable, value] of bad) {
     it(`rejects ${variable}=${value} with one line naming the variable`, () => {
@@ -59,6 +64,44 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  describe('tracing (the standard OTEL_* variables)', () => {
+    it('is off with no OTLP endpoint set', () => {
+      assert.equal(loadConfig({}).tracing, undefined)
+      assert.equal(
+        loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing,
+        undefined,
+      )
+    })
+
+    it('exports to OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, as service `arbiter` unless named', () => {
+      assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing, {
+        tracesEndpoint: 'http://collector:4318/v1/traces',
+        serviceName: 'arbiter',
+      })
+      assert.deepEqual(
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example/base',
+          OTEL_SERVICE_NAME: 'arbiter-eu',
+        }).tracing,
+        { tracesEndpoint: 'https://otel.example/base/v1/traces', serviceName: 'arbiter-eu' },
+      )
+    })
+
+    it('takes OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, before the base endpoint', () => {
+      const config = loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom',
+      })
+      assert.equal(config.tracing?.tracesEndpoint, 'http://traces:9999/custom')
+    })
+
+    it('stays off when OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says so', () => {
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
+      assert.equal(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
+      assert.equal(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing, undefined)
+    })
+  })
 
   it('treats empty strings as unset', () => {
     assert.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).port, 8080)

@@ -20,6 +20,7 @@ import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError, limitExceeded } from '../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
+import { inSpan } from '../tracing/spans.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { AuditSubject, ManifestContent, StoredManifest } from './case-kind.ts'
 
@@ -124,7 +125,11 @@ async function signedManifest<Content extends ManifestContent>(
     throw limitExceeded(breach('manifest_bytes', bytes), 'the manifest this would sign is too large')
   }
   const digest = sha256(jcs)
-  const jws = await signCanonicalText(jcs, ctx.signingKey)
+  const jws = await inSpan(
+    'arbiter.sign',
+    { 'arbiter.signed': 'manifest', 'arbiter.manifest.id': issue.manifestId },
+    () => signCanonicalText(jcs, ctx.signingKey),
+  )
   const audit = auditAppend([
     ...(issue.before ?? []),
     caseAuditEntry(issue.subject, {
