@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Arbiter: multi-stage build. The build stage compiles TypeScript to dist/; the runtime image carries only
-# production dependencies, the compiled JavaScript, the migrations and the OpenAPI document, and runs `node`.
+# Arbiter: multi-stage build. The build stage compiles TypeScript to dist/ (and makes the embedded database's
+# template there); the runtime image carries only production dependencies, the compiled JavaScript, the
+# migrations and the OpenAPI document, and runs `node`.
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
@@ -24,7 +25,10 @@ COPY clients/typescript/tsconfig.json ./clients/typescript/
 COPY clients/typescript/src ./clients/typescript/src
 COPY src ./src
 COPY console ./console
-RUN npm run build
+COPY scripts ./scripts
+# The build leaves dist/ as a link to the build directory it made (scripts/build.mjs swaps it under running
+# processes); the image takes that directory itself, the embedded database's template (dist/embedded-pgdata) in it.
+RUN npm run build && mv "$(readlink -f dist)" dist.built && rm dist && mv dist.built dist
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \

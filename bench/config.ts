@@ -23,7 +23,17 @@ function listEnv(name: string, fallback: string[]): string[] {
 
 const durationS = numberEnv('BENCH_DURATION_S', 10)
 /** Every phase, in the order a run takes them. */
-export const PHASES = ['decide', 'review', 'reconcile', 'read', 'scale', 'large-bodies', 'audit', 'embedded']
+export const PHASES = [
+  'decide',
+  'review',
+  'reconcile',
+  'read',
+  'scale',
+  'large-bodies',
+  'worst-case',
+  'audit',
+  'embedded',
+]
 
 export const cfg = {
   durationS,
@@ -54,6 +64,8 @@ export const cfg = {
       return [name!.trim(), value.join('=').trim()]
     }),
   ) as Record<string, string>,
+  // The measured Arbiter traces every request (100% sampling) to a local OTLP/HTTP receiver (otlp-sink.ts).
+  tracing: process.env.BENCH_TRACING === '1',
   cpuProfileDir:
     process.env.BENCH_CPU_PROF === '1' ? join(repoRoot, 'bench', 'results', 'profiles') : undefined,
 }
@@ -67,7 +79,8 @@ for (const phase of cfg.phases) {
     throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)
 }
 
-export const SCALE_ORCHESTRATORS = [2, 8, 32, 128]
+/** Up to the most orchestrators an outcome may have (docs/limits.md). */
+export const SCALE_ORCHESTRATORS = [2, 4, 8, 16]
 export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
 export const TARGETS = {
   decideThroughputRatio: 0.5,
@@ -85,4 +98,7 @@ export const TARGETS = {
   proofP95Ms: 10,
   embeddedThroughputRatio: 0.6,
   embeddedRssBytes: 300 * 1024 * 1024,
+  /** A first start on an empty data dir (creating the embedded database): ready within, and its peak RSS. */
+  embeddedFirstStartMs: 5_000,
+  embeddedFirstStartRssBytes: 300 * 1024 * 1024,
 }

@@ -5,9 +5,9 @@
  *
  * Builds dist/ (production runs the compiled output), then runs `node dist/server.js` in two modes, one after the
  * other, each on a fresh data directory:
- * - embedded (no DATABASE_URL): a first start creates the database in the data directory and stops (its peak
- *   memory is reported as "create peak"); the measured server is a second start on that directory, as after any
- *   restart in production;
+ * - embedded (no DATABASE_URL): a first start creates the database in the data directory and stops (its time to
+ *   ready and peak memory are reported as "first start" and "create peak"); the measured server is a second start
+ *   on that directory, as after any restart in production (its time to ready: "restart");
  * - postgres: DATABASE_URL names a database created for the run on the local PostgreSQL (dropped at the end).
  * Each is driven with autocannon through the decide flow — POST /v1/outcomes, an interpretation from orch-a
  * ('failure') and one from orch-b ('success'), POST …/evaluate — for a warm-up and then a measured window, and the
@@ -56,6 +56,10 @@ export interface ModeResult {
   errors: number
   /** Peak resident memory of the first start that created the embedded database, bytes (embedded only). */
   createPeakBytes: number | null
+  /** From spawning that first start to its first 200 on /readyz, ms (embedded only). */
+  firstStartReadyMs: number | null
+  /** The same for the measured start (embedded: a restart on the existing data dir), ms. */
+  startReadyMs: number
   /** Peak resident memory of the service (every process of it) until it answered ready, bytes. */
   startPeakBytes: number
   /** Peak resident memory during warm-up and the measured window, bytes. */
@@ -107,14 +111,18 @@ async function measure(mode: Mode): Promise<ModeResult> {
   const adminKey = randomBytes(30).toString('base64url')
   try {
     let createPeakBytes: number | null = null
+    let firstStartReadyMs: number | null = null
     if (mode === 'embedded') {
       const first = await startServer(mode, dataDir, adminKey, undefined)
       createPeakBytes = first.memory.peakBytes
+      firstStartReadyMs = first.readyMs
       first.memory.stop()
       await first.proc.stop()
-      log(`embedded: created the database (peak ${mb(createPeakBytes)}), restarting on it`)
+      log(
+        `embedded: created the database (ready in ${firstStartReadyMs.toFixed(0)} ms, peak ${mb(createPeakBytes)}), restarting on it`,
+      )
     }
-    const { proc, memory } = await startServer(mode, dataDir, adminKey, database)
+    const { proc, memory, readyMs: startReadyMs } = await startServer(mode, dataDir, adminKey, database)
     try {
       const startPeakBytes = memory.peakBytes
       memory.resetPeak()
@@ -149,6 +157,8 @@ async function measure(mode: Mode): Promise<ModeResult> {
         mode,
         ...run,
         createPeakBytes,
+        firstStartReadyMs,
+        startReadyMs,
         startPeakBytes,
         loadPeakBytes: memory.peakBytes,
         endRssBytes: memory.lastRssBytes,
@@ -178,7 +188,7 @@ async function startServer(
   dataDir: string,
   adminKey: string,
   database: BenchDatabase | undefined,
-): Promise<{ proc: ManagedProcess; memory: ServiceMemory }> {
+): Promise<{ proc: ManagedProcess; memory: ServiceMemory; readyMs: number }> {
   const port = await freePort()
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -192,6 +202,7 @@ async function startServer(
   }
   if (database) env.DATABASE_URL = database.url
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+  const spawnedAt = performance.now()
   const proc = startProcess({
     name: `arbiter (${mode})`,
     args: [...productionNodeFlags(repoRoot), ...nodeArgs, 'dist/server.js'],
@@ -207,8 +218,9 @@ async function startServer(
     await proc.stop()
     throw err
   }
+  const readyMs = performance.now() - spawnedAt
   memory.sample()
-  return { proc, memory }
+  return { proc, memory, readyMs }
 }
 
 // The request options autocannon@8 accepts beyond bench/types' declaration: a response hook with per-connection
@@ -430,7 +442,9 @@ function print(results: ModeResult[]): void {
     r.requestsPerSecond.toFixed(1),
     r.latency.p50.toFixed(1),
     r.latency.p99.toFixed(1),
+    r.firstStartReadyMs === null ? '-' : `${(r.firstStartReadyMs / 1000).toFixed(1)} s`,
     r.createPeakBytes === null ? '-' : mb(r.createPeakBytes),
+    `${(r.startReadyMs / 1000).toFixed(1)} s`,
     mb(r.startPeakBytes),
     mb(r.loadPeakBytes),
     mb(r.endRssBytes),
@@ -446,7 +460,9 @@ function print(results: ModeResult[]): void {
     'req/s',
     'p50 ms',
     'p99 ms',
+    'first start',
     'create peak',
+    'start',
     'start peak',
     'load peak',
     'end RSS',

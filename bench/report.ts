@@ -12,6 +12,7 @@ import type { ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
+import type { WorstCasePhase } from './phases/worst-case.ts'
 import { type CpuFigures, type LoopFigures, log, type Run } from './run-context.ts'
 
 /** The report of a run: the tables on stdout and the figures of bench/results/latest.json. */
@@ -323,6 +324,27 @@ export function buildFigures(results: {
       target: '',
       result: 'info',
     })
+    if (e.firstStartReadyMs !== null && e.createPeakBytes !== null) {
+      figures.push({
+        figure: 'embedded first start (empty data dir): time to ready / peak RSS',
+        arbiter: `${(e.firstStartReadyMs / 1000).toFixed(1)} s / ${mb(e.createPeakBytes)}`,
+        baseline: '',
+        ratio: '',
+        target: `< ${TARGETS.embeddedFirstStartMs / 1000} s / < ${mb(TARGETS.embeddedFirstStartRssBytes)}`,
+        result: verdict(
+          e.firstStartReadyMs < TARGETS.embeddedFirstStartMs &&
+            e.createPeakBytes < TARGETS.embeddedFirstStartRssBytes,
+        ),
+      })
+    }
+    figures.push({
+      figure: 'embedded restart (existing data dir): time to ready / peak RSS until ready',
+      arbiter: `${(e.startReadyMs / 1000).toFixed(1)} s / ${mb(e.startPeakBytes)}`,
+      baseline: `${(p.startReadyMs / 1000).toFixed(1)} s / ${mb(p.startPeakBytes)}`,
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
     const peak = Math.max(e.startPeakBytes, e.loadPeakBytes)
     const postgresPeak = Math.max(p.startPeakBytes, p.loadPeakBytes)
     figures.push({
@@ -527,6 +549,7 @@ export interface RunResults {
   audit: AuditPhase | undefined
   embedded: EmbeddedPhase | undefined
   largeBodies: LargeBodiesPhase | undefined
+  worstCase: WorstCasePhase | undefined
   memory: MemoryReport
 }
 
@@ -582,6 +605,7 @@ export async function writeResults(run: RunResults): Promise<void> {
     audit: run.audit ?? null,
     embedded: run.embedded ?? null,
     large_bodies: run.largeBodies ?? null,
+    worst_case: run.worstCase ?? null,
     memory: run.memory,
   }
   const out = join(repoRoot, 'bench', 'results', 'latest.json')

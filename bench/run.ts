@@ -5,6 +5,7 @@ import { buildForBench } from './build.ts'
 import { cfg, repoRoot } from './config.ts'
 import { createDatabase, withClient } from './database.ts'
 import { HttpTarget, runLoops } from './load.ts'
+import { startOtlpSink } from './otlp-sink.ts'
 import { phaseAudit } from './phases/audit.ts'
 import { phaseDecide } from './phases/decide.ts'
 import { phaseEmbedded } from './phases/embedded.ts'
@@ -13,6 +14,7 @@ import { phaseRead } from './phases/read.ts'
 import { phaseReconcile } from './phases/reconcile.ts'
 import { phaseReview } from './phases/review.ts'
 import { phaseScale } from './phases/scale.ts'
+import { phaseWorstCase, printWorstCase } from './phases/worst-case.ts'
 import { MemorySampler } from './processes.ts'
 import {
   buildFigures,
@@ -41,6 +43,8 @@ import { createKey, makeEvidence } from './workloads.ts'
  * 4. read      — GET /v1/manifests/{id} vs GET /select
  * 5. scale     — decide latency as interpretations per outcome and evidence size grow
  * 6. large-bodies — ten 1 MiB evidence bodies at once: the worst /healthz delay (bench/large-bodies.ts alone)
+ * 6b. worst-case — the largest inputs the limits allow, 32 cases at once, then 12 list readers at limit=500 and
+ *                300 streams with one key: peak RSS, /healthz p99, answers ≥ 500 but 503, the largest manifest
  * 7. audit     — filtered audit queries, verification, inclusion/consistency proofs at 10k, 100k and 1M records
  *                (synthetic history), and the checkpoint signing rate
  * 8. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
@@ -48,7 +52,8 @@ import { createKey, makeEvidence } from './workloads.ts'
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_DECIDE_ROUNDS (3), BENCH_SCALE_LOOPS (4),
  * BENCH_AUDIT_CONNECTIONS (4), BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
- * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,audit,embedded),
+ * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,worst-case,audit,embedded; e.g. BENCH_PHASES=worst-case
+ * runs that phase alone),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
  * databases), BENCH_ARBITER_ROOT (start the Arbiter of another checkout, e.g. a worktree with a candidate fix) and
@@ -108,12 +113,20 @@ async function main(): Promise<number> {
   onCleanup('stop baseline', () => baseline.stop())
   const baselineMemory = new MemorySampler(baseline.proc.pid)
   baselineMemory.start(200)
+  const sink = cfg.tracing ? await startOtlpSink() : undefined
+  if (sink) {
+    onCleanup('stop OTLP receiver', () => sink.stop())
+    log(
+      `BENCH_TRACING=1: Arbiter traces every request (always_on) to a local OTLP/HTTP receiver, ${sink.endpoint}`,
+    )
+  }
   const arbiter = await startArbiter({
     repoRoot: cfg.arbiterRoot,
     databaseUrl: mainDb.url,
     poolMax: cfg.poolMax,
     name: 'arbiter',
     cpuProfileDir: cfg.cpuProfileDir,
+    otlpEndpoint: sink?.endpoint,
   })
   onCleanup('stop arbiter', () => arbiter.stop())
   log(`baseline (pid ${baseline.proc.pid}) and Arbiter (pid ${arbiter.proc.pid}) ready`)
@@ -198,6 +211,26 @@ async function main(): Promise<number> {
   const largeBodies = cfg.phases.has('large-bodies')
     ? await measureLargeBodies({ origin: arbiter.origin, orchestratorKey: keys.orchA })
     : undefined
+  const worstCase = cfg.phases.has('worst-case')
+    ? await phaseWorstCase({
+        arbiter,
+        keys: {
+          limits: await createKey(arbTarget, arbiter.adminKey, {
+            role: 'orchestrator',
+            orchestrator_ids: [
+              'bench-limits',
+              ...Array.from({ length: 16 }, (_, i) => `orch-${String(i).padStart(2, '0')}`),
+            ],
+            label: 'bench worst case',
+          }),
+          dashboard: await createKey(arbTarget, arbiter.adminKey, {
+            role: 'dashboard',
+            label: 'bench reader',
+          }),
+        },
+        log,
+      })
+    : undefined
   await arbiter.stop()
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   const embedded = cfg.phases.has('embedded') ? await phaseEmbedded() : undefined
@@ -205,8 +238,13 @@ async function main(): Promise<number> {
   const memory = memoryReport(run)
 
   if (decide) printDecideDetail(decide)
+  if (sink) {
+    const { requests, bytes } = sink.stats()
+    log(`OTLP receiver: ${requests} exports, ${(bytes / 1e6).toFixed(1)} MB of spans`)
+  }
   if (scale) printScale(scale)
   if (largeBodies) printLargeBodies('Arbiter', largeBodies)
+  if (worstCase) printWorstCase(worstCase)
   printMemory(memory)
   const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, largeBodies, memory })
   printTable(
@@ -241,6 +279,7 @@ async function main(): Promise<number> {
     audit,
     embedded,
     largeBodies,
+    worstCase,
     memory,
   })
   process.stdout.write(

@@ -51,6 +51,8 @@ export async function startArbiter(options: {
   name: string
   /** Write a V8 CPU profile of the server here when it stops (BENCH_CPU_PROF=1). */
   cpuProfileDir?: string | undefined
+  /** Trace every request to this OTLP/HTTP endpoint (BENCH_TRACING=1); unset, tracing is off. */
+  otlpEndpoint?: string | undefined
 }): Promise<RunningArbiter> {
   const port = await freePort()
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-bench-'))
@@ -72,6 +74,9 @@ export async function startArbiter(options: {
       // The default, stated so the baseline's pool is provably the same size.
       ARBITER_DB_POOL_MAX: String(options.poolMax),
       LOG_LEVEL: 'warn',
+      ...(options.otlpEndpoint
+        ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_TRACES_SAMPLER: 'always_on' }
+        : {}),
     },
   })
   const memory = new MemorySampler(proc.pid, `${proc.origin}/metrics`)

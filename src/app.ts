@@ -19,6 +19,7 @@ import requestGuardsPlugin from './http/plugins/app/request-guards.ts'
 import requestLogPlugin, { OneLinePerRequest } from './http/plugins/app/request-log.ts'
 import servicesPlugin from './http/plugins/app/services.ts'
 import settingsPlugin from './http/plugins/app/settings.ts'
+import traceRoutePlugin from './http/plugins/app/trace-route.ts'
 import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
@@ -163,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // 1. External plugins (after the request's slot for its route, which only contexts made later inherit).
   await app.register(matchedRoutePlugin)
+  await app.register(traceRoutePlugin)
   await app.register(swaggerPlugin)
   await app.register(underPressurePlugin, overload)
   await app.register(rateLimitPlugin, { perMinute: config.rateLimitPerMinute })

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
-import { createWriteStream } from 'node:fs'
+import { createWriteStream, existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { streamAuditRecords } from './audit/service.ts'
 import {
   type FlagSpecs,
@@ -9,14 +10,14 @@ import {
   textFlag,
   UsageError,
 } from './cli-args.ts'
-import { describeCliFailure } from './cli-failure.ts'
+import { describeCliFailure, NoDatabaseError } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import type { Pool } from './db/pool.ts'
 import { ROLES } from './domain/vocabulary.ts'
 import { VerifiableLog } from './log/verifiable-log.ts'
 import { verifyWorkers } from './log/verify-workers.ts'
-import { progressBar } from './progress-bar.ts'
+import { progressBar, withStatusLine } from './progress-bar.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
 import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
 import { registerSigningKey } from './services/signing-keys.ts'
@@ -32,16 +33,57 @@ export interface CommandOutput {
   usage: string
 }
 
+/**
+ * Whether a command may create the database it opens. Only `migrate` and `keys create` (the first admin key,
+ * before the first start) may; a command that reads or changes what a database holds refuses to run on none
+ * (`NoDatabaseError`, exit 2) rather than create an empty one and report on it.
+ */
+type Creates = 'may-create' | 'existing-only'
+
 async function withPool<T>(
   config: Config,
+  creates: Creates,
   fn: (pool: Awaited<ReturnType<typeof openPool>>['pool']) => Promise<T>,
 ) {
-  const { pool, close } = await openPool(config)
+  if (creates === 'existing-only') assertEmbeddedDatabaseExists(config)
+  // Opening the embedded database takes a second or two: a terminal is told what it waits for.
+  const { pool, close } =
+    process.stderr.isTTY && !config.databaseUrl
+      ? await withStatusLine(
+          process.stderr,
+          `opening the embedded database in ${resolve(config.dataDir)}`,
+          () => openPool(config),
+        )
+      : await openPool(config)
   try {
+    if (creates === 'existing-only') await assertSchemaExists(pool)
     await prepareDatabase(pool, null)
     return await fn(pool)
   } finally {
     await close()
+  }
+}
+
+/** Without DATABASE_URL: the data dir must hold an embedded database already (opening one would create it). */
+function assertEmbeddedDatabaseExists(config: Config): void {
+  if (config.databaseUrl) return
+  const dataDir = resolve(config.dataDir)
+  if (!existsSync(join(dataDir, 'pgdata', 'PG_VERSION'))) {
+    throw new NoDatabaseError(
+      `no Arbiter database in ${dataDir}: set ARBITER_DATA_DIR to the service's data dir, or DATABASE_URL`,
+    )
+  }
+}
+
+/** A database that Arbiter never migrated holds no Arbiter data: nothing to read, and nothing is created. */
+async function assertSchemaExists(pool: Pool): Promise<void> {
+  const { rows } = await pool.query<{ present: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+  )
+  if (!rows[0]?.present) {
+    throw new NoDatabaseError(
+      'no Arbiter database at DATABASE_URL (it has no Arbiter schema): start the service or run `arbiter migrate` first',
+    )
   }
 }
 
@@ -54,7 +96,7 @@ async function withAuditLog<T>(
   err: (text: string) => void,
   fn: (log: VerifiableLog, pool: Pool) => Promise<T>,
 ) {
-  return withPool(config, async (pool) => {
+  return withPool(config, 'existing-only', async (pool) => {
     const key = await loadSigningKey({ signingKey: config.signingKey, dataDir: config.dataDir })
     await registerSigningKey(pool, key)
     const log = await VerifiableLog.open(pool, key, {
@@ -91,7 +133,7 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
       throw new UsageError('--orchestrator-id is given more than 100 times')
     }
     const label = flags.label ? textFlag('label', flags.label[0]!, 200) : `${role} key (cli)`
-    const created = await withPool(config, (pool) =>
+    const created = await withPool(config, 'may-create', (pool) =>
       createApiKey({ db: pool }, { role, orchestrator_ids: orchestratorIds, label }, 'system'),
     )
     out(`${JSON.stringify(created, null, 2)}\n`)
@@ -100,7 +142,7 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
   }
   if (sub === 'list') {
     parseCommandArgs('keys list', rest, {})
-    const keys = await withPool(config, async (pool) => {
+    const keys = await withPool(config, 'existing-only', async (pool) => {
       const all = []
       let cursor: string | undefined
       do {
@@ -115,7 +157,7 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
   }
   if (sub === 'revoke') {
     const id = keyIdArgument(parseCommandArgs('keys revoke', rest, {}, 1).positionals[0])
-    await withPool(config, (pool) => revokeKey({ db: pool }, id, 'system'))
+    await withPool(config, 'existing-only', (pool) => revokeKey({ db: pool }, id, 'system'))
     out(`revoked ${id}\n`)
     return 0
   }
@@ -190,10 +232,6 @@ export async function runCommand(
 ): Promise<number | null> {
   const { out, err } = output
   switch (command) {
-    case 'serve':
-      parseCommandArgs('serve', args, {})
-      await (await import('./server.ts')).serve()
-      return -1 // keeps running
     case 'migrate': {
       parseCommandArgs('migrate', args, {})
       const { pool, close } = await openPool(config)
@@ -220,8 +258,11 @@ export async function runCommand(
         err('ARBITER_SIGNING_KEY is set: rotate by starting the service with a new key instead\n')
         return 2
       }
-      const key = await rotateDataDirSigningKey(config.dataDir)
-      await withPool(config, (pool) => registerSigningKey(pool, key))
+      const key = await withPool(config, 'existing-only', async (pool) => {
+        const rotated = await rotateDataDirSigningKey(config.dataDir)
+        await registerSigningKey(pool, rotated)
+        return rotated
+      })
       out(`new signing key ${key.kid}; restart the service to sign with it (old kids stay in the JWKS)\n`)
       return 0
     }

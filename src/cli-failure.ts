@@ -1,12 +1,18 @@
 import { UsageError } from './cli-args.ts'
 import { AppError } from './errors.ts'
 
+/** A command that reads what a database holds found none where it looked: it creates none (exit 2). */
+export class NoDatabaseError extends Error {
+  override name = 'NoDatabaseError'
+}
+
 /**
  * What the CLI tells a user when a command fails, and its exit code. A PostgreSQL error's own text (which quotes
  * SQL types, values and internals) never reaches the user: it is named by its SQLSTATE class and what to check.
  */
 export function describeCliFailure(err: unknown): { message: string; exitCode: number } {
-  if (err instanceof UsageError) return { message: err.message, exitCode: 2 }
+  if (err instanceof UsageError || err instanceof NoDatabaseError)
+    return { message: err.message, exitCode: 2 }
   if (err instanceof AppError) return { message: err.message, exitCode: err.error === 'VALIDATION' ? 2 : 1 }
   const sqlState = databaseErrorCode(err)
   if (sqlState !== null) return { message: databaseFailure(sqlState), exitCode: 1 }

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { runVerifyCommand } from './crypto/verify-command.ts'
@@ -53,6 +54,14 @@ export async function main(argv: string[]): Promise<number> {
       return 1
     }
     throw e
+  }
+  if (command === 'serve') {
+    // Not through cli-commands, which loads the database driver: with tracing on, its instrumentation must be in
+    // place before `pg` loads (server.ts starts it first).
+    const { parseCommandArgs } = await import('./cli-args.ts')
+    parseCommandArgs('serve', args, {})
+    await (await import('./server.ts')).serve()
+    return -1 // keeps running
   }
   const { runCommand } = await import('./cli-commands.ts')
   const code = await runCommand(command, config, args, { out, err, usage: USAGE })

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { isValidKeyName } from './log/transparency.ts'
+import { hostPatternProblem } from './probes/ssrf-guard.ts'
 
 /**
  * The only reader of `process.env`. Parsed once at start; a bad value stops start-up with one line naming
@@ -16,6 +17,46 @@ const commaList = z.string().transform((value) =>
     .filter((part) => part.length > 0),
 )
 
+/**
+ * A comma list of host patterns (exact names, `*.example.com`, IP literals): an entry that is a URL or carries a
+ * port or path would match no host, so it stops start-up instead of refusing every call in silence.
+ */
+const hostPatternList = commaList.superRefine((patterns, ctx) => {
+  for (const pattern of patterns) {
+    const problem = hostPatternProblem(pattern)
+    if (problem !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${problem}; expected a comma list of host names (ledger.example.com), *.example.com or IP literals`,
+      })
+      return
+    }
+  }
+})
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}, 'expected an http:// or https:// URL')
+
+// The samplers every OpenTelemetry SDK knows (OTEL_TRACES_SAMPLER); a typo stops start-up instead of tracing all.
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const
+
+// OTLP over HTTP only (Arbiter sends JSON; collectors take it on the same port as protobuf).
+const otlpProtocol = z.enum(['http/json', 'http/protobuf'], {
+  message: 'Arbiter exports OTLP over HTTP only: expected http/json or http/protobuf',
+})
+
 const port = z.coerce.number({ message: 'expected a port number' }).int().min(0).max(65535)
 
 const envSchema = z.object({
@@ -28,7 +69,7 @@ const envSchema = z.object({
   ARBITER_DATA_DIR: z.string().min(1).default('./.arbiter'),
   ARBITER_SIGNING_KEY: z.string().min(1).optional(),
   ARBITER_BOOTSTRAP_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
-  ARBITER_PROBE_ALLOWED_HOSTS: commaList.default([]),
+  ARBITER_PROBE_ALLOWED_HOSTS: hostPatternList.default([]),
   ARBITER_PROBE_ALLOW_PRIVATE: booleanFlag.default(false),
   ARBITER_BODY_LIMIT_BYTES: z.coerce
     .number({ message: 'expected a byte count' })
@@ -68,8 +109,23 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(10000),
+  OTEL_SDK_DISABLED: booleanFlag.default(false),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { message: 'expected otlp or none' }).default('otlp'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('arbiter'),
+  OTEL_TRACES_SAMPLER: z.enum(SAMPLERS, { message: `expected one of ${SAMPLERS.join(', ')}` }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
+
+/** Where and as what spans are exported; absent when tracing is off. */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL (`…/v1/traces`). */
+  tracesEndpoint: string
+  serviceName: string
+}
 
 export interface Config {
   port: number
@@ -96,6 +152,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
   /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
   shutdownGraceMs: number
+  /** Set when an OTLP endpoint is configured (and the SDK not disabled): tracing on. */
+  tracing: TracingConfig | undefined
 }
 
 export class ConfigError extends Error {
@@ -133,5 +191,22 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     logOrigin: e.ARBITER_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     shutdownGraceMs: e.ARBITER_SHUTDOWN_GRACE_MS,
+    tracing: tracingConfig(e),
   })
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set, unless OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says
+ * otherwise. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL as is; OTEL_EXPORTER_OTLP_ENDPOINT is a base
+ * that `/v1/traces` is appended to (the OpenTelemetry rules for both).
+ */
+function tracingConfig(e: z.infer<typeof envSchema>): TracingConfig | undefined {
+  if (e.OTEL_SDK_DISABLED || e.OTEL_TRACES_EXPORTER === 'none') return undefined
+  const tracesEndpoint =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`)
+  if (tracesEndpoint === undefined) return undefined
+  return { tracesEndpoint, serviceName: e.OTEL_SERVICE_NAME }
 }

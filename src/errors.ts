@@ -1,3 +1,4 @@
+import { LIMITS, type LimitBreach } from './domain/limits.ts'
 import type { FieldError } from './domain/shared/field-error.ts'
 
 /** One table of named errors: each maps to an HTTP status and a problem `type` (src/http/errors.ts). */
@@ -22,6 +23,9 @@ export const ERRORS = {
     slug: 'judge-not-independent',
     title: 'A judge is not independent of the implementer',
   },
+  // An input over one of the limits of src/domain/limits.ts: the body names the limit (`limit`) and its value
+  // (`max`), so a caller can tell which bound it met without parsing prose.
+  LIMIT_EXCEEDED: { status: 422, slug: 'limit-exceeded', title: 'A limit was exceeded' },
   RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too many requests' },
   HEADERS_TOO_LARGE: { status: 431, slug: 'headers-too-large', title: 'Request header fields too large' },
   INTERNAL: { status: 500, slug: 'internal', title: 'Internal error' },
@@ -47,4 +51,22 @@ export class AppError extends Error {
   ) {
     super(detail)
   }
+}
+
+/**
+ * The refusal of an input over a limit: 422 `limit-exceeded` naming the limit (`limit`), its value (`max`) and, when
+ * known, what the input came to (`actual`); `what` says in words what was counted.
+ */
+export function limitExceeded(found: LimitBreach, what: string): AppError {
+  const extensions: Record<string, unknown> = { limit: found.limit, max: found.max }
+  if (found.actual !== undefined) extensions.actual = found.actual
+  const detail = `${what}: the limit ${found.limit} is ${LIMITS[found.limit]}${found.actual === undefined ? '' : `, this comes to ${found.actual}`}`
+  return new AppError(
+    'LIMIT_EXCEEDED',
+    detail,
+    extensions,
+    found.path === undefined
+      ? undefined
+      : [{ path: found.path, message: `over the limit ${found.limit} (${found.max})` }],
+  )
 }

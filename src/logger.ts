@@ -1,5 +1,6 @@
 import type { LoggerOptions } from 'pino'
 import type { Config } from './config.ts'
+import { traceLogFields } from './tracing/spans.ts'
 
 /** Log paths that may hold a secret: API keys in headers, key and secret fields of any logged object. */
 export const LOG_REDACT = [
@@ -20,11 +21,13 @@ export const LOG_REDACT = [
  */
 export function loggerOptions(
   config: Pick<Config, 'logLevel'>,
-  output: { pretty?: boolean } = {},
+  output: { pretty?: boolean; traceIds?: boolean } = {},
 ): LoggerOptions {
   return {
     level: config.logLevel,
     redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    // With tracing on, a line written inside a span names it: `trace_id` and `span_id` find the trace.
+    ...(output.traceIds ? { mixin: traceLogFields } : {}),
     ...(output.pretty
       ? {
           transport: {

@@ -30,3 +30,16 @@ export function progressBar(stream: NodeJS.WritableStream, label: string) {
     },
   }
 }
+
+/**
+ * A status line for a step with no measure of its progress (opening the embedded database), shown only while it
+ * lasts and erased after. Only for terminals, like the bar.
+ */
+export async function withStatusLine<T>(stream: NodeJS.WritableStream, text: string, step: () => Promise<T>) {
+  stream.write(`\r${text}…`)
+  try {
+    return await step()
+  } finally {
+    stream.write(`\r${' '.repeat(text.length + 1)}\r`)
+  }
+}

@@ -1,8 +1,8 @@
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
-import { startRuntime } from './runtime.ts'
-import { ensureAdminKey } from './services/keys.ts'
 
 /** The process: config, logger, listen, graceful shutdown. The app itself never touches the process. */
 export async function serve(): Promise<void> {
@@ -16,10 +16,15 @@ export async function serve(): Promise<void> {
     }
     throw err
   }
+  // Tracing starts before the database driver and the HTTP app are loaded (its instrumentations patch them as
+  // they load); with tracing off, no OpenTelemetry module is loaded at all.
+  const tracing = config.tracing && (await import('./tracing/sdk.ts')).startTracing(config.tracing)
+  const { startRuntime } = await import('./runtime.ts')
+  const { ensureAdminKey } = await import('./services/keys.ts')
   // A person at a terminal reads lines; anything else (a file, a collector) gets one JSON object per line.
   const runtime = await startRuntime(
     config,
-    loggerOptions(config, { pretty: process.stdout.isTTY === true }),
+    loggerOptions(config, { pretty: process.stdout.isTTY === true, traceIds: tracing !== undefined }),
     process.env,
   )
   const { app } = runtime
@@ -47,6 +52,8 @@ export async function serve(): Promise<void> {
     }, config.shutdownGraceMs).unref()
     try {
       await runtime.close()
+      // The spans still batched are sent before the process ends.
+      await tracing?.shutdown().catch(() => undefined)
       process.exit(0)
     } catch (err) {
       app.log.error({ err }, 'shutdown failed')
@@ -88,8 +95,20 @@ function listenFailure(err: unknown, host: string, port: number): string {
   return `cannot listen on ${where}: ${(err as Error).message}`
 }
 
-const invokedDirectly =
-  process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
+/**
+ * Whether `node <path>` ran this module. Compared as real paths: `dist` is a symbolic link to the current build
+ * (scripts/build.mjs), and Node names a module by where the link leads.
+ */
+function isEntryPoint(path: string | undefined): boolean {
+  if (path === undefined) return false
+  try {
+    return realpathSync(path) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+const invokedDirectly = isEntryPoint(process.argv[1])
 if (invokedDirectly) {
   serve().catch((err: unknown) => {
     // Described, not quoted: a database's own error text says nothing useful to whoever starts the service.

@@ -70,10 +70,24 @@ describe('packaging', () => {
     assert.doesNotMatch(pkg.scripts.start, /--max-semi-space-size/)
     assert.doesNotMatch(await readFile('Dockerfile', 'utf8'), /^CMD .*--max-semi-space-size/m)
     assert.equal(pkg.scripts.arbiter, 'node dist/cli.js')
-    assert.match(pkg.scripts.prepare, /npm run build/, 'npm ci builds (prepare)')
-    assert.match(pkg.scripts.prestart, /build/, 'npm start rebuilds what changed first')
+    assert.match(pkg.scripts.prepare, /scripts\/build\.mjs/, 'npm ci builds (prepare)')
+    assert.match(
+      pkg.scripts.prestart,
+      /scripts\/build\.mjs --if-stale$/,
+      'npm start rebuilds what changed first',
+    )
     assert.equal(pkg.dependencies.tsx, undefined, 'no TypeScript runner in production dependencies')
     assert.ok(pkg.devDependencies.tsx, 'tests and tools still run sources through tsx')
+  })
+
+  it('runs the CLI on the built JavaScript: a bin for npx, and no command compiles first', async () => {
+    const pkg = JSON.parse(await readFile('package.json', 'utf8'))
+    assert.deepEqual(pkg.bin, { arbiter: 'dist/cli.js' })
+    assert.match(await readFile('src/cli.ts', 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the bin runs with node')
+    assert.equal(pkg.scripts.prearbiter, undefined, 'npm run arbiter runs no build first')
+    // npx installs the package into its cache as a link and runs its prepare: it must build only what is stale.
+    assert.match(pkg.scripts.prepare, /--if-stale$/)
+    assert.match(pkg.scripts.pretest, /--if-stale$/)
   })
 
   it('wires Arbiter to a health-checked PostgreSQL by DATABASE_URL', async () => {

@@ -1,10 +1,16 @@
 import { readFile } from 'node:fs/promises'
+import { decodeUtf8Strictly, describeIJsonViolation } from '../domain/shared/i-json.ts'
 import type { Jwks } from './jws.ts'
 import type { PublicSigningJwk } from './signing-key.ts'
 
 /** A JWKS that could not be read, fetched or parsed. One line, names the source. */
 export class JwksError extends Error {
   override name = 'JwksError'
+}
+
+/** A JWKS that is JSON but not I-JSON (a duplicate member name, say): it could hold a key other than it shows. */
+export class JwksNotIJsonError extends JwksError {
+  override name = 'JwksNotIJsonError'
 }
 
 const FETCH_TIMEOUT_MS = 10_000
@@ -27,13 +33,17 @@ export function buildJwks(publicJwks: readonly PublicSigningJwk[]): { keys: Publ
 
 /** Loads a JWKS from a file path or an http(s) URL (for offline `arbiter verify`). */
 export async function loadJwks(source: string): Promise<Jwks> {
-  const text = /^https?:\/\//i.test(source) ? await fetchJwksText(source) : await readJwksFile(source)
+  const bytes = /^https?:\/\//i.test(source) ? await fetchJwksBytes(source) : await readJwksFile(source)
+  const text = decodeUtf8Strictly(bytes)
+  if (text === null) throw new JwksNotIJsonError(`JWKS from ${source} is not valid UTF-8`)
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
     throw new JwksError(`JWKS from ${source} is not valid JSON`)
   }
+  const problem = describeIJsonViolation(text)
+  if (problem) throw new JwksNotIJsonError(`JWKS from ${source} is not I-JSON: ${problem}`)
   if (typeof parsed !== 'object' || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) {
     throw new JwksError(`JWKS from ${source} has no "keys" array`)
   }
@@ -44,7 +54,7 @@ export async function loadJwks(source: string): Promise<Jwks> {
   return { keys: keys as Jwks['keys'] }
 }
 
-async function fetchJwksText(url: string): Promise<string> {
+async function fetchJwksBytes(url: string): Promise<Uint8Array> {
   let response: Response
   try {
     response = await fetch(url, {
@@ -59,15 +69,15 @@ async function fetchJwksText(url: string): Promise<string> {
     throw new JwksError(`JWKS fetch from ${url} failed: HTTP ${response.status}`)
   }
   try {
-    return await response.text()
+    return new Uint8Array(await response.arrayBuffer())
   } catch (err) {
     throw new JwksError(`JWKS fetch from ${url} failed while reading the body: ${describeFetchError(err)}`)
   }
 }
 
-async function readJwksFile(file: string): Promise<string> {
+async function readJwksFile(file: string): Promise<Uint8Array> {
   try {
-    return await readFile(file, 'utf8')
+    return await readFile(file)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     throw new JwksError(`cannot read JWKS file ${file}: ${code ?? String(err)}`)

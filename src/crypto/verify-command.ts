@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { decodeUtf8Strictly, describeIJsonViolation } from '../domain/shared/i-json.ts'
 import {
   describeCheckpoint,
   documentKind,
@@ -10,7 +11,7 @@ import {
   verifyInclusionDocument,
   verifySignedCheckpoint,
 } from '../log/offline-verify.ts'
-import { JwksError, loadJwks } from './jwks.ts'
+import { JwksError, JwksNotIJsonError, loadJwks } from './jwks.ts'
 import { type Jwks, verifyEnvelope } from './jws.ts'
 
 export interface CommandOutput {
@@ -29,6 +30,8 @@ export const VERIFY_USAGE = `usage: arbiter verify <file> --jwks <jwks.json|http
 export const VERIFY_EXIT = { ok: 0, invalid: 1, trouble: 2 } as const
 
 class Trouble extends Error {}
+/** A file that was read but may not be trusted as it reads (not I-JSON): exit 1. */
+class Invalid extends Error {}
 
 /**
  * `arbiter verify <file> --jwks <jwks.json|url>`: offline verification of what Arbiter hands out. `argv` is what
@@ -36,7 +39,8 @@ class Trouble extends Error {}
  * process.stderr.
  *
  * A usage error, an unreadable file or an unloadable JWKS exits 2; a file that was read but fails any check
- * (including not being JSON or a note) exits 1 with `invalid: <reason>`.
+ * (including not being JSON or a note) exits 1 with `invalid: <reason>`. Every JSON file it reads, the JWKS
+ * included, must be I-JSON (see `readText`).
  */
 export async function runVerifyCommand(argv: string[], out: CommandOutput): Promise<number> {
   let values: { jwks?: string; checkpoint?: string; manifest?: string; from?: string; to?: string }
@@ -82,6 +86,10 @@ export async function runVerifyCommand(argv: string[], out: CommandOutput): Prom
     out.stdout(`ok: ${result.message}\n`)
     return VERIFY_EXIT.ok
   } catch (err) {
+    if (err instanceof Invalid) {
+      out.stderr(`invalid: ${err.message}\n`)
+      return VERIFY_EXIT.invalid
+    }
     if (!(err instanceof Trouble)) throw err
     out.stderr(`error: ${err.message}\n`)
     return VERIFY_EXIT.trouble
@@ -123,7 +131,7 @@ async function verifyFile(
         try {
           envelope = JSON.parse(await readText(options.manifest))
         } catch (err) {
-          if (err instanceof Trouble) throw err
+          if (err instanceof Trouble || err instanceof Invalid) throw err
           return { ok: false, reason: `${options.manifest} is not valid JSON` }
         }
       }
@@ -149,18 +157,31 @@ async function verifyFile(
   }
 }
 
+/**
+ * A file's text, refused (Invalid) unless it reads as one value only: strict UTF-8 (an invalid byte is not
+ * replaced), and, when it is JSON, I-JSON. JSON.parse keeps the last of two members of one name, so a file
+ * could show a person `"directive":"PROCEED"` while the value that was signed, and is checked, says HALT.
+ * A signed note is not JSON and is checked as text.
+ */
 async function readText(file: string): Promise<string> {
+  let bytes: Buffer
   try {
-    return await readFile(file, 'utf8')
+    bytes = await readFile(file)
   } catch (err) {
     throw new Trouble(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
+  const text = decodeUtf8Strictly(bytes)
+  if (text === null) throw new Invalid(`${file} is not valid UTF-8`)
+  const problem = describeIJsonViolation(text)
+  if (problem) throw new Invalid(`${file} is not I-JSON: ${problem}`)
+  return text
 }
 
 async function loadJwksOrTrouble(source: string): Promise<Jwks> {
   try {
     return await loadJwks(source)
   } catch (err) {
+    if (err instanceof JwksNotIJsonError) throw new Invalid(err.message)
     throw new Trouble(err instanceof JwksError ? err.message : String(err))
   }
 }

@@ -3,6 +3,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from './embedded.ts'
 import { EmbeddedMaintenance } from './embedded-maintenance.ts'
+import { settingsArguments } from './embedded-settings.ts'
 import { PGliteWireServer } from './pglite-wire-server.ts'
 
 /**
@@ -13,29 +14,6 @@ import { PGliteWireServer } from './pglite-wire-server.ts'
  * and a thread that ends hands every byte of them back, where a long-lived one would keep them until a GC that
  * may never come. 'serve' opens the directory (or an in-memory database) and serves it until told to stop.
  */
-
-/**
- * Memory PostgreSQL may take inside PGlite. WebAssembly memory only grows (freed pages stay resident), so each
- * of these bounds the process for good, not just one query. Passed on PostgreSQL's command line at every start,
- * so they hold for a directory created by an older version too.
- */
-export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
-  // The buffer cache (128MB by default), resident in full from the start. Pages it does not hold are one read
-  // away in the OS page cache.
-  shared_buffers: '32MB',
-  // Per sort or hash step of a query (default 4MB); a query with several steps takes several.
-  work_mem: '4MB',
-  // CREATE INDEX and VACUUM (default 64MB): migrations on a grown database must not balloon the heap.
-  maintenance_work_mem: '16MB',
-  // Temporary tables (default 8MB): Arbiter creates none.
-  temp_buffers: '1MB',
-  // Shared memory is sized for this many sessions (default 100); PGlite runs one.
-  max_connections: '4',
-  // ANALYZE (run by embedded-maintenance.ts) holds a sample of 300 × this many rows of a table in memory: at the
-  // default 100, 30,000 rows of manifests or audit records, tens of megabytes the WebAssembly memory keeps for
-  // good. 10 samples 3,000, enough for the plans Arbiter's statements take (lookups by key and index ranges).
-  default_statistics_target: '10',
-}
 
 // V8 compiles PostgreSQL's 9 MB of WebAssembly with its baseline compiler, then recompiles hot functions with
 // its optimizing one, whose working memory stays in the allocator for good: 60-90 MB of resident memory, while
@@ -84,7 +62,7 @@ function failed(err: unknown): never {
 }
 
 async function open(): Promise<PGlite> {
-  const settings = Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+  const settings = settingsArguments()
   const db = await PGlite.create(data.pgdata, {
     startParams: [...PGlite.defaultStartParams, ...settings],
     // initdb runs PostgreSQL with these too (and writes them into a new directory's postgresql.conf): creating a
@@ -113,9 +91,13 @@ async function main(): Promise<void> {
     send({ type: 'initialized' })
     process.exit(0)
   }
-  const server = new PGliteWireServer(db, { host: '127.0.0.1', port: 0, maxConnections: data.maxConnections })
+  const server = new PGliteWireServer(db, {
+    listen: data.listen,
+    maxConnections: data.maxConnections,
+    password: data.password,
+  })
   try {
-    const { host, port: tcpPort } = await server.start()
+    const address = await server.start()
     const maintenance =
       data.maintenanceIntervalMs > 0
         ? new EmbeddedMaintenance((task) => server.whenIdle(task), {
@@ -135,7 +117,7 @@ async function main(): Promise<void> {
         process.exit(0)
       })()
     })
-    send({ type: 'ready', host, port: tcpPort })
+    send({ type: 'ready', address })
   } catch (err) {
     failed(err)
   }

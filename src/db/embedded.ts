@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { WORKER_HEAP } from '../worker-heap.ts'
 import type { MaintenanceRun } from './embedded-maintenance.ts'
+import { copyEmbeddedTemplate } from './embedded-template.ts'
+import type { WireAddress, WireListen } from './pglite-wire-server.ts'
 
 /**
  * Connections the app's pool should hold on the embedded database. It runs one transaction at a time whatever
@@ -15,8 +18,13 @@ import type { MaintenanceRun } from './embedded-maintenance.ts'
 export const EMBEDDED_POOL_MAX = 2
 
 export interface EmbeddedPostgres {
-  /** A `postgres://` URL the app's `pg` pool connects to: the app has one data path either way. */
+  /**
+   * A `postgres://` URL the app's `pg` pool connects to: the app has one data path either way. It holds the
+   * password made for this start: keep it in memory, never write it down.
+   */
   connectionString: string
+  /** Where the database listens: the Unix socket in the data dir, or a loopback TCP port (in-memory databases). */
+  address: WireAddress
   /** The thread PGlite runs on (for diagnostics and tests; `stop()` ends it). */
   worker: Worker
   stop(): Promise<void>
@@ -50,6 +58,10 @@ export interface EmbeddedWorkerData {
   mode: 'initialize' | 'serve'
   /** PGlite's directory; undefined for an in-memory database. */
   pgdata: string | undefined
+  /** Where the wire server listens ('serve'). */
+  listen: WireListen
+  /** The password every connection must give, made for this start (never written down). */
+  password: string
   maxConnections: number
   /** 0: no maintenance (and always 0 for 'initialize'). */
   maintenanceIntervalMs: number
@@ -57,7 +69,7 @@ export interface EmbeddedWorkerData {
 
 /** What `embedded-worker.ts` reports back. */
 export type EmbeddedWorkerMessage =
-  | { type: 'ready'; host: string; port: number }
+  | { type: 'ready'; address: WireAddress }
   | { type: 'loaded' }
   | { type: 'initialized' }
   | ({ type: 'maintained' } & MaintenanceRun)
@@ -69,24 +81,39 @@ const DEFAULT_MAINTENANCE_INTERVAL_MS = 10_000
 const STOP_GRACE_MS = 10_000
 
 /**
- * Starts PGlite on a worker thread and serves it over the PostgreSQL wire protocol on 127.0.0.1 (an ephemeral
- * port). The thread dies with the process (even on SIGKILL), and a failure to open the database rejects here
- * with PostgreSQL's own message.
+ * Starts PGlite on a worker thread and serves it over the PostgreSQL wire protocol to this process alone: its
+ * sessions are a superuser's (one could rewrite API keys or switch off the audit triggers), so no other local
+ * process may open one. With a data dir it listens on a Unix socket in `<dataDir>/socket`, a directory of mode
+ * 0700; an in-memory database (tests) on an ephemeral loopback port. Either way every connection must give a
+ * password made here for this start, which lives only in this process's memory (the connection string).
+ *
+ * The thread dies with the process (even on SIGKILL), and a failure to open the database rejects here with
+ * PostgreSQL's own message.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
   const maxConnections = options.maxConnections ?? 64
+  const password = randomBytes(32).toString('hex')
   let pgdata: string | undefined
+  let listen: WireListen = { host: '127.0.0.1', port: 0 }
   let releaseLock = async () => {}
   if (options.dataDir !== undefined) {
-    pgdata = resolve(join(options.dataDir, 'pgdata'))
-    await mkdir(pgdata, { recursive: true })
-    releaseLock = await lockDataDir(resolve(options.dataDir))
+    const dataDir = resolve(options.dataDir)
+    pgdata = join(dataDir, 'pgdata')
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+    releaseLock = await lockDataDir(dataDir)
+    listen = await privateSocket(dataDir)
   }
   try {
-    if (pgdata !== undefined && !existsSync(join(pgdata, 'PG_VERSION'))) {
+    // A new database is a copy of the build's template when there is one (embedded-template.ts); otherwise initdb
+    // runs on a thread of its own, which hands every byte of its two extra PostgreSQL instances back when it ends.
+    const created = pgdata === undefined || existsSync(join(pgdata, 'PG_VERSION'))
+    if (!created && !(await copyEmbeddedTemplate(pgdata!))) {
+      await mkdir(pgdata!, { recursive: true, mode: 0o700 })
       const initializing = await runLoadedWorker({
         mode: 'initialize',
         pgdata,
+        listen,
+        password,
         maxConnections,
         maintenanceIntervalMs: 0,
       })
@@ -94,15 +121,43 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
     }
     const maintenanceIntervalMs = options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS
     const started = await runLoadedWorker(
-      { mode: 'serve', pgdata, maxConnections, maintenanceIntervalMs },
+      { mode: 'serve', pgdata, listen, password, maxConnections, maintenanceIntervalMs },
       options.onMaintenance,
     )
-    const { host, port } = await started.ready()
-    return serving(started, `postgres://postgres@${host}:${port}/postgres`, options, releaseLock)
+    const address = await started.ready()
+    return serving(started, address, connectionStringFor(address, password), options, releaseLock)
   } catch (err) {
     await releaseLock()
     throw err
   }
+}
+
+/** PostgreSQL clients look for a server's socket under this name in the directory they are given. */
+const SOCKET_FILE = '.s.PGSQL.5432'
+/** A Unix socket's path must fit in 108 bytes (sun_path), its terminating zero included. */
+const MAX_SOCKET_PATH_BYTES = 107
+
+/**
+ * The socket the data dir's database listens on, in `<dataDir>/socket` with mode 0700 (set again at every start:
+ * only this user reaches what is inside). A data dir whose path is too long for a socket gets a loopback port,
+ * still behind the password.
+ */
+async function privateSocket(dataDir: string): Promise<WireListen> {
+  const directory = join(dataDir, 'socket')
+  const path = join(directory, SOCKET_FILE)
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) return { host: '127.0.0.1', port: 0 }
+  await mkdir(directory, { recursive: true, mode: 0o700 })
+  await chmod(directory, 0o700)
+  return { path }
+}
+
+/** The URL `pg` connects with: a socket is named by its directory (`host`), as libpq does. */
+export function connectionStringFor(address: WireAddress, password: string): string {
+  if ('path' in address) {
+    const directory = address.path.slice(0, address.path.length - SOCKET_FILE.length - 1)
+    return `postgres://postgres:${password}@/postgres?host=${encodeURIComponent(directory)}`
+  }
+  return `postgres://postgres:${password}@${address.host}:${address.port}/postgres`
 }
 
 /**
@@ -160,7 +215,7 @@ interface RunningWorker {
   /** Resolves once the thread has loaded its modules (before it opens the database). */
   loaded: Promise<'loaded'>
   /** Resolves with the worker's 'ready' report; rejects when it fails or exits first. */
-  ready(): Promise<{ host: string; port: number }>
+  ready(): Promise<WireAddress>
   /** Resolves when an 'initialize' worker has created the directory and exited; rejects on failure. */
   initialized(): Promise<void>
   /** Resolves with the exit code once the thread has ended, whatever the reason. */
@@ -178,13 +233,13 @@ function runWorker(data: EmbeddedWorkerData, onMaintenance?: (run: MaintenanceRu
   const loaded = new Promise<'loaded'>((res) => {
     resolveLoaded = res
   })
-  let resolveReady: (address: { host: string; port: number }) => void = () => {}
-  const ready = new Promise<{ host: string; port: number }>((res) => {
+  let resolveReady: (address: WireAddress) => void = () => {}
+  const ready = new Promise<WireAddress>((res) => {
     resolveReady = res
   })
   worker.on('message', (message: EmbeddedWorkerMessage) => {
     if (message.type === 'loaded') resolveLoaded('loaded')
-    else if (message.type === 'ready') resolveReady({ host: message.host, port: message.port })
+    else if (message.type === 'ready') resolveReady(message.address)
     else if (message.type === 'initialized') initialized = true
     else if (message.type === 'maintained')
       onMaintenance?.({ durationMs: message.durationMs, commands: message.commands })
@@ -229,6 +284,7 @@ function spawnWorker(data: EmbeddedWorkerData): Worker {
 
 function serving(
   started: RunningWorker,
+  address: WireAddress,
   connectionString: string,
   options: EmbeddedOptions,
   releaseLock: () => Promise<void>,
@@ -250,6 +306,7 @@ function serving(
   })
   return {
     connectionString,
+    address,
     worker,
     stop() {
       stopping ??= (async () => {

@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { chmod, rm } from 'node:fs/promises'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
 
@@ -10,6 +12,17 @@ const CANCEL_REQUEST = 80877102
 const SYNC = 0x53 // 'S'
 const QUERY = 0x51 // 'Q'
 const TERMINATE = 0x58 // 'X'
+// The client's answer to an authentication request (PasswordMessage).
+const PASSWORD = 0x70 // 'p'
+// Before a client has authenticated, no message of it may be longer than this: a stranger's bytes are not buffered.
+const MAX_UNAUTHENTICATED_MESSAGE = 8192
+
+/**
+ * Where the server listens: a Unix socket (`path`; its directory is the caller's to keep private), or a TCP port
+ * on `host` (0: an ephemeral one).
+ */
+export type WireListen = { path: string } | { host: string; port: number }
+export type WireAddress = { path: string } | { host: string; port: number }
 
 /** Work the server does on the session itself: `run` when its turn comes, `abandon` if the server stops first. */
 interface Chore {
@@ -26,6 +39,9 @@ interface Connection {
   /** Bytes the message being received needs in all, once its header is in; 0 when unknown. */
   needed: number
   started: boolean
+  /** The startup message, held back until the client has given the password; null before it arrives. */
+  startup: Buffer | null
+  authenticated: boolean
   /** Messages of the unit being received (e.g. Parse, Bind, Execute, before its Sync). */
   pending: Buffer[]
   /** Complete units waiting for their turn, in arrival order. */
@@ -50,6 +66,10 @@ interface Connection {
  * syscalls cost more than the message. PGlite hands its output over as views into its WebAssembly memory, which
  * the next statement overwrites (or a memory growth detaches), so the answer is copied out before it is queued
  * on a socket that may not take it at once.
+ *
+ * PGlite's session is a superuser's, so no client gets one without the password the server was started with
+ * (PostgreSQL's cleartext password exchange: the socket is local, a Unix socket or loopback). A client that gives
+ * another, or none, is refused as PostgreSQL refuses it (28P01) before any of its bytes reach the database.
  */
 export class PGliteWireServer {
   private server: Server | null = null
@@ -67,22 +87,36 @@ export class PGliteWireServer {
 
   constructor(
     private readonly db: PGlite,
-    private readonly options: { host: string; port: number; maxConnections: number },
-  ) {}
+    private readonly options: { listen: WireListen; maxConnections: number; password: string },
+  ) {
+    if (options.password.length === 0) throw new Error('the embedded database server needs a password')
+    this.passwordDigest = digest(Buffer.from(options.password, 'utf8'))
+  }
 
-  async start(): Promise<{ host: string; port: number }> {
+  private readonly passwordDigest: Buffer
+
+  async start(): Promise<WireAddress> {
     await this.db.waitReady
     const server = createServer((socket) => this.accept(socket))
     server.maxConnections = this.options.maxConnections
     this.server = server
+    const { listen } = this.options
+    // A socket file left by a process that was killed would make listen fail (EADDRINUSE); the data dir's lock
+    // says no other process serves it.
+    if ('path' in listen) await rm(listen.path, { force: true })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(this.options.port, this.options.host, () => resolve())
+      if ('path' in listen) server.listen(listen.path, () => resolve())
+      else server.listen(listen.port, listen.host, () => resolve())
     })
+    if ('path' in listen) {
+      await chmod(listen.path, 0o600)
+      return { path: listen.path }
+    }
     const address = server.address()
     if (address === null || typeof address === 'string')
       throw new Error('embedded database did not bind a TCP port')
-    return { host: this.options.host, port: address.port }
+    return { host: listen.host, port: address.port }
   }
 
   async stop(): Promise<void> {
@@ -105,6 +139,8 @@ export class PGliteWireServer {
       receivedBytes: 0,
       needed: 0,
       started: false,
+      startup: null,
+      authenticated: false,
       pending: [],
       units: [],
       running: false,
@@ -130,6 +166,7 @@ export class PGliteWireServer {
     connection.needed = 0
     // Messages are views into the received bytes: nothing is copied until a unit runs.
     for (;;) {
+      if (connection.closed) return
       const next = this.nextMessage(connection, buffer)
       if (next === null) break
       buffer = next.rest
@@ -157,9 +194,14 @@ export class PGliteWireServer {
     connection: Connection,
     buffer: Buffer,
   ): { message: Buffer | 'handled'; rest: Buffer } | null {
+    if (connection.startup !== null && !connection.authenticated) return this.password(connection, buffer)
     if (!connection.started) {
       if (buffer.length < 8) return null
       const length = buffer.readInt32BE(0)
+      if (length < 8 || length > MAX_UNAUTHENTICATED_MESSAGE) {
+        this.refuse(connection, '08P01', 'invalid startup packet length')
+        return null
+      }
       if (buffer.length < length) {
         connection.needed = length
         return null
@@ -174,7 +216,10 @@ export class PGliteWireServer {
         connection.socket.destroy()
         return { message: 'handled', rest }
       }
-      return { message: buffer.subarray(0, length), rest }
+      // The startup message waits for the password: the client is asked for it first.
+      connection.startup = Buffer.from(buffer.subarray(0, length))
+      connection.socket.write(AUTHENTICATION_CLEARTEXT_PASSWORD)
+      return { message: 'handled', rest }
     }
     if (buffer.length < 5) return null
     const length = 1 + buffer.readInt32BE(1)
@@ -183,6 +228,37 @@ export class PGliteWireServer {
       return null
     }
     return { message: buffer.subarray(0, length), rest: buffer.subarray(length) }
+  }
+
+  /**
+   * The client's answer to the password request: a right password lets its held startup message through (it
+   * becomes the connection's first unit); anything else closes the connection with PostgreSQL's error.
+   */
+  private password(connection: Connection, buffer: Buffer): { message: Buffer; rest: Buffer } | null {
+    if (buffer.length < 5) return null
+    const length = 1 + buffer.readInt32BE(1)
+    if (buffer[0] !== PASSWORD || length < 5 || length > MAX_UNAUTHENTICATED_MESSAGE) {
+      this.refuse(connection, '28P01', 'password authentication failed for user "postgres"')
+      return null
+    }
+    if (buffer.length < length) {
+      connection.needed = length
+      return null
+    }
+    // The password is a C string: everything up to its terminating zero.
+    const given = buffer.subarray(5, length - 1)
+    if (!timingSafeEqual(digest(given), this.passwordDigest)) {
+      this.refuse(connection, '28P01', 'password authentication failed for user "postgres"')
+      return null
+    }
+    connection.authenticated = true
+    return { message: connection.startup!, rest: buffer.subarray(length) }
+  }
+
+  /** Ends a connection that has not authenticated, telling the client why as PostgreSQL would. */
+  private refuse(connection: Connection, code: string, message: string): void {
+    connection.closed = true
+    connection.socket.end(errorResponse(code, message))
   }
 
   /** Runs the next unit whose connection may use the session now. */
@@ -362,6 +438,26 @@ function ownStatementNames(message: Buffer, connectionId: number): Buffer {
   const renamed = Buffer.concat([message.subarray(0, at), prefix, message.subarray(at)])
   renamed.writeInt32BE(renamed.length - 1, 1)
   return renamed
+}
+
+// AuthenticationCleartextPassword: 'R', length 8, code 3.
+const AUTHENTICATION_CLEARTEXT_PASSWORD = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])
+
+/** Compared as digests, so the comparison takes the same time whatever the length of what was given. */
+function digest(bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(bytes).digest()
+}
+
+/** A FATAL ErrorResponse: severity, SQLSTATE and message fields. */
+function errorResponse(code: string, message: string): Buffer {
+  const fields = Buffer.concat([
+    Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0`, 'utf8'),
+    Buffer.from([0]),
+  ])
+  const header = Buffer.alloc(5)
+  header[0] = 0x45 // 'E'
+  header.writeInt32BE(4 + fields.length, 1)
+  return Buffer.concat([header, fields])
 }
 
 function statementPrefix(connectionId: number): string {

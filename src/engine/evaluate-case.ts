@@ -9,6 +9,7 @@ import { findProbeRun } from '../db/repositories/probe-runs.ts'
 import { AppError } from '../errors.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import type { Actor, ServiceContext } from '../services/context.ts'
+import { inSpan, type SpanAttributes } from '../tracing/spans.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { CaseKind, Decided, ManifestContent } from './case-kind.ts'
 import { claimGroundTruth, executeGroundTruth, type GroundTruthStep } from './ground-truth.ts'
@@ -16,6 +17,7 @@ import {
   issueSignedManifest,
   issueSignedManifestIf,
   type ManifestToIssue,
+  parseManifest,
   type StoredEnvelope,
 } from './manifests.ts'
 
@@ -60,6 +62,36 @@ export async function evaluateCase<
   caseId: string,
   actor: Actor,
   options: EvaluationOptions<Case, Request> = {},
+): Promise<Evaluation<Pending>> {
+  return inSpan(
+    'arbiter.decide',
+    { 'arbiter.case.kind': kind.name, 'arbiter.case.id': caseId },
+    async (span) => {
+      const evaluation = await evaluate(ctx, kind, caseId, actor, options)
+      if (span.recording) span.setAttributes(evaluationAttributes(evaluation))
+      return evaluation
+    },
+  )
+}
+
+/** What a decision span says of its result: the verdict and directive, or that the case still waits. */
+function evaluationAttributes(evaluation: Evaluation<unknown>): SpanAttributes {
+  if (evaluation.kind === 'pending') return { 'arbiter.decision': 'pending' }
+  const manifest = parseManifest(evaluation.envelope)
+  return {
+    'arbiter.decision': 'manifest',
+    'arbiter.verdict': manifest.verdict,
+    'arbiter.directive': manifest.directive,
+    'arbiter.manifest.id': manifest.manifest_id,
+  }
+}
+
+async function evaluate<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
+  ctx: ServiceContext,
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
+  caseId: string,
+  actor: Actor,
+  options: EvaluationOptions<Case, Request>,
 ): Promise<Evaluation<Pending>> {
   const decided = kind.optimistic && (await decideOptimistically(ctx, kind, caseId, actor, options))
   if (decided) {

@@ -14,11 +14,13 @@ import {
   runStatement,
   type Statement,
 } from '../db/statement.ts'
+import { breach, LIMITS, utf8Length } from '../domain/limits.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
-import { AppError } from '../errors.ts'
+import { AppError, limitExceeded } from '../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
+import { inSpan } from '../tracing/spans.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { AuditSubject, ManifestContent, StoredManifest } from './case-kind.ts'
 
@@ -116,8 +118,18 @@ async function signedManifest<Content extends ManifestContent>(
     supersedes: issue.supersedes,
   }
   const jcs = canonicalJson(manifest)
+  // Every input is held where it arrives to a bound on its case's next manifest, so a decision never comes here
+  // too large; a resolution's own answer and rationale are judged here, on the manifest they make.
+  const bytes = utf8Length(jcs)
+  if (bytes > LIMITS.manifest_bytes) {
+    throw limitExceeded(breach('manifest_bytes', bytes), 'the manifest this would sign is too large')
+  }
   const digest = sha256(jcs)
-  const jws = await signCanonicalText(jcs, ctx.signingKey)
+  const jws = await inSpan(
+    'arbiter.sign',
+    { 'arbiter.signed': 'manifest', 'arbiter.manifest.id': issue.manifestId },
+    () => signCanonicalText(jcs, ctx.signingKey),
+  )
   const audit = auditAppend([
     ...(issue.before ?? []),
     caseAuditEntry(issue.subject, {

@@ -125,7 +125,11 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   409: 'Conflicts with the current state of the case',
   413: 'The body is larger than the limit',
   415: 'The body is not application/json',
-  422: 'Well-formed, but the rules of the case refuse it',
+  422:
+    'Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input ' +
+    'to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, ' +
+    'e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came ' +
+    'to); nothing is stored',
   429:
     'Too many requests with this key, or too many unknown or revoked keys from this address: retry after ' +
     'Retry-After seconds',

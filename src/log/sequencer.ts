@@ -13,6 +13,7 @@ import {
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
 import { claimSequencerLease, releaseSequencerLease } from '../db/repositories/sequencer-lease.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
+import { inSpan, type SpanAttributes } from '../tracing/spans.ts'
 import { onAuditEntriesCommitted } from './intake-signal.ts'
 import {
   extendTree,
@@ -260,23 +261,26 @@ export class Sequencer {
     this.workKnown = false
     // A reader that asks from now on waits for a later batch than this one: it is not to linger.
     this.hurried = false
-    const client = await this.db.connect()
-    let failed: Error | undefined
-    try {
-      const opened = await readSequencerBatch(client, this.id, this.timing.leaseMs, this.timing.batchSize)
-      // What commits from now on is for the next batch (a commit this read saw may still ring after this: the
-      // linger then errs long, never short, by a round trip at most).
-      this.gatheringSince = null
-      const written = await this.batch(client, opened)
-      if (written) this.announce(written)
-      return { placed: written?.placed ?? 0, full: written?.full ?? false }
-    } catch (err) {
-      // The connection may be unusable (the database went away mid-batch): it is not pooled again.
-      failed = err instanceof Error ? err : new Error(String(err))
-      throw err
-    } finally {
-      client.release(failed)
-    }
+    return inSpan('arbiter.sequencer.batch', {}, async (span) => {
+      const client = await this.db.connect()
+      let failed: Error | undefined
+      try {
+        const opened = await readSequencerBatch(client, this.id, this.timing.leaseMs, this.timing.batchSize)
+        // What commits from now on is for the next batch (a commit this read saw may still ring after this: the
+        // linger then errs long, never short, by a round trip at most).
+        this.gatheringSince = null
+        const written = await this.batch(client, opened)
+        if (written) this.announce(written)
+        if (span.recording) span.setAttributes(batchAttributes(written, Date.now()))
+        return { placed: written?.placed ?? 0, full: written?.full ?? false }
+      } catch (err) {
+        // The connection may be unusable (the database went away mid-batch): it is not pooled again.
+        failed = err instanceof Error ? err : new Error(String(err))
+        throw err
+      } finally {
+        client.release(failed)
+      }
+    })
   }
 
   private announce(batch: CommittedBatch): void {
@@ -467,3 +471,16 @@ export function lingerLeft(lingerMs: number, gatheringSince: number | null, now:
  */
 type Wake = 'nudge' | 'hurry' | 'stop'
 const WAKE_RANK: Record<Wake, number> = { nudge: 0, hurry: 1, stop: 2 }
+
+/** A batch's span attributes: how many records it placed, and how long its oldest entry waited (ms). */
+function batchAttributes(
+  written: (CommittedBatch & { placed: number; full: boolean }) | null,
+  now: number,
+): SpanAttributes {
+  const oldest = written?.records[0]?.at
+  return {
+    'arbiter.batch.size': written?.placed ?? 0,
+    'arbiter.batch.full': written?.full ?? false,
+    ...(oldest === undefined ? {} : { 'arbiter.batch.lag_ms': Math.max(0, now - Date.parse(oldest)) }),
+  }
+}

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { createArbiterClient } from '@arbiter/client'
+import { type ArbiterClient, ArbiterError, createArbiterClient } from '@arbiter/client'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createArbiterMcpServer } from './server.ts'
 
@@ -29,9 +29,31 @@ function packageVersion(): string {
   }
 }
 
+/** How long the check of the key at start may take, in all. */
+const KEY_CHECK_TIMEOUT_MS = 10_000
+
 /**
- * `arbiter mcp`: checks ARBITER_URL and ARBITER_API_KEY (exit 2 when either is missing or the URL is not http(s)),
- * then serves until stdin ends. Resolves with the exit code.
+ * The key, checked once before serving: a key the service refuses would otherwise fail every tool call, one by
+ * one, far from the configuration that is wrong. Any role may list manifests, so a 401 is the key itself (unknown
+ * or revoked). Returns the line to print and exit 2 with, or null when the key works.
+ */
+export async function checkApiKey(client: ArbiterClient, origin: string): Promise<string | null> {
+  try {
+    await client.manifests.list({ limit: '1' }, { timeoutMs: KEY_CHECK_TIMEOUT_MS, maxAttempts: 1 })
+    return null
+  } catch (err) {
+    if (err instanceof ArbiterError && err.status === 401)
+      return `arbiter mcp: ${origin} refused ARBITER_API_KEY (401: ${err.detail}): give a key it knows, e.g. from \`arbiter keys create\``
+    if (err instanceof ArbiterError)
+      return `arbiter mcp: could not check ARBITER_API_KEY at ${origin}: it answered ${err.status} (${err.detail})`
+    return `arbiter mcp: cannot reach Arbiter at ${origin} to check ARBITER_API_KEY: ${(err as Error).message}`
+  }
+}
+
+/**
+ * `arbiter mcp`: checks ARBITER_URL and ARBITER_API_KEY (exit 2 when either is missing, the URL is not http(s), or
+ * the service there refuses the key or cannot be reached), then serves until stdin ends. Resolves with the exit
+ * code.
  */
 export async function runMcpCommand(
   args: string[],
@@ -68,6 +90,11 @@ export async function runMcpCommand(
   }
 
   const client = createArbiterClient({ baseUrl, apiKey })
+  const refused = await checkApiKey(client, baseUrl.origin)
+  if (refused) {
+    err(`${refused}\n`)
+    return 2
+  }
   const server = createArbiterMcpServer(client, packageVersion())
   server.onerror = (error) => err(`arbiter mcp: ${error.message}\n`)
   const closed = new Promise<void>((resolve) => {

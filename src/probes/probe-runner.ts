@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici'
 import { sha256 } from '../domain/shared/canonical-json.ts'
+import { inSpan } from '../tracing/spans.ts'
 import type { ProbeDefinition, ProbeResult } from './probe-definition.ts'
 import { isReservedEnvName, RESERVED_ENV_NAMES } from './probe-environment.ts'
 import {
@@ -309,10 +310,33 @@ function isRetryable(outcome: AttemptOutcome, expectedStatus: number): boolean {
   return false
 }
 
-export async function runProbe(
+export function runProbe(
   probe: ProbeVersion,
   params: Record<string, unknown>,
   /** The outcome being decided; null for a dry run that names none. */
+  outcome: { subagent_id: string; run_id: string } | null,
+  options: ProbeRunOptions,
+): Promise<{ record: GroundTruthRecord; durationMs: number }> {
+  return inSpan(
+    'arbiter.probe',
+    { 'arbiter.probe.id': probe.probe_id, 'arbiter.probe.version': probe.version },
+    async (span) => {
+      const run = await runProbeUntraced(probe, params, outcome, options)
+      const { record } = run
+      span.setAttributes({
+        'arbiter.probe.attempts': record.attempts,
+        ...(record.http_status === null ? {} : { 'http.response.status_code': record.http_status }),
+      })
+      // The code only: a failure's detail may quote what the target answered.
+      if (record.error !== null) span.fail(record.error.code)
+      return run
+    },
+  )
+}
+
+async function runProbeUntraced(
+  probe: ProbeVersion,
+  params: Record<string, unknown>,
   outcome: { subagent_id: string; run_id: string } | null,
   options: ProbeRunOptions,
 ): Promise<{ record: GroundTruthRecord; durationMs: number }> {

@@ -153,6 +153,32 @@ function canonicalPattern(pattern: string): string | null {
 }
 
 /**
+ * Why `pattern` is not a host pattern the allowlist can match — an exact name (`ledger.example.com`), subdomains
+ * of one (`*.example.com`) or an IP literal, without scheme, port, path or credentials — or null when it is one.
+ * The configuration refuses such an entry at start: it would match nothing, and every probe would be refused
+ * with no sign of why.
+ */
+export function hostPatternProblem(pattern: string): string | null {
+  const text = pattern.trim()
+  const shown = JSON.stringify(text)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    let host = ''
+    try {
+      host = new URL(text).hostname
+    } catch {}
+    return host === ''
+      ? `${shown} is a URL, not a host`
+      : `${shown} is a URL, not a host (write its host: ${stripBrackets(host)})`
+  }
+  const name = text.startsWith('*.') ? text.slice(2) : text
+  if (name.includes('*')) return `${shown}: "*" only as a leading "*." (subdomains of a name)`
+  const host = canonicalPattern(name)
+  if (host === null) return `${shown} is not a bare host (no port, path or credentials)`
+  if (name !== text && net.isIP(host) !== 0) return `${shown}: "*." takes a name, not an IP address`
+  return null
+}
+
+/**
  * Whether `hostname` matches the allowlist: exact names case-insensitively,
  * `*.example.com` for subdomains of example.com only (not example.com itself, never an
  * IP), IP literals after normalization. An empty list allows any host.

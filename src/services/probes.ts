@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
-import { withTransaction } from '../db/pool.ts'
+import { type Queryable, withTransaction } from '../db/pool.ts'
 import { findProbe, insertProbe, listProbes, type ProbeRow, updateProbe } from '../db/repositories/probes.ts'
 import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'
 import { AppError } from '../errors.ts'
@@ -68,10 +68,11 @@ export async function replaceProbe(
   input: ProbeDefinitionInput,
   actor: Actor,
 ) {
-  const { definition, digest } = prepareDefinition(ctx, input)
   return withTransaction(ctx.db, async (tx) => {
     const current = await findProbe(tx, probeId, { lock: true })
     if (!current) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+    // After the lookup: a refused URL is a 400 about the body, which an unknown probe's 404 comes before.
+    const { definition, digest } = prepareDefinition(ctx, input)
     const row: ProbeRow = {
       ...current,
       name: definition.name,
@@ -85,6 +86,9 @@ export async function replaceProbe(
     return toProbeView(row)
   })
 }
+
+/** How a route finds the probe its path names (for a 404 before the body is judged). */
+export const probeById = { noun: 'probe', find: (db: Queryable, id: string) => findProbe(db, id) }
 
 export async function getProbe(ctx: Pick<ServiceContext, 'db'>, probeId: string) {
   const row = await findProbe(ctx.db, probeId)

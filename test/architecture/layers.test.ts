@@ -124,6 +124,23 @@ describe('the layers of src/', () => {
     )
   })
 
+  it('keeps OpenTelemetry in src/tracing/sdk.ts, which only the server loads (when tracing is configured)', () => {
+    assert.deepEqual(
+      violations(
+        (file) => file !== 'tracing/sdk.ts',
+        (target) => target.startsWith('@opentelemetry/'),
+      ),
+      [],
+    )
+    assert.deepEqual(
+      violations(
+        (file) => file !== 'server.ts',
+        (target) => target === 'tracing/sdk.ts',
+      ),
+      [],
+    )
+  })
+
   it("keeps zod schemas in the HTTP layer (and config, which parses the environment; the MCP tools, which check their arguments with the routes' schemas)", () => {
     assert.deepEqual(
       violations(

@@ -113,6 +113,77 @@ describe('arbiter verify <envelope.json> --jwks <jwks>', () => {
     assert.match(result.stderr, /^invalid: .*not valid JSON/)
   })
 
+  describe('reads only I-JSON: a file whose bytes could read otherwise than the value checked exits 1', () => {
+    /** A signed HALT, saved as the API hands it out. */
+    async function signedHalt(): Promise<string> {
+      const manifest = { manifest_id: MANIFEST_ID, verdict: 'DIVERGENT', directive: 'HALT', audit_seq: 4 }
+      const envelope = {
+        manifest,
+        manifest_digest: hashJson(manifest),
+        jws: await signCanonical(manifest, key),
+      }
+      return JSON.stringify(envelope)
+    }
+
+    async function saved(name: string, content: string | Buffer): Promise<string> {
+      const file = path.join(dir, name)
+      await writeFile(file, content)
+      return file
+    }
+
+    it('refuses a duplicate member name put in front of a signed HALT to make it read PROCEED', async () => {
+      const halt = await signedHalt()
+      assert.equal((await verify(await saved('halt.json', halt), '--jwks', jwksFile)).code, 0)
+      const forged = `{"manifest":{"directive":"PROCEED"},${halt.slice(1)}`
+      const file = await saved('forged.json', forged)
+      const result = await verify(file, '--jwks', jwksFile)
+      assert.deepEqual(result, {
+        code: 1,
+        stdout: '',
+        stderr: `invalid: ${file} is not I-JSON: duplicate member name "manifest" at /manifest\n`,
+      })
+    })
+
+    it('refuses a duplicate member inside the manifest, naming where', async () => {
+      const halt = await signedHalt()
+      const forged = halt.replace('"directive":"HALT"', '"directive":"PROCEED","directive":"HALT"')
+      const result = await verify(await saved('forged-inner.json', forged), '--jwks', jwksFile)
+      assert.equal(result.code, 1)
+      assert.match(result.stderr, /is not I-JSON: duplicate member name "directive" at \/manifest/)
+    })
+
+    it('refuses invalid UTF-8 and numbers a double cannot hold', async () => {
+      const halt = await signedHalt()
+      const badBytes = Buffer.concat([Buffer.from(halt.slice(0, -1)), Buffer.from(',"x":"\xff"}', 'latin1')])
+      const notUtf8 = await verify(await saved('latin1.json', badBytes), '--jwks', jwksFile)
+      assert.equal(notUtf8.code, 1)
+      assert.match(notUtf8.stderr, /^invalid: .*latin1\.json is not valid UTF-8\n$/)
+      const big = await verify(await saved('big.json', `${halt.slice(0, -1)},"n":1e400}`), '--jwks', jwksFile)
+      assert.equal(big.code, 1)
+      assert.match(big.stderr, /^invalid: .*big\.json is not I-JSON: .* at \/n\n$/)
+    })
+
+    it('holds every file it reads to the same rule: the JWKS and a saved checkpoint too', async () => {
+      const jwks = JSON.stringify(buildJwks([key.publicJwk]))
+      const twoKeys = `{"keys":[],${jwks.slice(1)}`
+      const jwksResult = await verify(envelopeFile, '--jwks', await saved('dup-jwks.json', twoKeys))
+      assert.equal(jwksResult.code, 1)
+      assert.match(
+        jwksResult.stderr,
+        /^invalid: JWKS from .*dup-jwks\.json is not I-JSON: duplicate member name "keys"/,
+      )
+
+      const proof = await saved('proof.json', '{"leaf_hash":"sha256:00"}')
+      const checkpoint = await saved('dup-checkpoint.json', '{"note":"a","note":"b"}')
+      const proofResult = await verify(proof, '--jwks', jwksFile, '--checkpoint', checkpoint)
+      assert.equal(proofResult.code, 1)
+      assert.match(
+        proofResult.stderr,
+        /^invalid: .*dup-checkpoint\.json is not I-JSON: duplicate member name "note"/,
+      )
+    })
+  })
+
   const usageErrors: [string, string[]][] = [
     ['no arguments', []],
     ['no --jwks', [envelopeFile]],

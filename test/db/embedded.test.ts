@@ -2,14 +2,19 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { threadId } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-import { type EmbeddedPostgres, firstToLoad, startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import {
+  connectionStringFor,
+  type EmbeddedPostgres,
+  firstToLoad,
+  startEmbeddedPostgres,
+} from '../../src/db/embedded.ts'
 import {
   commandsDue,
   FREEZE_AGE,
@@ -187,6 +192,93 @@ describe('embedded PostgreSQL over the wire protocol', () => {
   })
 })
 
+/** The same connection string with another password (or none). */
+function withPassword(connectionString: string, password: string): string {
+  const url = new URL(connectionString.replace('@/', '@placeholder/'))
+  url.password = password
+  return url.toString().replace('@placeholder/', '@/')
+}
+
+async function refusal(connectionString: string): Promise<string> {
+  const client = new pg.Client({ connectionString })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+  } catch (err) {
+    return `${(err as { code?: string }).code}: ${(err as Error).message}`
+  } finally {
+    await client.end().catch(() => {})
+  }
+  return 'connected'
+}
+
+describe('who may open a session on the embedded database', () => {
+  it('refuses a client without the password of this start, or with another, before any statement runs', async (t) => {
+    const db = await startEmbeddedPostgres()
+    t.after(() => db.stop())
+    assert.ok('port' in db.address, 'an in-memory database listens on a loopback port')
+    assert.equal(db.address.host, '127.0.0.1')
+    const bare = `postgres://postgres@127.0.0.1:${db.address.port}/postgres`
+    assert.match(await refusal(bare), /^28P01: password authentication failed/)
+    assert.match(
+      await refusal(withPassword(db.connectionString, 'wrong')),
+      /^28P01: password authentication failed/,
+    )
+    // One character short: a prefix of the password is no password.
+    const password = new URL(db.connectionString).password
+    assert.match(await refusal(withPassword(db.connectionString, password.slice(0, -1))), /^28P01/)
+    // The server goes on serving the one who knows it.
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    const { rows } = await client.query('SELECT current_user AS who')
+    await client.end()
+    assert.deepEqual(rows, [{ who: 'postgres' }])
+  })
+
+  it('makes a new password at every start', async () => {
+    const first = await startEmbeddedPostgres()
+    const second = await startEmbeddedPostgres()
+    await Promise.all([first.stop(), second.stop()])
+    assert.notEqual(new URL(first.connectionString).password, new URL(second.connectionString).password)
+    assert.match(new URL(first.connectionString).password, /^[0-9a-f]{64}$/)
+  })
+
+  it('serves a data dir over a Unix socket in a 0700 directory, and writes the password nowhere', async (t) => {
+    const parent = await mkdtemp(join(tmpdir(), 'arbiter-embedded-socket-'))
+    t.after(() => rm(parent, { recursive: true, force: true }))
+    const dataDir = join(parent, 'data')
+    const db = await startEmbeddedPostgres({ dataDir })
+    t.after(() => db.stop())
+    assert.deepEqual(db.address, { path: join(dataDir, 'socket', '.s.PGSQL.5432') })
+    assert.equal((await stat(dataDir)).mode & 0o777, 0o700)
+    assert.equal((await stat(join(dataDir, 'socket'))).mode & 0o777, 0o700)
+    assert.ok((await stat(db.address.path)).isSocket())
+    // No TCP port: the thread's only listener is the socket.
+    assert.doesNotMatch(db.connectionString, /127\.0\.0\.1|localhost/)
+    assert.match(await refusal(withPassword(db.connectionString, 'wrong')), /^28P01/)
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    await client.query('SELECT 1')
+    await client.end()
+    const password = new URL(db.connectionString.replace('@/', '@placeholder/')).password
+    const files = (await readdir(dataDir, { recursive: true })).map((name) => join(dataDir, name))
+    for (const file of files) {
+      if (!(await stat(file)).isFile()) continue
+      assert.equal((await readFile(file)).includes(password), false, `${file} holds the password`)
+    }
+  })
+
+  it('tightens a socket directory that was left open to others back to 0700', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-embedded-socket-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    await mkdir(join(dataDir, 'socket'), { mode: 0o777 })
+    await chmod(join(dataDir, 'socket'), 0o777)
+    const db = await startEmbeddedPostgres({ dataDir })
+    t.after(() => db.stop())
+    assert.equal((await stat(join(dataDir, 'socket'))).mode & 0o777, 0o700)
+  })
+})
+
 describe('embedded PostgreSQL in a data directory', () => {
   let dir: string
   before(async () => {
@@ -219,7 +311,10 @@ describe('embedded PostgreSQL in a data directory', () => {
     await db.stop()
     assert.equal(await Promise.race([exited, 'still running']), 0)
     assert.equal(existsSync(join(dir, 'embedded.pid')), false)
-    await assert.rejects(new pg.Client({ connectionString: db.connectionString }).connect(), /ECONNREFUSED/)
+    await assert.rejects(
+      new pg.Client({ connectionString: db.connectionString }).connect(),
+      /ENOENT|ECONNREFUSED/,
+    )
   })
 
   it('reports a thread that dies while in use, and its clients fail instead of waiting', async () => {
@@ -355,9 +450,12 @@ describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', (
     let url: string
     before(async () => {
       pglite = await PGlite.create()
-      server = new PGliteWireServer(pglite, { host: '127.0.0.1', port: 0, maxConnections: 4 })
-      const { host, port } = await server.start()
-      url = `postgres://postgres@${host}:${port}/postgres`
+      server = new PGliteWireServer(pglite, {
+        listen: { host: '127.0.0.1', port: 0 },
+        maxConnections: 4,
+        password: 'test',
+      })
+      url = connectionStringFor(await server.start(), 'test')
     })
     after(async () => {
       await server.stop()
@@ -406,9 +504,12 @@ describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', (
 
     it('abandons work still waiting when it stops, and refuses more', async () => {
       const own = await PGlite.create()
-      const stopping = new PGliteWireServer(own, { host: '127.0.0.1', port: 0, maxConnections: 4 })
-      const { host, port } = await stopping.start()
-      const client = new pg.Client({ connectionString: `postgres://postgres@${host}:${port}/postgres` })
+      const stopping = new PGliteWireServer(own, {
+        listen: { host: '127.0.0.1', port: 0 },
+        maxConnections: 4,
+        password: 'test',
+      })
+      const client = new pg.Client({ connectionString: connectionStringFor(await stopping.start(), 'test') })
       client.on('error', () => {})
       await client.connect()
       await client.query('BEGIN')

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { verifyEnvelope } from '../../src/crypto/jws.ts'
 import type { Queryable } from '../../src/db/pool.ts'
+import { LIMITS } from '../../src/domain/limits.ts'
 import type { CaseKind, Decided } from '../../src/engine/case-kind.ts'
 import { pageEscalations } from '../../src/engine/escalations.ts'
 import { evaluateCase } from '../../src/engine/evaluate-case.ts'
@@ -250,6 +251,29 @@ describe('the case engine, with a kind it has never seen', () => {
       'resolution.recorded',
       'manifest.issued',
     ])
+  })
+
+  it('never signs a manifest over 4 MiB: a resolution that would make one is refused, nothing stored', async (t) => {
+    const app = await setup(t)
+    const id = await newTally(app, ['yes', 'no', 'maybe'])
+    const halt = parseManifest(envelopeOf(await evaluate(app, id)))
+    const winner = '\u0001'.repeat(Math.ceil(LIMITS.manifest_bytes / 6))
+    await assert.rejects(
+      resolveCase(app.app.services, tallyCase, id, { winner }, 'ops-key'),
+      (err: AppError) =>
+        err.error === 'LIMIT_EXCEEDED' &&
+        err.extensions.limit === 'manifest_bytes' &&
+        err.extensions.max === LIMITS.manifest_bytes,
+    )
+    const { rows } = await app.app.services.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM manifests',
+    )
+    assert.equal(rows[0]!.n, 1, 'only the HALT')
+    // A resolution within the limit still settles it.
+    const resolution = parseManifest(
+      await resolveCase(app.app.services, tallyCase, id, { winner: 'yes' }, 'ops-key'),
+    )
+    assert.equal(resolution.supersedes, halt.manifest_id)
   })
 
   it('answers 404 for an unknown case and 409 for resolving one that did not HALT', async (t) => {

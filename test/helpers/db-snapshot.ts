@@ -3,7 +3,7 @@ import type { Queryable } from '../../src/db/pool.ts'
 // Columns an accepted request may UPDATE in place (everything else is only ever inserted, which row counts see).
 const MUTABLE = {
   outcomes: 'id, status, manifest_id, evidence_hash, reevaluation_rounds',
-  fanouts: 'id, status, manifest_id, closed_at',
+  fanouts: 'id, status, manifest_id, closed_at, claims_total, results_bytes, manifest_weight',
   api_keys: 'id, revoked_at',
   probes: 'id, version, probe_digest, definition',
   escalations: 'case_kind, case_id, status, resolution_manifest_id',

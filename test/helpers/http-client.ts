@@ -24,7 +24,13 @@ export function httpClient(baseUrl: string, options: { connections?: number; tim
     get inFlight() {
       return inFlight
     },
-    async call(method: string, path: string, key: string | null, body?: unknown): Promise<HttpAnswer> {
+    async call(
+      method: string,
+      path: string,
+      key: string | null,
+      body?: unknown,
+      extraHeaders: Record<string, string> = {},
+    ): Promise<HttpAnswer> {
       inFlight += 1
       try {
         const response = await request(`${baseUrl}${path}`, {
@@ -33,6 +39,7 @@ export function httpClient(baseUrl: string, options: { connections?: number; tim
           headers: {
             ...(key ? { authorization: `Bearer ${key}` } : {}),
             ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...extraHeaders,
           },
           body: body !== undefined ? JSON.stringify(body) : null,
         })

@@ -28,9 +28,18 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts the built service as a real process (port 0) and waits until it logs where it listens. */
-export async function startService(env: Record<string, string>, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [builtEntry('server')], {
+/**
+ * Starts the built service as a real process (port 0) and waits until it logs where it listens. `nodeArgs` go
+ * before the entry (a `--import` preload, say); `command` is the entry and its arguments (`dist/server.js`
+ * unless given, e.g. the CLI's `serve`).
+ */
+export async function startService(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+  command: string[] = [builtEntry('server')],
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...command], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -238,6 +238,31 @@ describe('GET /v1/audit/proofs/*', () => {
     assert.equal(await status(`/v1/audit/proofs/consistency?from_size=1&to_size=${n + 1}`), 404)
     assert.equal(await status(`/v1/audit/proofs/inclusion?seq=${n}&tree_size=${n}`), 200)
   })
+
+  it('names a seq or size past 2^53 - 1 as it was sent, and compares such values exactly', async (t) => {
+    const { app, ops } = await setup(t)
+    const huge = '99999999999999999999999'
+    const cases: [string, string][] = [
+      [`/v1/audit/proofs/inclusion?seq=${huge}`, `seq ${huge} is beyond the log`],
+      [`/v1/audit/proofs/inclusion?seq=1&tree_size=${huge}`, `tree_size ${huge} is beyond the log`],
+      [`/v1/audit/proofs/inclusion?seq=${huge}&tree_size=${huge}`, `tree_size ${huge} is beyond the log`],
+      [`/v1/audit/proofs/consistency?from_size=1&to_size=${huge}`, `to_size ${huge} is beyond the log`],
+      [`/v1/audit/proofs/consistency?from_size=${huge}&to_size=${huge}`, `to_size ${huge} is beyond the log`],
+    ]
+    for (const [url, detail] of cases) {
+      const answer = await get(app, ops, url)
+      assert.equal(answer.statusCode, 404, `${url}: ${answer.body}`)
+      assert.equal(answer.json().detail, detail, url)
+      assert.doesNotMatch(answer.body, /9007199254740991/, url)
+    }
+    // Two values that both round to 2^53 - 1 as numbers are still in the wrong order: 400, not a proof or a 404.
+    for (const url of [
+      `/v1/audit/proofs/consistency?from_size=${huge}1&to_size=${huge}0`,
+      `/v1/audit/verify?from_seq=${huge}1&to_seq=${huge}0`,
+    ]) {
+      assert.equal((await get(app, ops, url)).statusCode, 400, url)
+    }
+  })
 })
 
 describe('GET /v1/manifests/{id}/inclusion', () => {

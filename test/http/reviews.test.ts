@@ -333,9 +333,30 @@ describe('panel rules at creation', () => {
       const response = await create(reviewBody(mode, { judges }))
       assert.equal(response.statusCode, 201, `${mode} × ${judges.length}: ${response.body}`)
     }
+    // A panel's size is a panel rule: a 422 naming it, like every other count.
     const eleven = await create(reviewBody('council', { judges: council(11) }))
-    assert.equal(eleven.statusCode, 400, 'more than 10 judges is a schema error')
-    assert.deepEqual(eleven.json().errors, [{ path: 'body/judges', message: 'at most 10 judges' }])
+    assert.equal(eleven.statusCode, 422, eleven.body)
+    assert.deepEqual(eleven.json().errors, [
+      {
+        path: '/judges/10',
+        message: 'judge count: council takes 2 to 10 judges; 11 given (no panel takes more than 10)',
+      },
+    ])
+    // Thousands of judges (a megabyte of them, all on one model and context) buy one violation, not thousands.
+    const crowd = Array.from({ length: 20_000 }, (_, i) => ({
+      judge_id: `j${i}`,
+      model: 'm',
+      context_id: 'c',
+    }))
+    for (const mode of ['council', 'debate', 'do_and_judge'] as const) {
+      const response = await create(reviewBody(mode, { judges: crowd }))
+      assert.equal(response.statusCode, 422, mode)
+      assert.deepEqual(
+        response.json().errors.map((e: { path: string }) => e.path),
+        ['/judges/10'],
+      )
+      assert.ok(response.body.length < 2000, `${mode}: ${response.body.length} bytes`)
+    }
   })
 })
 

@@ -349,7 +349,7 @@ describe('arbiter mcp as a process', () => {
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
     ]
     const { code, stdout, stderr } = await run(
-      { ARBITER_URL: 'http://127.0.0.1:9', ARBITER_API_KEY: 'k' },
+      { ARBITER_URL: baseUrl, ARBITER_API_KEY: await live.key('dashboard') },
       messages.map((message) => `${JSON.stringify(message)}\n`).join(''),
     )
     assert.equal(code, 0)
@@ -359,6 +359,24 @@ describe('arbiter mcp as a process', () => {
       [1, 2],
       'one JSON-RPC answer per request, nothing else',
     )
-    assert.match(stderr, /serving http:\/\/127\.0\.0\.1:9 over stdio/)
+    assert.match(stderr, new RegExp(`serving ${baseUrl.replaceAll('.', '\\.')} over stdio`))
+  })
+
+  it('checks the key once at start: one the service refuses, or no service, exits 2 saying so', async () => {
+    const unknown = await run({ ARBITER_URL: baseUrl, ARBITER_API_KEY: 'arb_nope' }, '')
+    assert.equal(unknown.code, 2)
+    assert.equal(unknown.stdout, '')
+    assert.match(
+      unknown.stderr,
+      /^arbiter mcp: http:\/\/127\.0\.0\.1:\d+ refused ARBITER_API_KEY \(401: .+\)/,
+    )
+    assert.doesNotMatch(unknown.stderr, /serving/)
+
+    const nobody = await run({ ARBITER_URL: 'http://127.0.0.1:9', ARBITER_API_KEY: 'arb_nope' }, '')
+    assert.equal(nobody.code, 2)
+    assert.match(
+      nobody.stderr,
+      /^arbiter mcp: cannot reach Arbiter at http:\/\/127\.0\.0\.1:9 to check ARBITER_API_KEY/,
+    )
   })
 })

@@ -16,14 +16,26 @@ const reserved = [
   'PGHOST',
   'PG',
   'pguser',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'otel_exporter_otlp_traces_headers',
 ]
-const free = ['LEDGER_TOKEN', 'HOME', 'MY_ARBITER_TOKEN', 'DATABASE_URL_HINT', 'API_PG_KEY', 'ARBITER', 'P_G']
+const free = [
+  'LEDGER_TOKEN',
+  'HOME',
+  'MY_ARBITER_TOKEN',
+  'DATABASE_URL_HINT',
+  'API_PG_KEY',
+  'ARBITER',
+  'P_G',
+  'OTEL',
+  'MY_OTEL_TOKEN',
+]
 
 const envName = fc.oneof(
   fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,20}$/),
   fc
     .tuple(
-      fc.constantFrom('ARBITER_', 'PG', 'pg', 'Arbiter_', 'X'),
+      fc.constantFrom('ARBITER_', 'PG', 'pg', 'Arbiter_', 'OTEL_', 'X'),
       fc.stringMatching(/^[A-Za-z0-9_]{0,12}$/),
     )
     .map(([prefix, rest]) => `${prefix}${rest}`),

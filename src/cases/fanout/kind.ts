@@ -27,6 +27,7 @@ import {
   findFanout,
   findFanoutVersion,
   latestResults,
+  type ResultParts,
   type ResultRow,
   updateFanoutState,
 } from './repository.ts'
@@ -89,7 +90,7 @@ function definitionOf(fanout: FanoutRow): FanoutDefinition {
 const text = (value: JsonValue | undefined): string | null => (typeof value === 'string' ? value : null)
 
 /** A stored result as reconciliation reads it: its envelope members, its claims exactly as submitted. */
-export function toSubtaskResult(row: ResultRow): SubtaskResult {
+export function toSubtaskResult(row: Omit<ResultRow, keyof ResultParts>): SubtaskResult {
   const { body } = row
   return {
     subtask_id: row.subtask_id,

@@ -28,7 +28,9 @@ export interface StoredSubtask {
  * (hash of the creation body with defaults filled in, for idempotent retries); question; facts (as listed);
  * subtasks (as given, scope null when absent); deadline; policy (defaults filled in) and policy_digest;
  * decomposition (the creation-time check); status; manifest_id (current manifest); closed_at (when the owner
- * stopped waiting for missing subtasks); created_at.
+ * stopped waiting for missing subtasks); created_at; claims_total, results_bytes and manifest_weight (the sums
+ * of the latest results' parts, see ResultRow) and manifest_base (the fan-out's own part of the bound on its
+ * next manifest): what its limits are checked against (docs/limits.md).
  */
 export interface FanoutRow {
   id: string
@@ -47,24 +49,34 @@ export interface FanoutRow {
   manifest_id: string | null
   closed_at: Date | null
   created_at: Date
+  claims_total: number
+  /** bigint columns, read as numbers: each stays far below 2^53. */
+  results_bytes: number
+  manifest_weight: number
+  manifest_base: number
 }
 
 const FANOUT_COLUMNS = `id, list_seq, orchestrator_id, fanout_key, request_digest, question, facts, subtasks,
-  deadline, policy, policy_digest, decomposition, status, manifest_id, closed_at, created_at`
+  deadline, policy, policy_digest, decomposition, status, manifest_id, closed_at, created_at, claims_total,
+  results_bytes::float8 AS results_bytes, manifest_weight::float8 AS manifest_weight,
+  manifest_base::float8 AS manifest_base`
 
-export type NewFanout = Omit<FanoutRow, 'list_seq' | 'status' | 'manifest_id' | 'closed_at'>
+export type NewFanout = Omit<
+  FanoutRow,
+  'list_seq' | 'status' | 'manifest_id' | 'closed_at' | 'claims_total' | 'results_bytes' | 'manifest_weight'
+>
 
 /** The statement of `insertFanoutIfAbsent`, around its audit entries' INSERT. */
 const newFanoutText = builtOnce(
   (audit) =>
     `WITH created AS (
          INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
-           policy, policy_digest, decomposition, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12)
+           policy, policy_digest, decomposition, status, created_at, manifest_base)
+         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12, $13)
          ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
          RETURNING ${FANOUT_COLUMNS}
        ), audit AS (
-         ${shiftPlaceholders(audit, 12)} WHERE EXISTS (SELECT 1 FROM created)
+         ${shiftPlaceholders(audit, 13)} WHERE EXISTS (SELECT 1 FROM created)
        )
        SELECT * FROM created`,
 )
@@ -92,6 +104,7 @@ export async function insertFanoutIfAbsent(
       fanout.policy_digest,
       JSON.stringify(fanout.decomposition),
       fanout.created_at,
+      fanout.manifest_base,
       ...audit.values,
     ]),
   )
@@ -218,12 +231,20 @@ export function fanoutStateUpdate(
   }
 }
 
+/** What one result adds to its fan-out's totals (src/domain/fanout/result-limits.ts). */
+export interface ResultParts {
+  claim_count: number
+  jcs_bytes: number
+  manifest_weight: number
+}
+
 /**
  * fanout_results: every revision of every subtask's result.
  * fanout_id + subtask_id + revision (1, 2, …); status (the envelope's); body (the envelope exactly as submitted);
- * result_digest (sha256(JCS(body))); late (received after the deadline); received_at; api_key_id (who submitted).
+ * result_digest (sha256(JCS(body))); late (received after the deadline); received_at; api_key_id (who submitted);
+ * claim_count, jcs_bytes, manifest_weight (its parts of the fan-out's totals, see FanoutRow).
  */
-export interface ResultRow {
+export interface ResultRow extends ResultParts {
   fanout_id: string
   subtask_id: string
   revision: number
@@ -236,14 +257,16 @@ export interface ResultRow {
 }
 
 /** A result without its body: what lists and answers show. */
-export type ResultSummaryRow = Omit<ResultRow, 'body' | 'api_key_id'>
+export type ResultSummaryRow = Omit<ResultRow, 'body' | 'api_key_id' | keyof ResultParts>
 
 const SUMMARY_COLUMNS = 'fanout_id, subtask_id, revision, status, result_digest, late, received_at'
 const RESULT_COLUMNS = `${SUMMARY_COLUMNS}, body, api_key_id`
+const INSERT_COLUMNS = `${RESULT_COLUMNS}, claim_count, jcs_bytes, manifest_weight`
 
 export function resultInsert(row: ResultRow): Statement {
   return {
-    text: `INSERT INTO fanout_results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+    text: `INSERT INTO fanout_results (${INSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12)`,
     values: [
       row.fanout_id,
       row.subtask_id,
@@ -254,7 +277,25 @@ export function resultInsert(row: ResultRow): Statement {
       row.received_at,
       JSON.stringify(row.body),
       row.api_key_id,
+      row.claim_count,
+      row.jcs_bytes,
+      row.manifest_weight,
     ],
+    prepare: true,
+  }
+}
+
+/**
+ * The fan-out's totals once a revision replaces its subtask's previous result: also a new version of the row (see
+ * fanoutTouch).
+ */
+export function fanoutTotalsUpdate(
+  id: string,
+  totals: { claims: number; bytes: number; manifest_weight: number },
+): Statement {
+  return {
+    text: 'UPDATE fanouts SET claims_total = $2, results_bytes = $3, manifest_weight = $4 WHERE id = $1',
+    values: [id, totals.claims, totals.bytes, totals.manifest_weight],
     prepare: true,
   }
 }
@@ -265,13 +306,16 @@ export function resultInsert(row: ResultRow): Statement {
  * transaction of submitResult does: a reconciliation that decided first left the fan-out no longer open, and this
  * writes nothing. It writes nothing either unless the caller may write to the fan-out (an admin, or a key of its
  * orchestrator), the subtask is one of the fan-out's, the claims' facts are among its facts, and the subtask has
- * no result yet: the transaction answers all of those. When it writes, it gives the fan-out row a new version (see
- * fanoutTouch). A concurrent first result of the same subtask fails on the revision's primary key.
+ * no result yet: the transaction answers all of those. Nor does it write when the fan-out's totals with this
+ * result would pass `limits` (the transaction names the limit). When it writes, it adds the result's parts to the
+ * totals, which gives the fan-out row a new version (see fanoutTouch). A concurrent first result of the same
+ * subtask fails on the revision's primary key, and the whole statement with it.
  * Answers the result's `late` flag and the fan-out's orchestrator when written.
  */
 export async function insertFirstResult(
   db: Queryable,
   row: Omit<ResultRow, 'revision' | 'late'>,
+  limits: { claims: number; bytes: number; manifest: number },
   caller: { admin: boolean; orchestratorIds: string[] },
   claimedFacts: string[],
   audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
@@ -279,18 +323,22 @@ export async function insertFirstResult(
   const { rows } = await db.query<{ late: boolean; orchestrator_id: string }>(
     named(
       `WITH target AS (
-         -- Locks the row, and gives it a new version (see fanoutTouch).
-         UPDATE fanouts SET status = status
+         -- Locks the row, adds the result's parts to its totals (a new version, see fanoutTouch). The limits are
+         -- judged on the row as locked, so concurrent first results of other subtasks add up.
+         UPDATE fanouts SET claims_total = claims_total + $15, results_bytes = results_bytes + $16,
+           manifest_weight = manifest_weight + $17
          WHERE id = $1 AND status = 'open' AND ($8::boolean OR orchestrator_id = ANY($9::text[]))
            AND EXISTS (SELECT 1 FROM jsonb_array_elements(subtasks) AS s(subtask) WHERE s.subtask->>'subtask_id' = $2)
            AND $10::text[] <@ facts
+           AND NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = fanouts.id AND r.subtask_id = $2)
+           AND claims_total + $15 <= $18 AND results_bytes + $16 <= $19
+           AND manifest_base + manifest_weight + $17 <= $20
          RETURNING id, orchestrator_id, (deadline IS NOT NULL AND $5::timestamptz > deadline) AS late
        ), judged AS (
          SELECT target.* FROM target
-         WHERE NOT EXISTS (SELECT 1 FROM fanout_results r WHERE r.fanout_id = target.id AND r.subtask_id = $2)
        ), created AS (
-         INSERT INTO fanout_results (${RESULT_COLUMNS})
-         SELECT judged.id, $2, 1, $3, $4, judged.late, $5, $6::jsonb, $7 FROM judged
+         INSERT INTO fanout_results (${INSERT_COLUMNS})
+         SELECT judged.id, $2, 1, $3, $4, judged.late, $5, $6::jsonb, $7, $15, $16, $17 FROM judged
        ), audit AS (
          INSERT INTO audit_intake (at, kind, actor, orchestrator_id, data)
          SELECT $11, $12, $13, judged.orchestrator_id, $14::jsonb || jsonb_build_object('late', judged.late)
@@ -312,20 +360,28 @@ export async function insertFirstResult(
         audit.kind,
         audit.actor,
         JSON.stringify(audit.data),
+        row.claim_count,
+        row.jcs_bytes,
+        row.manifest_weight,
+        limits.claims,
+        limits.bytes,
+        limits.manifest,
       ],
     ),
   )
   return rows[0]
 }
 
-/** The latest revision of one subtask's result (without its body), if any. */
+/** The latest revision of one subtask's result (without its body), with its parts of the totals, if any. */
 export async function latestResultOf(
   db: Queryable,
   fanoutId: string,
   subtaskId: string,
-): Promise<ResultSummaryRow | undefined> {
-  const { rows } = await db.query<ResultSummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM fanout_results WHERE fanout_id = $1 AND subtask_id = $2
+): Promise<(ResultSummaryRow & ResultParts) | undefined> {
+  const { rows } = await db.query<ResultSummaryRow & ResultParts>(
+    `SELECT ${SUMMARY_COLUMNS}, claim_count, jcs_bytes::float8 AS jcs_bytes,
+       manifest_weight::float8 AS manifest_weight
+     FROM fanout_results WHERE fanout_id = $1 AND subtask_id = $2
      ORDER BY revision DESC LIMIT 1`,
     [fanoutId, subtaskId],
   )
@@ -333,8 +389,11 @@ export async function latestResultOf(
 }
 
 /** The latest result of each subtask of one fan-out, with its body (what reconciliation reads). */
-export async function latestResults(db: Queryable, fanoutId: string): Promise<ResultRow[]> {
-  const { rows } = await db.query<ResultRow>(
+export async function latestResults(
+  db: Queryable,
+  fanoutId: string,
+): Promise<Omit<ResultRow, keyof ResultParts>[]> {
+  const { rows } = await db.query<Omit<ResultRow, keyof ResultParts>>(
     `SELECT DISTINCT ON (subtask_id) ${RESULT_COLUMNS} FROM fanout_results WHERE fanout_id = $1
      ORDER BY subtask_id, revision DESC`,
     [fanoutId],

@@ -5,10 +5,18 @@ import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { combineWrites, runStatement } from '../../db/statement.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
+import { fanoutManifestBase } from '../../domain/fanout/manifest-bound.ts'
+import {
+  fanoutLimitBreach,
+  type ResultTotals,
+  resultLimitBreach,
+  resultTotals,
+} from '../../domain/fanout/result-limits.ts'
 import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
-import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { breach, LIMITS } from '../../domain/limits.ts'
+import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
-import { AppError, type ProblemFieldError } from '../../errors.ts'
+import { AppError, limitExceeded, type ProblemFieldError } from '../../errors.ts'
 import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
@@ -17,7 +25,7 @@ import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
   type FanoutViewRow,
-  fanoutTouch,
+  fanoutTotalsUpdate,
   findFanout,
   findFanoutView,
   insertFanoutIfAbsent,
@@ -62,6 +70,13 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
   // "The same body again" is judged with defaults filled in: spelling out a default is the same body.
   const requestDigest = hashJson({ ...body, deadline, subtasks, policy })
   const decomposition = checkDecomposition(body.facts, body.subtasks)
+  const manifestBase = fanoutManifestBase({ ...body, policy, overlaps: decomposition.overlaps })
+  if (manifestBase > LIMITS.manifest_bytes) {
+    throw limitExceeded(
+      breach('manifest_bytes'),
+      'the fan-out’s facts, subtasks and policy alone would make its manifest too large',
+    )
+  }
   const now = new Date()
   const fanout: NewFanout = {
     id: randomUUID(),
@@ -76,6 +91,7 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
     policy_digest: hashJson(policy),
     decomposition,
     created_at: now,
+    manifest_base: manifestBase,
   }
   const audit = auditAppend([
     {
@@ -111,6 +127,32 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
   return { created: true, fanout: toFanoutView({ ...row, results: [] }) }
 }
 
+/** A result's claims, `[]` when its status carries none. */
+function claimsOf(body: FanoutResultBody) {
+  return 'claims' in body ? (body.claims ?? []) : []
+}
+
+/** What a result adds to its fan-out's totals, measured once. */
+function totalsOf(body: FanoutResultBody, canonicalText: string): ResultTotals {
+  return resultTotals(
+    {
+      subtask_id: body.subtask_id,
+      claims: claimsOf(body),
+      blocking_question: 'blocking_question' in body ? body.blocking_question : null,
+      blocking_reason: 'blocking_reason' in body ? body.blocking_reason : null,
+      concerns: 'concerns' in body ? body.concerns : null,
+    },
+    canonicalText,
+  )
+}
+
+/** The fan-out's limits, as the one-statement path judges them. */
+const FIRST_RESULT_LIMITS = {
+  claims: LIMITS.claims_per_fanout,
+  bytes: LIMITS.fanout_results_bytes,
+  manifest: LIMITS.manifest_bytes,
+}
+
 export type SubmitResultOutcome =
   | { kind: 'created'; result: ResultView }
   /** JCS-equal to the subtask's latest result: that result's answer, nothing new stored. */
@@ -125,8 +167,7 @@ function referenceErrors(fanout: FanoutRow, body: FanoutResultBody): ProblemFiel
     errors.push({ path: 'body/subtask_id', message: 'not a subtask of this fan-out' })
   }
   const facts = new Set(fanout.facts)
-  const claims = 'claims' in body ? (body.claims ?? []) : []
-  claims.forEach((claim, i) => {
+  claimsOf(body).forEach((claim, i) => {
     if (!facts.has(claim.fact)) {
       errors.push({ path: `body/claims/${i}/fact`, message: 'not one of the fan-out’s facts' })
     }
@@ -146,8 +187,14 @@ export async function submitResult(
   body: FanoutResultBody,
   principal: Principal,
 ): Promise<SubmitResultOutcome> {
-  const resultDigest = hashJson(body)
-  const first = await submitFirstResult(ctx, fanoutId, body, principal, resultDigest)
+  const canonicalText = canonicalJson(body)
+  const resultDigest = sha256(canonicalText)
+  const totals = totalsOf(body, canonicalText)
+  // A result over a limit of its own takes the transaction, which answers 403 before naming the limit.
+  const overOwnLimit = resultLimitBreach(claimsOf(body))
+  const first = overOwnLimit
+    ? undefined
+    : await submitFirstResult(ctx, fanoutId, body, principal, resultDigest, totals)
   if (first) return { kind: 'created', result: first }
   return withTransaction(ctx.db, async (tx) => {
     const fanout = await lockFanout(tx, fanoutId)
@@ -159,6 +206,34 @@ export async function submitResult(
     const latest = await latestResultOf(tx, fanoutId, body.subtask_id)
     if (latest && latest.result_digest === resultDigest) {
       return { kind: 'unchanged', result: toResultView(latest) }
+    }
+    if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
+    if (latest && latest.revision >= LIMITS.results_per_subtask) {
+      throw limitExceeded(
+        breach('results_per_subtask', latest.revision + 1),
+        `subtask ${body.subtask_id} already has ${latest.revision} results`,
+      )
+    }
+    const replaced: ResultTotals | null = latest
+      ? { claims: latest.claim_count, bytes: latest.jcs_bytes, manifest_weight: latest.manifest_weight }
+      : null
+    const overFanoutLimit = fanoutLimitBreach(
+      {
+        claims: fanout.claims_total,
+        bytes: fanout.results_bytes,
+        manifest_weight: fanout.manifest_weight,
+        manifest_base: fanout.manifest_base,
+      },
+      totals,
+      replaced,
+    )
+    if (overFanoutLimit) {
+      throw limitExceeded(
+        overFanoutLimit,
+        overFanoutLimit.limit === 'manifest_bytes'
+          ? 'with this result, the fan-out’s next manifest could pass the size a manifest may have'
+          : 'with this result, the latest results of the fan-out together would pass a limit',
+      )
     }
     const now = new Date()
     if (fanout.status !== 'open') {
@@ -191,10 +266,22 @@ export async function submitResult(
       late: fanout.deadline !== null && now.getTime() > fanout.deadline.getTime(),
       received_at: now,
       api_key_id: principal.keyId,
+      claim_count: totals.claims,
+      jcs_bytes: totals.bytes,
+      manifest_weight: totals.manifest_weight,
     }
-    // The revision, a new version of the fan-out row (see fanoutTouch) and the record, in one statement.
+    // The revision, the fan-out's new totals (a new version of its row, see fanoutTouch) and the record, in one
+    // statement.
     const audit = auditAppend([resultRecorded(row, fanout.orchestrator_id, principal)])
-    await runStatement(tx, combineWrites([resultInsert(row), fanoutTouch(fanoutId), audit]))
+    const fanoutTotals = {
+      claims: fanout.claims_total - (replaced?.claims ?? 0) + totals.claims,
+      bytes: fanout.results_bytes - (replaced?.bytes ?? 0) + totals.bytes,
+      manifest_weight: fanout.manifest_weight - (replaced?.manifest_weight ?? 0) + totals.manifest_weight,
+    }
+    await runStatement(
+      tx,
+      combineWrites([resultInsert(row), fanoutTotalsUpdate(fanoutId, fanoutTotals), audit]),
+    )
     auditAppended(tx)
     return { kind: 'created', result: toResultView(row) }
   })
@@ -211,6 +298,7 @@ async function submitFirstResult(
   body: FanoutResultBody,
   principal: Principal,
   resultDigest: string,
+  totals: ResultTotals,
 ): Promise<ResultView | undefined> {
   const now = new Date()
   const row = {
@@ -221,13 +309,17 @@ async function submitFirstResult(
     result_digest: resultDigest,
     received_at: now,
     api_key_id: principal.keyId,
+    claim_count: totals.claims,
+    jcs_bytes: totals.bytes,
+    manifest_weight: totals.manifest_weight,
   }
-  const claims = 'claims' in body ? (body.claims ?? []) : []
+  const claims = claimsOf(body)
   let written: { late: boolean } | undefined
   try {
     written = await insertFirstResult(
       ctx.db,
       row,
+      FIRST_RESULT_LIMITS,
       {
         admin: principal.role === 'admin',
         orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],

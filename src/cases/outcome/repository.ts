@@ -5,6 +5,7 @@ import type { Queryable } from '../../db/pool.ts'
 import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
 import type { EvidenceItem, HashedEvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
+import type { FirstInterpretationGrowth, OutcomeBoundState } from '../../domain/outcome/manifest-bound.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../../domain/vocabulary.ts'
@@ -44,9 +45,14 @@ const OUTCOME_COLUMNS = `id, list_seq, subagent_id, run_id, request_digest, expe
   arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, manifest_id,
   reevaluation_rounds, created_at`
 
-export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'>
+export type NewOutcome = Omit<OutcomeRow, 'list_seq' | 'status' | 'manifest_id' | 'reevaluation_rounds'> & {
+  /** The bound on its first manifest, before anyone interprets it (src/domain/outcome/manifest-bound.ts). */
+  manifest_bound: number
+  /** Its distinct evidence items. */
+  evidence_items: number
+}
 
-/** A new outcome's columns as the INSERTs below take them, $1 to $12. */
+/** A new outcome's columns as the INSERTs below take them, $1 to $14. */
 function outcomeValues(outcome: NewOutcome): unknown[] {
   return [
     outcome.id,
@@ -61,6 +67,8 @@ function outcomeValues(outcome: NewOutcome): unknown[] {
     outcome.fallback_policy,
     outcome.evidence_hash,
     outcome.created_at,
+    outcome.manifest_bound,
+    outcome.evidence_items,
   ]
 }
 
@@ -71,8 +79,9 @@ export async function insertOutcomeIfAbsent(
 ): Promise<{ row: OutcomeRow; inserted: boolean }> {
   const { rows } = await db.query<OutcomeRow>(
     `INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
-       arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
-     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12)
+       arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at,
+       manifest_bound, evidence_items, interpreting, unexpected_orchestrators)
+     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12, $13, $14, 0, 0)
      ON CONFLICT (subagent_id, run_id) DO NOTHING
      RETURNING ${OUTCOME_COLUMNS}`,
     outcomeValues(outcome),
@@ -88,20 +97,21 @@ const newOutcomeText = builtOnce(
   (audit) =>
     `WITH created AS (
        INSERT INTO outcomes (id, subagent_id, run_id, request_digest, expected_orchestrators, deadline,
-         arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at)
-       SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12
+         arbiter_orchestrator_id, probe_id, probe_params, fallback_policy, status, evidence_hash, created_at,
+         manifest_bound, evidence_items, interpreting, unexpected_orchestrators)
+       SELECT $1, $2, $3, $4, $5::text[], $6, $7, $8, $9::jsonb, $10, 'open', $11, $12, $13, $14, 0, 0
        WHERE NOT EXISTS (SELECT 1 FROM subagent_policies WHERE subagent_id = $2)
        ON CONFLICT (subagent_id, run_id) DO NOTHING
        RETURNING id
      ), items AS (
        INSERT INTO evidence_items (outcome_id, item_hash, position, item)
-       SELECT created.id, ($13::text[])[o], o, i
-       FROM created, jsonb_array_elements($14::jsonb) WITH ORDINALITY AS t(i, o)
+       SELECT created.id, ($15::text[])[o], o, i
+       FROM created, jsonb_array_elements($16::jsonb) WITH ORDINALITY AS t(i, o)
      ), version AS (
        INSERT INTO evidence_versions (outcome_id, evidence_hash, version, item_hashes, created_at)
-       SELECT created.id, $11, 1, $15::text[], $12 FROM created
+       SELECT created.id, $11, 1, $17::text[], $12 FROM created
      ), audit AS (
-       ${shiftPlaceholders(audit, 15)} WHERE EXISTS (SELECT 1 FROM created)
+       ${shiftPlaceholders(audit, 17)} WHERE EXISTS (SELECT 1 FROM created)
      )
      SELECT id FROM created`,
 )
@@ -307,8 +317,13 @@ export async function updateOutcomeEvidenceHash(
   db: Queryable,
   id: string,
   evidenceHash: string,
+  evidenceItems: number,
 ): Promise<void> {
-  await db.query('UPDATE outcomes SET evidence_hash = $2 WHERE id = $1', [id, evidenceHash])
+  await db.query('UPDATE outcomes SET evidence_hash = $2, evidence_items = $3 WHERE id = $1', [
+    id,
+    evidenceHash,
+    evidenceItems,
+  ])
 }
 
 /** evidence_items: every distinct item of an outcome (by item_hash), in order of first submission. */
@@ -422,24 +437,43 @@ export function interpretationInsert(row: InterpretationRow): Statement {
  * even when it writes nothing else. It also writes nothing when the evidence version judged (`evidence_hash`,
  * null for the current one) is unknown or the orchestrator has interpreted before: that is for the transaction to answer.
  * A concurrent first submission of the same orchestrator fails on the revision's unique key.
+ * Nor does it write when the outcome would then have too many orchestrators, or the bound on its next manifest
+ * kept on the row, grown by what this interpretation can add, would pass the limit: the transaction names the
+ * limit, or finds the exact bound within it.
  * Answers the outcome's subagent_id and the evidence version judged when written.
  */
 export async function insertFirstInterpretation(
   db: Queryable,
   row: Omit<InterpretationRow, 'revision' | 'evidence_hash'> & { evidence_hash: string | null },
   audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
+  growth: FirstInterpretationGrowth,
+  limits: { orchestrators: number; manifest: number },
 ): Promise<{ subagent_id: string; evidence_hash: string } | undefined> {
   const { rows } = await db.query<{ subagent_id: string; evidence_hash: string }>(
     named(
       `WITH target AS (
-       -- Locks the row, and gives it a new version (see outcomeTouch).
-       UPDATE outcomes SET status = status WHERE id = $1 AND status = 'open'
+       -- Locks the row, and gives it a new version (see outcomeTouch). The limits are judged on the row as
+       -- locked, so concurrent first interpretations add up: the orchestrators, and the bound on the next
+       -- manifest grown by what one more orchestrator can add (firstInterpretationGrowth).
+       UPDATE outcomes SET
+         manifest_bound = manifest_bound + $17 + interpreting::bigint
+           * ($18 + longest_orchestrator_id + largest_criterion + $19::bigint * evidence_items),
+         interpreting = interpreting + 1,
+         unexpected_orchestrators = unexpected_orchestrators
+           + CASE WHEN $3 = ANY(expected_orchestrators) THEN 0 ELSE 1 END,
+         longest_orchestrator_id = greatest(longest_orchestrator_id, $20),
+         largest_criterion = greatest(largest_criterion, $21)
+       WHERE id = $1 AND status = 'open'
+         AND EXISTS (SELECT 1 FROM evidence_versions v
+                     WHERE v.outcome_id = outcomes.id AND v.evidence_hash = coalesce($2::text, outcomes.evidence_hash))
+         AND NOT EXISTS (SELECT 1 FROM interpretations i WHERE i.outcome_id = outcomes.id AND i.orchestrator_id = $3)
+         AND cardinality(expected_orchestrators) + unexpected_orchestrators
+           + CASE WHEN $3 = ANY(expected_orchestrators) THEN 0 ELSE 1 END <= $22
+         AND manifest_bound + $17 + interpreting::bigint
+           * ($18 + longest_orchestrator_id + largest_criterion + $19::bigint * evidence_items) <= $23
        RETURNING id, subagent_id, coalesce($2::text, evidence_hash) AS evidence_hash
      ), judged AS (
        SELECT target.* FROM target
-       WHERE EXISTS (SELECT 1 FROM evidence_versions v
-                     WHERE v.outcome_id = target.id AND v.evidence_hash = target.evidence_hash)
-         AND NOT EXISTS (SELECT 1 FROM interpretations i WHERE i.outcome_id = target.id AND i.orchestrator_id = $3)
      ), created AS (
        INSERT INTO interpretations (${INTERPRETATION_COLUMNS})
        SELECT $4, judged.id, $3, 1, $5, $6::jsonb, $7, $8, judged.evidence_hash, $9::jsonb, $10, $11, $12
@@ -468,6 +502,13 @@ export async function insertFirstInterpretation(
         audit.kind,
         audit.actor,
         JSON.stringify(audit.data),
+        growth.own,
+        growth.perPair,
+        growth.perItem,
+        growth.idBytes,
+        growth.criterionWeight,
+        limits.orchestrators,
+        limits.manifest,
       ],
     ),
   )
@@ -546,4 +587,68 @@ export async function insertDissent(
       dissent.api_key_id,
     ],
   )
+}
+
+/**
+ * Each orchestrator's latest interpretation as the bound on the outcome's next manifest reads it
+ * (src/domain/outcome/manifest-bound.ts), with the size of the evidence version it judged.
+ */
+export interface InterpretationBoundRow {
+  orchestrator_id: string
+  revision: number
+  has_criterion: boolean
+  success_criterion: JsonValue | null
+  success_criterion_signature: string
+  intended_action: IntendedAction | null
+  evidence_hash: string
+  evidence_items: number
+}
+
+export async function latestInterpretationBounds(
+  db: Queryable,
+  outcomeId: string,
+): Promise<InterpretationBoundRow[]> {
+  const { rows } = await db.query<InterpretationBoundRow>(
+    named(
+      `SELECT DISTINCT ON (i.orchestrator_id) i.orchestrator_id, i.revision, i.has_criterion, i.success_criterion,
+       i.success_criterion_signature, i.intended_action, i.evidence_hash,
+       coalesce(cardinality(v.item_hashes), 0) AS evidence_items
+     FROM interpretations i
+     LEFT JOIN evidence_versions v ON v.outcome_id = i.outcome_id AND v.evidence_hash = i.evidence_hash
+     WHERE i.outcome_id = $1
+     ORDER BY i.orchestrator_id, i.revision DESC`,
+      [outcomeId],
+    ),
+  )
+  return rows
+}
+
+/** Each evidence version of an outcome with its number of items (not the items: a version may list a thousand). */
+export async function evidenceVersionSizes(
+  db: Queryable,
+  outcomeId: string,
+): Promise<{ evidence_hash: string; items: number }[]> {
+  const { rows } = await db.query<{ evidence_hash: string; items: number }>(
+    named(
+      `SELECT evidence_hash, cardinality(item_hashes) AS items FROM evidence_versions WHERE outcome_id = $1`,
+      [outcomeId],
+    ),
+  )
+  return rows
+}
+
+export function outcomeBoundUpdate(id: string, state: OutcomeBoundState): Statement {
+  return {
+    text: `UPDATE outcomes SET manifest_bound = $2, interpreting = $3, unexpected_orchestrators = $4,
+       longest_orchestrator_id = $5, largest_criterion = $6 WHERE id = $1`,
+    values: [
+      id,
+      state.manifest_bound,
+      state.interpreting,
+      state.unexpected_orchestrators,
+      state.longest_orchestrator_id,
+      state.largest_criterion,
+    ],
+    prepare: true,
+  }
 }

@@ -4,6 +4,7 @@ import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
 import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
+import { afterPathId, caseIdBeforeBody } from '../../http/case-exists.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
@@ -42,8 +43,14 @@ export const outcomeStorySchema = z
   })
   .meta({ examples: [outcomeStoryExample] })
 
-/** Outcome cases over HTTP: each handler calls one service with `app.services`. */
+/**
+ * Outcome cases over HTTP: each handler calls one service with `app.services`. Routes on one outcome answer 404
+ * for an unknown id before they judge the body, and before refusing an interpretation under another
+ * orchestrator's id.
+ */
 export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
+  const idBeforeBody = caseIdBeforeBody(app, outcomeCase)
+
   app.post(
     '/v1/outcomes',
     {
@@ -107,6 +114,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/outcomes/:id/evidence',
     {
       config: { auth: WRITERS },
+      ...idBeforeBody,
       schema: {
         tags: ['outcomes'],
         summary:
@@ -137,6 +145,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/outcomes/:id/interpretations',
     {
       config: { auth: WRITERS },
+      ...idBeforeBody,
       schema: {
         tags: ['interpretations'],
         summary: "Submit an orchestrator's interpretation (a new revision unless identical to its latest)",
@@ -154,7 +163,9 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const principal = principalOf(request)
-      assertMaySpeakFor(principal, request.body.orchestrator_id)
+      await afterPathId(app, outcomeCase, request.params.id, () =>
+        assertMaySpeakFor(principal, request.body.orchestrator_id),
+      )
       const result = await submitInterpretation(app.services, request.params.id, request.body, principal)
       if (result.kind === 'dissent') {
         // Stored and audited before this answer: the decision stands, the dissent is on record.
@@ -172,6 +183,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/outcomes/:id/evaluate',
     {
       config: { auth: WRITERS },
+      ...idBeforeBody,
       schema: {
         tags: ['evaluation'],
         summary:
@@ -207,6 +219,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/outcomes/:id/resolution',
     {
       config: { auth: OPS },
+      ...idBeforeBody,
       schema: {
         tags: ['escalations'],
         summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { LIMITS } from '../../domain/limits.ts'
 import type { DivergenceReceipt } from '../../domain/outcome/divergence-receipt.ts'
 import type { EvidenceItem } from '../../domain/outcome/evidence.ts'
 import type { IntendedAction, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
@@ -43,6 +44,11 @@ const fallbackPolicySchema = z.enum(FALLBACK_POLICIES)
 
 const orchestratorId = z.string().min(1).max(200)
 
+// How many orchestrators an outcome may have is a limit (422), not a schema rule.
+const expectedOrchestrators = z.array(orchestratorId).meta({
+  description: `An outcome has at most ${LIMITS.orchestrators_per_outcome} orchestrators, expected and interpreting together (over it: 422 limit-exceeded)`,
+})
+
 export const evidenceItemSchema = z
   .strictObject({
     kind: z.enum(EVIDENCE_KINDS),
@@ -51,7 +57,13 @@ export const evidenceItemSchema = z
   })
   .meta({ id: 'EvidenceItem' }) satisfies z.ZodType<EvidenceItem>
 
-const evidenceListSchema = z.array(evidenceItemSchema).min(1, 'at least one evidence item').max(1000)
+// The count of distinct items an outcome may hold (over all its versions) is a limit (422), not a schema rule.
+const evidenceListSchema = z
+  .array(evidenceItemSchema)
+  .min(1, 'at least one evidence item')
+  .meta({
+    description: `An outcome holds at most ${LIMITS.evidence_items_per_outcome} distinct items over all its versions (over it: 422 limit-exceeded)`,
+  })
 
 export const intendedActionSchema = z
   .strictObject({
@@ -65,7 +77,7 @@ export const createOutcomeBody = z
     subagent_id: z.string().min(1).max(200),
     run_id: z.string().min(1).max(200),
     evidence: evidenceListSchema,
-    expected_orchestrators: z.array(orchestratorId).max(100).optional(),
+    expected_orchestrators: expectedOrchestrators.optional(),
     deadline: rfc3339.optional(),
     arbiter_orchestrator_id: orchestratorId.optional(),
     probe: z
@@ -87,7 +99,7 @@ export const subagentParams = z.strictObject({ subagent_id: subagentId })
 
 /** A sub-agent policy as an admin sets it: the outcome body's rule fields, a deadline relative to creation. */
 export const subagentPolicyBody = z.strictObject({
-  expected_orchestrators: z.array(orchestratorId).max(100),
+  expected_orchestrators: expectedOrchestrators,
   arbiter_orchestrator_id: orchestratorId.optional(),
   deadline_seconds: z
     .number()
@@ -119,7 +131,9 @@ export const appendEvidenceBody = z
 export const interpretationBody = z
   .strictObject({
     orchestrator_id: orchestratorId,
-    success_criterion: freeJson.optional(),
+    success_criterion: freeJson.optional().meta({
+      description: `At most ${LIMITS.success_criterion_bytes} bytes of canonical JSON (over it: 422 limit-exceeded)`,
+    }),
     success_criterion_hash: sha256String.optional(),
     outcome_interpretation: readingSchema,
     evidence_hash: sha256String.optional(),

@@ -5,6 +5,7 @@ import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
 import { combineWrites, runStatement } from '../../db/statement.ts'
+import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
   evidenceHash,
@@ -14,6 +15,13 @@ import {
 } from '../../domain/outcome/evidence.ts'
 import { type IntendedAction, toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import {
+  type BoundOutcome,
+  firstInterpretationGrowth,
+  type OutcomeBoundState,
+  outcomeBoundState,
+  outcomeManifestBound,
+} from '../../domain/outcome/manifest-bound.ts'
+import {
   type OutcomeRules,
   outcomeBodyFingerprint,
   outcomeRules,
@@ -21,13 +29,14 @@ import {
 } from '../../domain/outcome/subagent-policy.ts'
 import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
-import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField, sortedUnique } from '../../domain/shared/order.ts'
-import { AppError } from '../../errors.ts'
+import { AppError, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import {
+  evidenceVersionSizes,
   findOutcome,
   findOutcomeByKey,
   findOutcomeView,
@@ -39,13 +48,14 @@ import {
   insertNewOutcome,
   insertOutcomeIfAbsent,
   interpretationInsert,
+  latestInterpretationBounds,
   latestInterpretationOf,
   listEvidenceVersions,
   listOutcomeViews,
   type NewOutcome as NewOutcomeRow,
   type OutcomeRow,
   type OutcomeViewRow,
-  outcomeTouch,
+  outcomeBoundUpdate,
   updateOutcomeEvidenceHash,
 } from './repository.ts'
 import { findSubagentPolicy, type SubagentPolicyRow } from './subagent-policy-repository.ts'
@@ -76,9 +86,31 @@ export interface InterpretationSubmission {
   rationale?: string | undefined
 }
 
+/** The limits a new outcome's body is held to: its orchestrators and its evidence items. */
+function assertOutcomeWithinLimits(body: NewOutcome, itemHashes: readonly string[]): void {
+  const expected = new Set(body.expected_orchestrators ?? [])
+  if (expected.size > LIMITS.orchestrators_per_outcome) {
+    throw limitExceeded(
+      breach('orchestrators_per_outcome', expected.size, 'body/expected_orchestrators'),
+      'too many expected orchestrators',
+    )
+  }
+  assertEvidenceWithinLimit(itemHashes.length, 'body/evidence')
+}
+
+function assertEvidenceWithinLimit(items: number, path: string): void {
+  if (items > LIMITS.evidence_items_per_outcome) {
+    throw limitExceeded(
+      breach('evidence_items_per_outcome', items, path),
+      'the outcome’s distinct evidence items (over all its versions) would be too many',
+    )
+  }
+}
+
 export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOutcome, actor: Actor) {
   const hashed = hashEvidence(body.evidence)
   const itemHashes = sortedUnique(hashed.map((h) => h.item_hash))
+  assertOutcomeWithinLimits(body, itemHashes)
   const currentEvidenceHash = evidenceHash(itemHashes)
   const evidence = { hashed, itemHashes, evidenceHash: currentEvidenceHash }
   const now = new Date()
@@ -160,6 +192,17 @@ function newOutcome(
     fallback_policy: rules.fallback_policy,
     evidence_hash: evidence.evidenceHash,
     created_at: now,
+    manifest_bound: outcomeManifestBound(
+      boundOutcome({
+        subagent_id: body.subagent_id,
+        run_id: body.run_id,
+        expected_orchestrators: rules.expected_orchestrators,
+        probe_id: rules.probe?.probe_id ?? null,
+        probe_params: rules.probe?.params ?? null,
+      }),
+      [],
+    ),
+    evidence_items: evidence.itemHashes.length,
   }
   const items = firstOccurrences(evidence.hashed)
   // A new outcome's view is known without reading it back: its one evidence version, its items, nothing else.
@@ -241,6 +284,7 @@ export async function appendEvidence(
     if (newEvidenceHash === outcome.evidence_hash) {
       return { created: false, outcome: await loadOutcomeView(tx, outcomeId) }
     }
+    assertEvidenceWithinLimit(itemHashes.length, 'body/evidence')
     const now = new Date()
     const known = new Set(current?.item_hashes ?? [])
     const added = firstOccurrences(hashed.filter((h) => !known.has(h.item_hash)))
@@ -250,7 +294,7 @@ export async function appendEvidence(
       item_hashes: itemHashes,
       created_at: now,
     })
-    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash)
+    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash, itemHashes.length)
     const view = await loadOutcomeView(tx, outcomeId)
     await appendAuditRecords(tx, [
       {
@@ -313,16 +357,25 @@ export async function submitInterpretation(
   principal: Principal,
 ): Promise<SubmitResult> {
   const hasCriterion = body.success_criterion !== undefined
-  const signature = hasCriterion ? hashJson(body.success_criterion) : body.success_criterion_hash!
-  const first = await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
+  const criterionText = hasCriterion ? canonicalJson(body.success_criterion) : undefined
+  const signature = criterionText !== undefined ? sha256(criterionText) : body.success_criterion_hash!
+  const criterionTooLarge =
+    criterionText !== undefined && utf8Length(criterionText) > LIMITS.success_criterion_bytes
+  // A criterion over its limit takes the transaction, which answers 404 and 403 before naming the limit.
+  const first = criterionTooLarge
+    ? undefined
+    : await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
   if (first) return { kind: 'created', interpretation: first }
+  // The orchestrators of an outcome and the bound on its next manifest are judged here over every orchestrator's
+  // latest interpretation, under the outcome's row lock.
   return withTransaction(ctx.db, async (tx) => {
     // The row lock orders this submission against evaluation: a revision either lands before a decision or
     // sees it and becomes dissent.
     const outcome = await lockOutcome(tx, outcomeId)
     const judged = body.evidence_hash ?? outcome.evidence_hash
-    const versions = await listEvidenceVersions(tx, [outcomeId])
-    if (!versions.some((v) => v.evidence_hash === judged)) {
+    const versions = await evidenceVersionSizes(tx, outcomeId)
+    const judgedVersion = versions.find((v) => v.evidence_hash === judged)
+    if (!judgedVersion) {
       throw new AppError(
         'UNPROCESSABLE',
         `evidence_hash ${judged} is not a version of this outcome's evidence`,
@@ -342,6 +395,12 @@ export async function submitInterpretation(
     if (latest && rowFingerprint(latest) === fingerprint) {
       return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
     }
+    const boundState = await assertInterpretationWithinLimits(tx, outcome, body, {
+      criterionText,
+      signature,
+      judged: { evidence_hash: judged, items: judgedVersion.items },
+      latestRevision: latest?.revision ?? 0,
+    })
     const now = new Date()
     if (!acceptsInputs(outcome.status)) {
       const manifestId = outcome.manifest_id!
@@ -409,16 +468,109 @@ export async function submitInterpretation(
         },
       },
     ])
-    await runStatement(tx, combineWrites([interpretationInsert(row), outcomeTouch(outcomeId), audit]))
+    // With the exact state the one-statement path judges first interpretations against (a new version of the
+    // row too, see outcomeTouch).
+    await runStatement(
+      tx,
+      combineWrites([interpretationInsert(row), outcomeBoundUpdate(outcomeId, boundState), audit]),
+    )
     auditAppended(tx)
     return { kind: 'created', interpretation: toInterpretationView(row) }
   })
 }
 
 /**
+ * The limits an interpretation is held to when it arrives (docs/limits.md): its criterion's size, the
+ * orchestrator's revisions, the outcome's orchestrators, and the bound on the outcome's next manifest with this
+ * interpretation in place of the orchestrator's latest.
+ */
+async function assertInterpretationWithinLimits(
+  tx: Queryable,
+  outcome: OutcomeRow,
+  body: InterpretationSubmission,
+  submitted: {
+    criterionText: string | undefined
+    signature: string
+    judged: { evidence_hash: string; items: number }
+    latestRevision: number
+  },
+): Promise<OutcomeBoundState> {
+  if (submitted.criterionText !== undefined) {
+    const bytes = utf8Length(submitted.criterionText)
+    if (bytes > LIMITS.success_criterion_bytes) {
+      throw limitExceeded(
+        breach('success_criterion_bytes', bytes, 'body/success_criterion'),
+        'the success criterion is too large',
+      )
+    }
+  }
+  if (submitted.latestRevision >= LIMITS.revisions_per_orchestrator) {
+    throw limitExceeded(
+      breach('revisions_per_orchestrator', submitted.latestRevision + 1),
+      `orchestrator ${body.orchestrator_id} has already submitted ${submitted.latestRevision} revisions`,
+    )
+  }
+  const others = (await latestInterpretationBounds(tx, outcome.id)).filter(
+    (row) => row.orchestrator_id !== body.orchestrator_id,
+  )
+  const orchestrators = new Set([
+    ...outcome.expected_orchestrators,
+    ...others.map((row) => row.orchestrator_id),
+    body.orchestrator_id,
+  ])
+  if (orchestrators.size > LIMITS.orchestrators_per_outcome) {
+    throw limitExceeded(
+      breach('orchestrators_per_outcome', orchestrators.size, 'body/orchestrator_id'),
+      'the outcome already has as many orchestrators (expected and interpreting) as it may',
+    )
+  }
+  const state = outcomeBoundState(boundOutcome(outcome), [
+    ...others.map((row) => ({
+      orchestrator_id: row.orchestrator_id,
+      success_criterion_signature: row.success_criterion_signature,
+      success_criterion: row.has_criterion ? (row.success_criterion ?? null) : undefined,
+      intended_action: row.intended_action as JsonValue | null,
+      evidence_items: row.evidence_items,
+      evidence_hash: row.evidence_hash,
+    })),
+    {
+      orchestrator_id: body.orchestrator_id,
+      success_criterion_signature: submitted.signature,
+      success_criterion: body.success_criterion,
+      intended_action: (body.intended_action ?? null) as JsonValue | null,
+      evidence_items: submitted.judged.items,
+      evidence_hash: submitted.judged.evidence_hash,
+    },
+  ])
+  if (state.manifest_bound > LIMITS.manifest_bytes) {
+    throw limitExceeded(
+      breach('manifest_bytes'),
+      'with this interpretation, the outcome’s next manifest could pass the size a manifest may have',
+    )
+  }
+  return state
+}
+
+/** The outcome's own part of the bound on its manifests. */
+function boundOutcome(outcome: {
+  subagent_id: string
+  run_id: string
+  expected_orchestrators: readonly string[]
+  probe_id: string | null
+  probe_params: Record<string, JsonValue> | null
+}): BoundOutcome {
+  return {
+    subagent_id: outcome.subagent_id,
+    run_id: outcome.run_id,
+    expected_orchestrators: outcome.expected_orchestrators,
+    probe_params: outcome.probe_id === null ? null : (outcome.probe_params ?? {}),
+  }
+}
+
+/**
  * An orchestrator's first interpretation of an open outcome, in one statement (most submissions are). Undefined
  * when that statement wrote nothing: the transaction of submitInterpretation then answers whatever else it is
- * (a revision, a resend, dissent, an unknown outcome or evidence version).
+ * (a revision, a resend, dissent, an unknown outcome or evidence version, a limit).
  */
 async function submitFirstInterpretation(
   ctx: Pick<ServiceContext, 'db'>,
@@ -443,21 +595,32 @@ async function submitFirstInterpretation(
     received_at: now,
     api_key_id: principal.keyId,
   }
+  const growth = firstInterpretationGrowth({
+    orchestrator_id: body.orchestrator_id,
+    success_criterion: body.success_criterion,
+    intended_action: (body.intended_action ?? null) as JsonValue | null,
+  })
   let written: { evidence_hash: string } | undefined
   try {
-    written = await insertFirstInterpretation(ctx.db, row, {
-      at: now.toISOString(),
-      kind: 'interpretation.recorded',
-      actor: principal.keyId,
-      // The statement adds the evidence_hash judged.
-      data: {
-        interpretation_id: row.id,
-        revision: 1,
-        success_criterion_signature: signature,
-        outcome_interpretation: row.outcome_interpretation,
-        intended_action: row.intended_action,
+    written = await insertFirstInterpretation(
+      ctx.db,
+      row,
+      {
+        at: now.toISOString(),
+        kind: 'interpretation.recorded',
+        actor: principal.keyId,
+        // The statement adds the evidence_hash judged.
+        data: {
+          interpretation_id: row.id,
+          revision: 1,
+          success_criterion_signature: signature,
+          outcome_interpretation: row.outcome_interpretation,
+          intended_action: row.intended_action,
+        },
       },
-    })
+      growth,
+      { orchestrators: LIMITS.orchestrators_per_outcome, manifest: LIMITS.manifest_bytes },
+    )
   } catch (err) {
     // A concurrent first submission of the same orchestrator won: the transaction judges this one against it.
     if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined

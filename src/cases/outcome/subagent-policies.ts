@@ -1,9 +1,10 @@
 import { appendAuditRecords } from '../../audit/audit-log.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findProbe } from '../../db/repositories/probes.ts'
+import { breach, LIMITS } from '../../domain/limits.ts'
 import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from '../../domain/outcome/vocabulary.ts'
 import { sortedUnique } from '../../domain/shared/order.ts'
-import { AppError } from '../../errors.ts'
+import { AppError, limitExceeded } from '../../errors.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import {
   deleteSubagentPolicy,
@@ -41,6 +42,13 @@ export async function setSubagentPolicy(
     fallback_policy: body.fallback_policy ?? DEFAULT_FALLBACK_POLICY,
     probe_id: body.probe?.probe_id ?? null,
     updated_at: new Date(),
+  }
+  // Its outcomes take these orchestrators: an outcome may have no more.
+  if (row.expected_orchestrators.length > LIMITS.orchestrators_per_outcome) {
+    throw limitExceeded(
+      breach('orchestrators_per_outcome', row.expected_orchestrators.length, 'body/expected_orchestrators'),
+      'too many expected orchestrators',
+    )
   }
   return withTransaction(ctx.db, async (tx) => {
     if (row.probe_id !== null && !(await findProbe(tx, row.probe_id))) {

@@ -7,10 +7,10 @@ import {
   type ReviewDecided,
 } from '../../domain/review/decide.ts'
 import type { Finding } from '../../domain/review/findings.ts'
-import type { AgentIdentity } from '../../domain/review/identity.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import { reviewStatusAfter } from '../../domain/review/transitions.ts'
 import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { hashJson } from '../../domain/shared/canonical-json.ts'
 import type { CaseDecision, CaseKind } from '../../engine/case-kind.ts'
 import {

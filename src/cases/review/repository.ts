@@ -9,9 +9,9 @@ import {
   type Statement,
   shiftPlaceholders,
 } from '../../db/statement.ts'
-import type { AgentIdentity } from '../../domain/review/identity.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
+import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
 

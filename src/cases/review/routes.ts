@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
+import { caseIdBeforeBody } from '../../http/case-exists.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { auditRecordSchema } from '../../http/schemas/audit.ts'
@@ -22,37 +23,20 @@ import {
   verdictAnswerSchema,
   verdictBody,
 } from './schemas.ts'
-import {
-  createReview,
-  findReviewOr404,
-  getReview,
-  pageReviews,
-  startRevision,
-  submitVerdict,
-} from './service.ts'
+import { createReview, getReview, pageReviews, startRevision, submitVerdict } from './service.ts'
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
 const OPS = ['ops', 'admin'] as const
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 /**
  * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order
  * 401/403 (role), 404 (the review), 400 (the body), 403 (not the review's orchestrator), then the service's 422
- * and 409. Validation errors are attached rather than thrown (`attachValidation`), so `refuseInvalid` can answer
- * 404 for an unknown review first; a valid request needs no read of its own: the service checks the review's
- * existence and ownership (`mayWrite`) on the row it locks.
+ * and 409. An unknown review is a 404 before the body is judged (`caseIdBeforeBody`); a valid request needs no
+ * read of its own: the service checks the review's existence and ownership (`mayWrite`) on the row it locks.
  */
 export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
-  /** 404 for an unknown review, else the 400 — only when the request failed validation. */
-  const refuseInvalid = async (request: FastifyRequest): Promise<void> => {
-    if (!request.validationError) return
-    const { id } = request.params as { id?: unknown }
-    // A malformed id is a 400 for the path itself; a well-formed unknown one is a 404 before the body.
-    if (typeof id === 'string' && UUID.test(id)) await findReviewOr404(app.services, id)
-    throw request.validationError
-  }
+  const idBeforeBody = caseIdBeforeBody(app, reviewCase)
   /** Writes are the review's orchestrator's (or admin's). */
   const mayWrite =
     (request: FastifyRequest) =>
@@ -125,7 +109,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/verdicts',
     {
       config: { auth: WRITERS },
-      attachValidation: true,
+      ...idBeforeBody,
       schema: {
         tags: ['reviews'],
         summary:
@@ -143,7 +127,6 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await refuseInvalid(request)
       const mayWriteReview = mayWrite(request)
       const result = await submitVerdict(
         app.services,
@@ -164,7 +147,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/revisions',
     {
       config: { auth: WRITERS },
-      attachValidation: true,
+      ...idBeforeBody,
       schema: {
         tags: ['reviews'],
         summary:
@@ -181,7 +164,6 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await refuseInvalid(request)
       const review = await startRevision(
         app.services,
         request.params.id,
@@ -197,7 +179,7 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/reviews/:id/decide',
     {
       config: { auth: WRITERS },
-      attachValidation: true,
+      ...idBeforeBody,
       schema: {
         tags: ['reviews'],
         summary:
@@ -213,7 +195,6 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await refuseInvalid(request)
       const result = await evaluateCase(
         app.services,
         reviewCase,

@@ -6,10 +6,10 @@
  * (the panel rules, an unknown `judge_id`, `findings` outside a council) are checked afterwards.
  */
 import { z } from 'zod'
+import { LIMITS } from '../../domain/limits.ts'
 import type { ManifestVerdictItem, ReviewConcern, ReviewDivergence } from '../../domain/review/decide.ts'
 import type { Finding, MergedFinding } from '../../domain/review/findings.ts'
 import type { ReviewJudge, SubmittedJudge } from '../../domain/review/panel.ts'
-import { MAX_COUNCIL_JUDGES } from '../../domain/review/panel.ts'
 import {
   DEBATE_ROLES,
   FINDING_SEVERITIES,
@@ -25,7 +25,7 @@ import { ENVELOPE_STATUSES } from '../../domain/status-envelope.ts'
 import { AppError } from '../../errors.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { statusEnvelopeSchema } from '../../http/schemas/status-envelope.ts'
-import { required, text } from '../../http/schemas/text.ts'
+import { agentIdentityText, required, text } from '../../http/schemas/text.ts'
 import type { ReviewManifest, ReviewPending } from './kind.ts'
 import type { ReviewSubject } from './repository.ts'
 import type { NewReview, ReviewView, RevisionSubmission, SubmittedSubject, VerdictAnswer } from './service.ts'
@@ -34,9 +34,6 @@ import type { NewReview, ReviewView, RevisionSubmission, SubmittedSubject, Verdi
 export const REVIEW_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
 /** A judge's id within its panel: `spec`. */
 export const JUDGE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/
-/** Most findings one council verdict may report. */
-export const MAX_FINDINGS = 200
-const MAX_AGENT_TEXT = 200
 const MAX_DESCRIPTION = 10_000
 const MAX_URI = 2000
 const MAX_FINDING_TITLE = 300
@@ -68,11 +65,8 @@ export const subjectSchema = z
   )
   .meta({ id: 'SubmittedSubject' }) satisfies z.ZodType<SubmittedSubject>
 
-/** A model or context id: compared trimmed and lower-cased, so blank would be everyone's. */
-const agentText = text(MAX_AGENT_TEXT)
-
 const implementerSchema = z.strictObject(
-  { model: agentText, context_id: agentText },
+  { model: agentIdentityText, context_id: agentIdentityText },
   { error: required('must be an object') },
 )
 
@@ -81,8 +75,8 @@ export const judgeSchema = z
     judge_id: z
       .string({ error: required('must be a string') })
       .regex(JUDGE_ID_PATTERN, 'must be 1–100 characters of A–Z, a–z, 0–9 and _ . : -'),
-    model: agentText,
-    context_id: agentText,
+    model: agentIdentityText,
+    context_id: agentIdentityText,
     // Null is kept, not dropped: a null stage or role still counts as present where the mode allows none.
     stage: judgeStageSchema.nullable().optional(),
     role: debateRoleSchema.nullable().optional(),
@@ -155,10 +149,14 @@ export const createReviewBody = z
     mode: reviewModeSchema,
     subject: subjectSchema,
     implementer: implementerSchema,
+    // How many judges a mode takes is a panel rule (a 422 naming it), checked after the schema; a panel larger
+    // than any mode takes is refused on its size alone, so a body of thousands of judges buys one violation.
     judges: z
       .array(judgeSchema, { error: required('must be an array') })
       .min(1, 'at least one judge')
-      .max(MAX_COUNCIL_JUDGES, `at most ${MAX_COUNCIL_JUDGES} judges`),
+      .describe(
+        'The panel, in order. How many judges a mode takes (do_and_judge 1, two_stage 2, debate 2 and at most one meta, council 2–10) is a panel rule: a panel of another size is a 422 naming the rule.',
+      ),
   })
   .meta({
     id: 'CreateReview',
@@ -191,8 +189,10 @@ export const verdictBody = statusEnvelopeSchema({
     revision: z.int({ error: required('must be an integer') }).min(0, 'must be at least 0'),
     findings: z
       .array(findingSchema, { error: 'must be an array' })
-      .max(MAX_FINDINGS, `at most ${MAX_FINDINGS} findings`)
-      .optional(),
+      .optional()
+      .meta({
+        description: `At most ${LIMITS.findings_per_verdict}; a verdict is at most ${LIMITS.verdict_bytes} bytes of canonical JSON (over a limit: 422 limit-exceeded)`,
+      }),
   },
   withEvidence: {},
 }).meta({

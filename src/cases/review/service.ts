@@ -5,7 +5,7 @@ import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
 import { combineWrites, runStatement, type Statement } from '../../db/statement.ts'
-import type { AgentIdentity } from '../../domain/review/identity.ts'
+import { type BoundVerdict, verdictLimitBreach } from '../../domain/review/manifest-bound.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
   acceptRevision,
@@ -16,9 +16,10 @@ import {
   type VerdictRefusal,
 } from '../../domain/review/transitions.ts'
 import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
-import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
+import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
+import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
-import { AppError } from '../../errors.ts'
+import { AppError, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
@@ -148,8 +149,38 @@ export async function submitVerdict(
   actor: Actor,
   authorize: AuthorizeReviewWrite,
 ): Promise<VerdictResult> {
-  const submission = { judge_id: body.judge_id, revision: body.revision, verdict_digest: hashJson(body) }
-  const settled = await submitVerdictWithoutTransaction(ctx, reviewId, body, submission, actor, authorize)
+  const canonicalText = canonicalJson(body)
+  const submission = {
+    judge_id: body.judge_id,
+    revision: body.revision,
+    verdict_digest: sha256(canonicalText),
+  }
+  /** A verdict over a limit is refused (422) after the replay of an accepted one and before a state's 409. */
+  const checkLimits = (review: ReviewRow, recorded: readonly VerdictRow[]) => {
+    const over = verdictLimitBreach(
+      review,
+      body as BoundVerdict,
+      canonicalText,
+      recorded.map((row) => row.body as unknown as BoundVerdict),
+    )
+    if (over) {
+      throw limitExceeded(
+        over,
+        over.limit === 'manifest_bytes'
+          ? 'with this verdict, the review’s next manifest could pass the size a manifest may have'
+          : 'this verdict is over a limit of one verdict',
+      )
+    }
+  }
+  const settled = await submitVerdictWithoutTransaction(
+    ctx,
+    reviewId,
+    body,
+    submission,
+    actor,
+    authorize,
+    checkLimits,
+  )
   if (settled) return settled
   return withTransaction(ctx.db, async (tx) => {
     const review = await lockReview(tx, reviewId)
@@ -157,6 +188,7 @@ export async function submitVerdict(
     const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
     const acceptance = acceptVerdict(reviewState(review), recorded, submission)
     const existing = recorded.find((v) => v.judge_id === body.judge_id)
+    if (acceptance.kind !== 'replay') checkLimits(review, recorded)
     switch (acceptance.kind) {
       case 'replay':
         return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
@@ -204,6 +236,7 @@ async function submitVerdictWithoutTransaction(
   submission: { judge_id: string; revision: number; verdict_digest: string },
   actor: Actor,
   authorize: AuthorizeReviewWrite,
+  checkLimits: (review: ReviewRow, recorded: readonly VerdictRow[]) => void,
 ): Promise<VerdictResult | undefined> {
   const read = await readReviewWithVerdicts(ctx.db, reviewId)
   if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
@@ -211,6 +244,8 @@ async function submitVerdictWithoutTransaction(
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
   const existing = read.verdicts.find((v) => v.judge_id === body.judge_id)
   if (acceptance.kind === 'replay') return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+  // Judged on this read; the write below happens only if the review is still as read.
+  checkLimits(read.review, read.verdicts)
   if (acceptance.kind === 'refuse') return undefined
   const { row, writes } = verdictWrites(read.review, existing, body, submission.verdict_digest, actor)
   try {
@@ -331,13 +366,6 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
     ])
   }
   return new AppError('CONFLICT', refusal.detail, { manifest_id: refusal.manifest_id })
-}
-
-/** The review row without a lock, or 404. */
-export async function findReviewOr404(ctx: Pick<ServiceContext, 'db'>, reviewId: string): Promise<ReviewRow> {
-  const review = await findReview(ctx.db, reviewId)
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
-  return review
 }
 
 /** GET /v1/reviews/{id}, in one statement. */

@@ -10,10 +10,15 @@
  * Cost, for n claims of one fact forming P distinct positions and citing S sources: grouping into
  * positions is one canonical serialisation and one map lookup per claim, O(n) plus an O(P log P)
  * sort; echo clusters are one union–find pass, O(S·α(S)); each policy rule reads every claim of the
- * tied positions once. The pairwise `conflicts` list, P·(P−1)/2 entries, is the only quadratic part,
- * and it is quadratic in distinct positions, not in claims: a thousand claims repeating two positions
- * make one conflict.
+ * tied positions once. The pairwise `conflicts` list, P·(P−1)/2 entries, would be the one quadratic
+ * part, so it is bounded: a fact with more than MAX_COMPARED_POSITIONS distinct positions is not
+ * compared at all, and a manifest lists at most MAX_LISTED_CONFLICTS pairs, handed out to facts in
+ * fact order; a fact over either bound is `contested` with reason `too_many_positions`, no rule
+ * tried, its positions and claims listed and its `conflicts` empty. A thousand claims repeating two
+ * positions still make one conflict.
  */
+
+import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS } from '../limits.ts'
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
 import { diffJson, type JsonDifference } from '../shared/json-diff.ts'
 import { sortedUnique } from '../shared/order.ts'
@@ -403,8 +408,35 @@ function decideFact(positions: readonly WorkingPosition[], policy: FanoutPolicy)
   }
 }
 
+/** Too many positions to compare, or more pairs than the manifest has left: contested before any rule. */
+function tooManyPositions(): FactVerdict {
+  return { status: 'contested', answer: null, variants: [], rule: null, reason: 'too_many_positions' }
+}
+
+/** Pairs the manifest may still list, handed out to facts in fact order. */
+interface PairBudget {
+  left: number
+}
+
+/**
+ * Whether the fact's positions are compared: no more than MAX_COMPARED_POSITIONS of them, and their pairs
+ * within what the manifest has left (taken from it when they are).
+ */
+function takePairs(positionCount: number, budget: PairBudget): boolean {
+  if (positionCount > MAX_COMPARED_POSITIONS) return false
+  const pairs = (positionCount * (positionCount - 1)) / 2
+  if (pairs > budget.left) return false
+  budget.left -= pairs
+  return true
+}
+
 /** Reconciles one fact from every claim made about it. */
-function reconcileFact(fact: string, claims: readonly LocatedClaim[], policy: FanoutPolicy): FactEntry {
+function reconcileFact(
+  fact: string,
+  claims: readonly LocatedClaim[],
+  policy: FanoutPolicy,
+  budget: PairBudget,
+): FactEntry {
   if (claims.length === 0) {
     return {
       fact,
@@ -428,7 +460,8 @@ function reconcileFact(fact: string, claims: readonly LocatedClaim[], policy: Fa
   for (const position of positions)
     for (const index of position.claimIndices) positionIdOf[index] = position.id
 
-  const verdict = decideFact(positions, policy)
+  const compared = takePairs(positions.length, budget)
+  const verdict = compared ? decideFact(positions, policy) : tooManyPositions()
   return {
     fact,
     ...verdict,
@@ -452,7 +485,7 @@ function reconcileFact(fact: string, claims: readonly LocatedClaim[], policy: Fa
         out_of_scope: located.out_of_scope,
       }))
       .sort((x, y) => compareText(x.claim_ref, y.claim_ref)),
-    conflicts: conflictsAmong(positions),
+    conflicts: compared ? conflictsAmong(positions) : [],
     echoes: echoesAmong(claims, citations),
   }
 }
@@ -588,7 +621,7 @@ function decideOutcome(policy: FanoutPolicy, coverage: Coverage, facts: readonly
  * Reconciles a fan-out. Pending — `{kind: 'pending', missing_subtasks}` — while a subtask has not
  * returned, unless the deadline has passed or the owner closed the fan-out (with no deadline, only
  * closing stops the wait). Otherwise the manifest's decided content: every fact, in fact order, with
- * its positions, claims, conflicts and echoes; the coverage of the subtasks; the reasons; and the
+ * its positions, claims, conflicts (within the bounds above) and echoes; the coverage of the subtasks; the reasons; and the
  * verdict and directive they lead to.
  *
  * Throws a RangeError for a result of an unknown subtask, two results of one subtask, or a claim
@@ -607,7 +640,10 @@ export function reconcile(input: ReconcileInput): Reconciliation {
 
   const policy = input.fanout.policy
   const claims = claimsByFact(input, results)
-  const facts = sortedUnique(input.fanout.facts).map((fact) => reconcileFact(fact, claims.get(fact)!, policy))
+  const budget: PairBudget = { left: MAX_LISTED_CONFLICTS }
+  const facts = sortedUnique(input.fanout.facts).map((fact) =>
+    reconcileFact(fact, claims.get(fact)!, policy, budget),
+  )
   const coverage = buildCoverage(input, results, missing, facts)
   const reasons = buildReasons(coverage, facts)
   return { kind: 'decided', ...decideOutcome(policy, coverage, facts), coverage, facts, reasons }

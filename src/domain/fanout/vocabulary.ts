@@ -88,13 +88,15 @@ export type FactStatus = (typeof FACT_STATUSES)[number]
 
 /**
  * Why a fact is contested: its positions carry different qualifiers (under `halt`); no rule of the
- * policy chose a unique position; or the chosen answer rests on fewer independent sources than the
- * policy's `min_independent_sources`.
+ * policy chose a unique position; the chosen answer rests on fewer independent sources than the
+ * policy's `min_independent_sources`; or it has more distinct positions than are compared pairwise,
+ * or more pairs than the manifest has left to list (`too_many_positions`: no rule was tried).
  */
 export const CONTESTED_REASONS = [
   'qualifier_difference',
   'no_rule_decides',
   'insufficient_corroboration',
+  'too_many_positions',
 ] as const
 export type ContestedReason = (typeof CONTESTED_REASONS)[number]
 

@@ -4,8 +4,9 @@
  * identified by its normalised title and location; the merged entry keeps the highest severity reported and
  * says how many of the council's models saw it (its cross-model confidence).
  */
+
+import { identityKey } from '../shared/agent-identity.ts'
 import { hashJson, type Sha256 } from '../shared/canonical-json.ts'
-import { normalizeIdentity } from './identity.ts'
 import { type FindingSeverity, severityRank } from './vocabulary.ts'
 
 /** One finding as a council judge reported it. `lens` and `detail` are free text and do not merge. */
@@ -80,11 +81,11 @@ export function mergeFindings(
   reports: readonly FindingReport[],
   councilModels: readonly string[],
 ): MergedFinding[] {
-  const council = new Set(councilModels.map(normalizeIdentity))
+  const council = new Set(councilModels.map(identityKey))
   if (council.size === 0) throw new RangeError('mergeFindings needs the models of at least one council judge')
   const merged = new Map<Sha256, Accumulator>()
   for (const report of reports) {
-    const model = normalizeIdentity(report.model)
+    const model = identityKey(report.model)
     // A model outside the council would push confidence above 1; that is a caller's bug, not data.
     if (!council.has(model)) {
       throw new RangeError(`judge ${JSON.stringify(report.judge_id)} runs on a model outside the council`)

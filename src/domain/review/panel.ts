@@ -3,7 +3,7 @@
  * `stage` and `role` belong, and the independence rules (the iron law, fresh contexts, distinct council
  * models). Every violation is reported, not just the first, so the caller fixes its panel in one round trip.
  */
-import { type AgentIdentity, normalizeIdentity, sameModel, sameModelAndContext } from './identity.ts'
+import { type AgentIdentity, identityKey } from '../shared/agent-identity.ts'
 import type { DebateRole, JudgeStage, ReviewMode } from './vocabulary.ts'
 
 /**
@@ -64,7 +64,7 @@ export interface PanelCheck {
   iron_law_violated: boolean
 }
 
-/** The largest council; it is also the largest panel the request schema admits. */
+/** The largest council, and so the largest panel of any mode. */
 export const MAX_COUNCIL_JUDGES = 10
 const MIN_COUNCIL_JUDGES = 2
 
@@ -81,6 +81,7 @@ export function toReviewJudge(judge: SubmittedJudge): ReviewJudge {
 
 /** Checks a panel against its mode's rules and the independence rules; returns every violation. */
 export function checkPanel(input: PanelInput): PanelCheck {
+  if (input.judges.length > MAX_COUNCIL_JUDGES) return oversizedPanel(input)
   const violations: PanelViolation[] = [
     ...countViolations(input.mode, input.judges),
     ...placementViolations(input.mode, input.judges),
@@ -90,6 +91,20 @@ export function checkPanel(input: PanelInput): PanelCheck {
   ]
   violations.sort((x, y) => indexOf(x) - indexOf(y) || ruleOrder(x.rule) - ruleOrder(y.rule))
   return { violations, iron_law_violated: violations.some((v) => v.rule === 'iron_law') }
+}
+
+/**
+ * A panel of more judges than any mode takes is refused on its size alone, with one violation: the caller must
+ * cut it down whatever else is wrong with it, and a body of thousands of judges must not buy an answer listing
+ * thousands of violations.
+ */
+function oversizedPanel(input: PanelInput): PanelCheck {
+  const takes =
+    input.mode === 'debate'
+      ? 'two judges with role "judge" and at most one "meta"'
+      : MODE_SIZES[input.mode].wording
+  const message = `judge count: ${input.mode} takes ${takes}; ${input.judges.length} given (no panel takes more than ${MAX_COUNCIL_JUDGES})`
+  return { violations: [violation(MAX_COUNCIL_JUDGES, 'judge_count', message)], iron_law_violated: false }
 }
 
 function violation(index: number, rule: PanelRule, message: string): PanelViolation {
@@ -108,22 +123,24 @@ function named(judge: SubmittedJudge): string {
   return `judge ${JSON.stringify(judge.judge_id)}`
 }
 
+/** Panel sizes of the modes whose size is a plain count. */
+const MODE_SIZES: Record<Exclude<ReviewMode, 'debate'>, { min: number; max: number; wording: string }> = {
+  do_and_judge: { min: 1, max: 1, wording: 'exactly one judge' },
+  two_stage: { min: 2, max: 2, wording: 'exactly two judges (stage 1 and stage 2)' },
+  council: {
+    min: MIN_COUNCIL_JUDGES,
+    max: MAX_COUNCIL_JUDGES,
+    wording: `${MIN_COUNCIL_JUDGES} to ${MAX_COUNCIL_JUDGES} judges`,
+  },
+}
+
 /**
  * Panel size for the modes whose size is a plain count (debate is counted by role instead). Extra judges are
  * flagged one by one; a shortfall is flagged once, at the index the first missing judge would take.
  */
 function countViolations(mode: ReviewMode, judges: readonly SubmittedJudge[]): PanelViolation[] {
   if (mode === 'debate') return []
-  const bounds: Record<Exclude<ReviewMode, 'debate'>, { min: number; max: number; wording: string }> = {
-    do_and_judge: { min: 1, max: 1, wording: 'exactly one judge' },
-    two_stage: { min: 2, max: 2, wording: 'exactly two judges (stage 1 and stage 2)' },
-    council: {
-      min: MIN_COUNCIL_JUDGES,
-      max: MAX_COUNCIL_JUDGES,
-      wording: `${MIN_COUNCIL_JUDGES} to ${MAX_COUNCIL_JUDGES} judges`,
-    },
-  }
-  const { min, max, wording } = bounds[mode]
+  const { min, max, wording } = MODE_SIZES[mode]
   if (judges.length < min) {
     return [
       violation(
@@ -261,10 +278,15 @@ function roleViolations(judges: readonly SubmittedJudge[]): PanelViolation[] {
 function independenceViolations(input: PanelInput): PanelViolation[] {
   const found: PanelViolation[] = []
   const { judges, implementer, mode } = input
+  // The first judge of each id, model and model-and-context: one pass, so a panel of any size costs linear time.
+  const firstById = new Map<string, number>()
+  const firstByModel = new Map<string, SubmittedJudge>()
+  const firstByModelAndContext = new Map<string, SubmittedJudge>()
+  const implementerKey = agentKey(implementer)
   judges.forEach((judge, i) => {
-    const earlier = judges.slice(0, i)
-    const sameId = earlier.findIndex((other) => other.judge_id === judge.judge_id)
-    if (sameId >= 0) {
+    const sameId = firstById.get(judge.judge_id)
+    if (sameId === undefined) firstById.set(judge.judge_id, i)
+    else {
       found.push(
         violation(
           i,
@@ -273,18 +295,22 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
         ),
       )
     }
-    const sameModelJudge = earlier.find((other) => sameModel(other, judge))
-    if (mode === 'council' && sameModelJudge !== undefined) {
+    const model = identityKey(judge.model)
+    const sameModelJudge = firstByModel.get(model)
+    if (sameModelJudge === undefined) firstByModel.set(model, judge)
+    else if (mode === 'council') {
       found.push(
         violation(
           i,
           'council_models_distinct',
-          `distinct council models: ${named(judge)} runs on model ${JSON.stringify(normalizeIdentity(judge.model))} like ${named(sameModelJudge)}`,
+          `distinct council models: ${named(judge)} runs on model ${JSON.stringify(model)} like ${named(sameModelJudge)}`,
         ),
       )
     }
-    const sameContextJudge = earlier.find((other) => sameModelAndContext(other, judge))
-    if (sameContextJudge !== undefined) {
+    const key = agentKey(judge)
+    const sameContextJudge = firstByModelAndContext.get(key)
+    if (sameContextJudge === undefined) firstByModelAndContext.set(key, judge)
+    else {
       found.push(
         violation(
           i,
@@ -293,7 +319,7 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
         ),
       )
     }
-    if (sameModelAndContext(judge, implementer)) {
+    if (key === implementerKey) {
       found.push(
         violation(
           i,
@@ -304,4 +330,12 @@ function independenceViolations(input: PanelInput): PanelViolation[] {
     }
   })
   return found
+}
+
+/**
+ * One string per (model, context) identity pair. JSON keeps the pair apart whatever the texts hold, so no model
+ * and context can run together into another pair's key.
+ */
+function agentKey(agent: AgentIdentity): string {
+  return JSON.stringify([identityKey(agent.model), identityKey(agent.context_id)])
 }

@@ -51,6 +51,30 @@ export function readJsonBody(bytes: Uint8Array): JsonBodyReading {
   return { ok: true, text, value }
 }
 
+/**
+ * Why a text is not I-JSON, in words naming where (`duplicate member name "manifest" at the top level`), or null:
+ * also for a text that is not JSON at all, which the caller tells apart by parsing it.
+ */
+export function describeIJsonViolation(text: string): string | null {
+  try {
+    JSON.parse(text)
+  } catch {
+    return null
+  }
+  const violation = findIJsonViolation(text)
+  if (!violation) return null
+  return `${violation.message} at ${violation.pointer === '' ? 'the top level' : violation.pointer}`
+}
+
+/** Strict UTF-8: a text with an invalid byte is refused (null), not repaired with U+FFFD. */
+export function decodeUtf8Strictly(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
+  } catch {
+    return null
+  }
+}
+
 interface Frame {
   isObject: boolean
   /** Array: the index of the element being read. */

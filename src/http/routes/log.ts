@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { AppError } from '../../errors.ts'
 import { problemSchema } from '../errors.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, idParams, positiveQueryInteger } from '../schemas/common.ts'
@@ -65,7 +66,12 @@ export const logRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: inclusionProofSchema, 404: problemSchema, ...authProblems },
       },
     },
-    async (request) => log.inclusion(request.query.seq, request.query.tree_size),
+    async (request) => {
+      const { seq, tree_size } = request.query
+      // The tree's size is judged first, as the log does: a proof needs a tree before it needs a leaf in it.
+      const treeSize = tree_size === undefined ? undefined : logPosition('tree_size', tree_size)
+      return log.inclusion(logPosition('seq', seq), treeSize)
+    },
   )
 
   app.get(
@@ -81,7 +87,11 @@ export const logRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: consistencyProofSchema, 404: problemSchema, ...authProblems },
       },
     },
-    async (request) => log.consistency(request.query.from_size, request.query.to_size),
+    async (request) => {
+      // to_size first, as the log judges it: from_size is no larger (the schema saw to that).
+      const toSize = logPosition('to_size', request.query.to_size)
+      return log.consistency(logPosition('from_size', request.query.from_size), toSize)
+    },
   )
 
   app.get(
@@ -112,4 +122,15 @@ export const logRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => log.manifestInclusion(request.params.id),
   )
+}
+
+/**
+ * A seq or tree size as the log reads it. A log holds fewer than 2^53 records, so a larger value (which a number
+ * could not even hold exactly) is beyond it: a 404 naming the value as the client sent it.
+ */
+function logPosition(name: string, value: bigint): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new AppError('NOT_FOUND', `${name} ${value} is beyond the log`)
+  }
+  return Number(value)
 }

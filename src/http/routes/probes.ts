@@ -7,9 +7,11 @@ import {
   getProbe,
   type ProbeView,
   pageProbes,
+  probeById,
   registerProbe,
   replaceProbe,
 } from '../../services/probes.ts'
+import { caseIdBeforeBody } from '../case-exists.ts'
 import { problemSchema } from '../errors.ts'
 import { dryRunExample, probeDefinitionExample, probeExample } from '../examples.ts'
 import { principalOf } from '../plugins/app/auth.ts'
@@ -53,7 +55,10 @@ const probeBody = probeDefinitionSchema.meta({ examples: [probeDefinitionExample
 
 const ADMIN = { auth: ['admin'] as const }
 
+/** Probes over HTTP (admin only). Routes on one probe answer 404 for an unknown id before they judge the body. */
 export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
+  const idBeforeBody = caseIdBeforeBody(app, probeById)
+
   app.post(
     '/v1/probes',
     {
@@ -73,6 +78,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/probes/:id',
     {
       config: ADMIN,
+      ...idBeforeBody,
       schema: {
         tags: ['probes'],
         summary: 'Replace a probe definition (version + 1, new digest)',
@@ -117,6 +123,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
     '/v1/probes/:id/dry-run',
     {
       config: ADMIN,
+      ...idBeforeBody,
       schema: {
         tags: ['probes'],
         summary: 'Execute the probe now without touching any outcome (a probe error is a 200 with error set)',

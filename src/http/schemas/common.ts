@@ -51,9 +51,10 @@ export const authProblems = {
 
 /**
  * THE query-string integer, used by every route that reads one (`limit`, `from_seq`, `to_seq`, `seq`, sizes): plain
- * decimal — digits only, no sign, no leading zero, no `0x`, no exponent, no whitespace — and at least 1. Numbers
- * past 2^53 - 1 are read as 2^53 - 1: a seq or size that large lies beyond any log either way, a limit is clamped
- * anyway, and the value stays a safe integer that PostgreSQL takes as a bigint.
+ * decimal — digits only, no sign, no leading zero, no `0x`, no exponent, no whitespace — and at least 1. Read as a
+ * bigint, exactly as sent: a value past 2^53 - 1 is still an integer (a limit is clamped, a seq or size lies beyond
+ * any log), and comparisons (`from_size <= to_size`) and messages must be about the number the client wrote, not
+ * a rounded one. {@link queryIntegerAtMost} turns it into a safe number where a route needs one.
  */
 export const positiveQueryInteger = z
   .string()
@@ -62,13 +63,18 @@ export const positiveQueryInteger = z
     'must be a plain decimal integer (digits only: no sign, leading zero or exponent)',
   )
   .refine((text) => text !== '0', 'must be at least 1')
-  .transform((text) => Math.min(Number(text), Number.MAX_SAFE_INTEGER))
+  .transform((text) => BigInt(text))
+
+/** A query integer as a number no larger than `max` (a safe integer): larger values are read as `max`. */
+export function queryIntegerAtMost(value: bigint, max: number = Number.MAX_SAFE_INTEGER): number {
+  return value > BigInt(max) ? max : Number(value)
+}
 
 /** `?limit=&cursor=` shared by every list: limits above the maximum are clamped, not rejected. */
 export const pageQuery = {
   limit: positiveQueryInteger
     .optional()
-    .transform((value) => (value === undefined ? DEFAULT_LIMIT : Math.min(value, MAX_LIMIT)))
+    .transform((value) => (value === undefined ? DEFAULT_LIMIT : queryIntegerAtMost(value, MAX_LIMIT)))
     .describe(
       `page size (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}); a page also stops early at about 4 MiB of JSON`,
     ),

@@ -18,9 +18,10 @@ import {
   POLICY_RULES,
   QUALIFIER_DIFFERENCE_MODES,
 } from '../../domain/fanout/vocabulary.ts'
+import { LIMITS } from '../../domain/limits.ts'
 import { freeJson, rfc3339, sha256String } from './common.ts'
 import { statusEnvelopeSchema } from './status-envelope.ts'
-import { required, text } from './text.ts'
+import { agentIdentityText, required, text } from './text.ts'
 
 /** A fact key: `vantage.enterprise.floor`. */
 export const FACT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
@@ -32,15 +33,11 @@ export const FANOUT_KEY_PATTERN = /^[A-Za-z0-9_.:/-]{1,200}$/
 export const MAX_FACTS = 200
 export const MAX_SUBTASKS = 100
 export const MAX_URI_LENGTH = 2000
-/**
- * Bounds on one result, far beyond what a worker's return holds, so that a hostile body is refused (400) rather
- * than stored and carried into every manifest: claims per result, sources per claim, qualifier keys per claim.
+/*
+ * Claims per result, sources and qualifiers per claim, and the lengths of qualifier names and values are limits
+ * (src/domain/limits.ts), not schema rules: over one, a result is refused with 422 `limit-exceeded` naming it,
+ * after the checks that come first (the schema, then ownership).
  */
-export const MAX_CLAIMS = 1000
-export const MAX_SOURCES = 100
-export const MAX_QUALIFIERS = 100
-const MAX_QUALIFIER_KEY_LENGTH = 200
-const MAX_QUALIFIER_TEXT_LENGTH = 2000
 const MAX_EXCERPT_LENGTH = 10_000
 const MAX_QUESTION_LENGTH = 10_000
 const MAX_RATIONALE_LENGTH = 10_000
@@ -69,24 +66,13 @@ const calendarDate = z.iso.date({ error: 'must be a date YYYY-MM-DD that exists 
 
 export const qualifiersSchema = z
   .record(
-    z
-      .string()
-      .min(1, 'a qualifier needs a name')
-      .max(MAX_QUALIFIER_KEY_LENGTH, `qualifier names have at most ${MAX_QUALIFIER_KEY_LENGTH} characters`),
-    z.union(
-      [
-        z.string().max(MAX_QUALIFIER_TEXT_LENGTH, `at most ${MAX_QUALIFIER_TEXT_LENGTH} characters`),
-        z.number(),
-        z.boolean(),
-      ],
-      { error: 'must be a string, number or boolean' },
-    ),
+    z.string().min(1, 'a qualifier needs a name'),
+    z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string, number or boolean' }),
     { error: 'must be an object of string, number or boolean values' },
   )
-  .refine(
-    (qualifiers) => Object.keys(qualifiers).length <= MAX_QUALIFIERS,
-    `at most ${MAX_QUALIFIERS} qualifiers`,
-  )
+  .meta({
+    description: `At most ${LIMITS.qualifiers_per_claim} per claim; names of at most ${LIMITS.qualifier_key_length} characters, string values of at most ${LIMITS.qualifier_value_length} (over a limit: 422 limit-exceeded)`,
+  })
 
 export const claimSourceSchema = z
   .strictObject({
@@ -119,13 +105,14 @@ export const claimSchema = z
     sources: z
       .array(claimSourceSchema, { error: required('must be an array') })
       .min(1, 'at least one source')
-      .max(MAX_SOURCES, `at most ${MAX_SOURCES} sources`),
+      .meta({ description: `At most ${LIMITS.sources_per_claim} (over it: 422 limit-exceeded)` }),
   })
   .meta({ id: 'Claim' }) satisfies z.ZodType<SubmittedClaim>
 
+/** The worker that returned: its model and context, each an identity like a review's judges'. */
 export const workerSchema = z.strictObject({
-  model: z.string().max(200, 'at most 200 characters').nullable().optional(),
-  context_id: z.string().max(200, 'at most 200 characters').nullable().optional(),
+  model: agentIdentityText.nullable().optional(),
+  context_id: agentIdentityText.nullable().optional(),
 })
 
 /** `POST /v1/fanouts/{id}/results`: one worker's return in the status envelope. */
@@ -134,8 +121,10 @@ export const fanoutResultBody = statusEnvelopeSchema({
   withEvidence: {
     claims: z
       .array(claimSchema, { error: 'must be an array' })
-      .max(MAX_CLAIMS, `at most ${MAX_CLAIMS} claims`)
-      .optional(),
+      .optional()
+      .meta({
+        description: `At most ${LIMITS.claims_per_result} per result, and ${LIMITS.claims_per_fanout} over the latest results of the fan-out (over a limit: 422 limit-exceeded)`,
+      }),
   },
 }).meta({ id: 'FanoutResult', examples: resultExamples })
 export type FanoutResultBody = z.infer<typeof fanoutResultBody>

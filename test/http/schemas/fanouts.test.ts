@@ -344,36 +344,17 @@ describe('bounds on a result', () => {
   })
   const errorsOf = (claims: unknown[]) => bodyErrors(fanoutResultBody, result(claims))
 
-  it('accepts the largest result it allows', () => {
-    const qualifiers = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`q${i}`, 'x'.repeat(2000)]))
-    const sources = Array.from({ length: 100 }, (_, i) => ({
-      uri: `https://a.example/${i}`,
-      excerpt: 'e'.repeat(10_000),
-    }))
+  it('leaves counts and qualifier lengths to the limits, which the service checks after ownership (422)', () => {
+    // test/http/fanout-limits.test.ts holds the 422s; the schema itself takes any count.
+    const qualifiers = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`q${i}`.repeat(30), 'x'.repeat(2000)]),
+    )
+    const sources = Array.from({ length: 101 }, (_, i) => ({ uri: `https://a.example/${i}` }))
     assert.equal(errorsOf([{ ...claim, qualifiers, sources }]), null)
-    assert.equal(errorsOf(Array.from({ length: 1000 }, () => claim)), null)
+    assert.equal(errorsOf(Array.from({ length: 1001 }, () => claim)), null)
   })
 
   const cases: [string, unknown[], string, string][] = [
-    ['1,001 claims', Array.from({ length: 1001 }, () => claim), 'body/claims', 'at most 1000 claims'],
-    [
-      '101 sources',
-      [{ ...claim, sources: Array.from({ length: 101 }, () => ({ uri: 'x' })) }],
-      'body/claims/0/sources',
-      'at most 100 sources',
-    ],
-    [
-      '101 qualifiers',
-      [{ ...claim, qualifiers: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`q${i}`, i])) }],
-      'body/claims/0/qualifiers',
-      'at most 100 qualifiers',
-    ],
-    [
-      'a qualifier text of 2,001 characters',
-      [{ ...claim, qualifiers: { applies_to: 'x'.repeat(2001) } }],
-      'body/claims/0/qualifiers/applies_to',
-      'at most 2000 characters',
-    ],
     [
       'an excerpt of 10,001 characters',
       [{ ...claim, sources: [{ uri: 'x', excerpt: 'e'.repeat(10_001) }] }],
@@ -387,12 +368,10 @@ describe('bounds on a result', () => {
     })
   }
 
-  it('refuses an unnamed qualifier and one named with 201 characters', () => {
-    for (const name of ['', 'q'.repeat(201)]) {
-      const errors = errorsOf([{ ...claim, qualifiers: { [name]: 'x' } }])
-      assert.equal(errors?.length, 1)
-      assert.match(errors![0]!.path, /^body\/claims\/0\/qualifiers/)
-    }
+  it('refuses an unnamed qualifier', () => {
+    const errors = errorsOf([{ ...claim, qualifiers: { '': 'x' } }])
+    assert.equal(errors?.length, 1)
+    assert.match(errors![0]!.path, /^body\/claims\/0\/qualifiers/)
   })
 })
 

@@ -323,7 +323,7 @@ class ReconciledFactVariantsItem(_ResponseModel):
     status: Literal["agreed", "resolved", "contested"]
     answer: FactAnswer | None
     rule: Literal["corroboration", "source_priority", "most_recent_source", "highest_confidence"] | None
-    reason: Literal["qualifier_difference", "no_rule_decides", "insufficient_corroboration"] | None
+    reason: Literal["qualifier_difference", "no_rule_decides", "insufficient_corroboration", "too_many_positions"] | None
 __all__.append("ReconciledFactVariantsItem")
 
 class ReconciledFactPositionsItem(_ResponseModel):
@@ -370,7 +370,7 @@ class ReconciledFact(_ResponseModel):
     answer: FactAnswer | None
     variants: list[ReconciledFactVariantsItem]
     rule: Literal["corroboration", "source_priority", "most_recent_source", "highest_confidence", "human"] | None
-    reason: Literal["qualifier_difference", "no_rule_decides", "insufficient_corroboration"] | None
+    reason: Literal["qualifier_difference", "no_rule_decides", "insufficient_corroboration", "too_many_positions"] | None
     positions: list[ReconciledFactPositionsItem]
     claims: list[ReconciledFactClaimsItem]
     conflicts: list[ReconciledFactConflictsItem]

@@ -747,10 +747,12 @@ export interface components {
                 [key: string]: components["schemas"]["JsonValueInput"];
             };
             effective_date?: string | null;
+            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
             qualifiers?: {
                 [key: string]: string | number | boolean;
             };
             confidence?: number | null;
+            /** @description At most 20 (over it: 422 limit-exceeded) */
             sources: components["schemas"]["ClaimSourceInput"][];
         };
         /**
@@ -830,6 +832,7 @@ export interface components {
             status: "DONE";
             summary: string;
             evidence: components["schemas"]["JsonValueInput"][];
+            /** @description At most 500 per result, and 5000 over the latest results of the fan-out (over a limit: 422 limit-exceeded) */
             claims?: components["schemas"]["ClaimInput"][];
             concerns?: unknown;
             blocking_question?: unknown;
@@ -845,6 +848,7 @@ export interface components {
             summary: string;
             evidence: components["schemas"]["JsonValueInput"][];
             concerns: string[];
+            /** @description At most 500 per result, and 5000 over the latest results of the fan-out (over a limit: 422 limit-exceeded) */
             claims?: components["schemas"]["ClaimInput"][];
             blocking_question?: unknown;
             blocking_reason?: unknown;
@@ -911,7 +915,9 @@ export interface components {
         };
         PanelJudgeInput: {
             judge_id: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             model: string;
+            /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
             context_id: string;
             stage?: (1 | 2) | null;
             role?: ("judge" | "meta") | null;
@@ -1037,9 +1043,12 @@ export interface components {
             mode: "do_and_judge" | "two_stage" | "debate" | "council";
             subject: components["schemas"]["SubmittedSubjectInput"];
             implementer: {
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 model: string;
+                /** @description Compared as an identity: NFKC-normalised and trimmed, it must be 1–200 printable ASCII characters (U+0021–U+007E); two are the same when equal after ASCII lower-casing. Kept and returned as submitted. */
                 context_id: string;
             };
+            /** @description The panel, in order. How many judges a mode takes (do_and_judge 1, two_stage 2, debate 2 and at most one meta, council 2–10) is a panel rule: a panel of another size is a 422 naming the rule. */
             judges: components["schemas"]["PanelJudgeInput"][];
         };
         CouncilFindingInput: {
@@ -1098,6 +1107,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1109,6 +1119,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1120,6 +1131,7 @@ export interface components {
             blocking_reason?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         } | {
             /** @constant */
@@ -1131,6 +1143,7 @@ export interface components {
             blocking_question?: unknown;
             judge_id: string;
             revision: number;
+            /** @description At most 200; a verdict is at most 131072 bytes of canonical JSON (over a limit: 422 limit-exceeded) */
             findings?: components["schemas"]["CouncilFindingInput"][];
         };
         /** @description RFC 9457 problem details */
@@ -1365,6 +1378,7 @@ export interface components {
         FactAnswer: {
             value: components["schemas"]["JsonValue"];
             effective_date: string | null;
+            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
             qualifiers: {
                 [key: string]: string | number | boolean;
             };
@@ -1375,6 +1389,7 @@ export interface components {
             status: "unclaimed" | "agreed" | "resolved" | "contested" | "scoped";
             answer: components["schemas"]["FactAnswer"] | null;
             variants: {
+                /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                 qualifiers: {
                     [key: string]: string | number | boolean;
                 };
@@ -1382,14 +1397,15 @@ export interface components {
                 status: "agreed" | "resolved" | "contested";
                 answer: components["schemas"]["FactAnswer"] | null;
                 rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence") | null;
-                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+                reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration" | "too_many_positions") | null;
             }[];
             rule: ("corroboration" | "source_priority" | "most_recent_source" | "highest_confidence" | "human") | null;
-            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration") | null;
+            reason: ("qualifier_difference" | "no_rule_decides" | "insufficient_corroboration" | "too_many_positions") | null;
             positions: {
                 position_id: string;
                 value: components["schemas"]["JsonValue"];
                 effective_date: string | null;
+                /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                 qualifiers: {
                     [key: string]: string | number | boolean;
                 };
@@ -4747,7 +4763,9 @@ export interface operations {
                 "application/json": {
                     subagent_id: string;
                     run_id: string;
+                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
+                    /** @description An outcome has at most 16 orchestrators, expected and interpreting together (over it: 422 limit-exceeded) */
                     expected_orchestrators?: string[];
                     /** Format: date-time */
                     deadline?: string;
@@ -4822,7 +4840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4950,6 +4968,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
                 };
             };
@@ -5181,7 +5200,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5391,7 +5410,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5706,6 +5725,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description An outcome has at most 16 orchestrators, expected and interpreting together (over it: 422 limit-exceeded) */
                     expected_orchestrators: string[];
                     arbiter_orchestrator_id?: string;
                     /** @description Each outcome's deadline is its creation time plus this many seconds */
@@ -5756,7 +5776,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6001,7 +6021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6184,7 +6204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6284,7 +6304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6757,7 +6777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6940,7 +6960,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7100,6 +7120,7 @@ export interface operations {
                                 [key: string]: components["schemas"]["JsonValueInput"];
                             };
                             effective_date?: string | null;
+                            /** @description At most 8 per claim; names of at most 64 characters, string values of at most 128 (over a limit: 422 limit-exceeded) */
                             qualifiers?: {
                                 [key: string]: string | number | boolean;
                             };
@@ -7164,7 +7185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Well-formed, but the rules of the case refuse it */
+            /** @description Well-formed, but the rules of the case refuse it. An input over one of the limits Arbiter holds every input to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came to); nothing is stored */
             422: {
                 headers: {
                     [name: string]: unknown;
