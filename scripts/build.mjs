@@ -11,8 +11,9 @@
 // package.json one level up from its build), and `dist` is a symbolic link that is swapped to it in one rename(2): a process started
 // before keeps running on the directory it resolved at start (Node follows the link once, for the entry point),
 // lazy imports and worker threads included, and one started after gets the new build whole. The last few builds
-// are kept for processes still running on them. A package's files are each written beside and renamed over the
-// old one (a package is loaded whole at start, and `npm pack` needs a real directory).
+// are kept, and any older one that a live process marked as its own (src/build-in-use.ts). A package's files are
+// each written beside and renamed over the old one (a package is loaded whole at start, and `npm pack` needs a
+// real directory).
 //
 // Plain JavaScript, so that it runs before anything is compiled.
 
@@ -31,15 +32,20 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises'
-import { dirname, join, relative } from 'node:path'
+import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Build stamps and the build lock. */
 const STATE = join(ROOT, '.dist-state')
 const BUILD_PREFIX = '.dist-build-'
-/** Builds of the service kept besides the current one, for processes started on them. */
-const KEEP_PREVIOUS = 3
+/**
+ * Builds of the service kept besides the current one, whether or not a process still runs on them; a build marked
+ * in use by a live process (MARKS) is kept whatever its age. ARBITER_BUILDS_KEPT overrides it (the build's test).
+ */
+const KEEP_PREVIOUS = Number.parseInt(process.env.ARBITER_BUILDS_KEPT ?? '3', 10)
+/** The folder in a build where each process running on it leaves a file named by its pid (src/build-in-use.ts). */
+const MARKS = '.in-use'
 
 const ifStale = process.argv.includes('--if-stale')
 const packagesOnly = process.argv.includes('--packages')
@@ -170,7 +176,8 @@ async function buildApp() {
   // With --if-stale, starting from a copy of the current build lets the compiler's incremental mode write only
   // what changed (its .tsbuildinfo names sources relative to itself: every build directory sits at the same depth),
   // and keeps the embedded database's template when PGlite is the same. A full build starts empty.
-  if (ifStale && current?.startsWith(join(ROOT, BUILD_PREFIX))) await cp(current, target, { recursive: true })
+  if (ifStale && current?.startsWith(join(ROOT, BUILD_PREFIX)))
+    await cp(current, target, { recursive: true, filter: (source) => basename(source) !== MARKS })
   else await mkdir(target, { recursive: true })
   try {
     tsc(['-p', 'tsconfig.build.json', '--outDir', target, '--tsBuildInfoFile', join(target, '.tsbuildinfo')])
@@ -223,8 +230,19 @@ async function pruneBuilds(current) {
     builds.push({ name, at: (await stat(join(ROOT, name))).mtimeMs })
   }
   builds.sort((a, b) => b.at - a.at)
-  for (const old of builds.slice(KEEP_PREVIOUS))
+  for (const old of builds.slice(KEEP_PREVIOUS)) {
+    if (await inUse(join(ROOT, old.name))) continue
     await rm(join(ROOT, old.name), { recursive: true, force: true })
+  }
+}
+
+/** Whether a live process marked the build as the one it runs on (a mark of a process gone is ignored). */
+async function inUse(build) {
+  const marks = await readdir(join(build, MARKS)).catch(() => [])
+  return marks.some((name) => {
+    const pid = Number.parseInt(name, 10)
+    return Number.isInteger(pid) && isAlive(pid)
+  })
 }
 
 /** One build at a time: a second one waits, then finds the first one's work done (with --if-stale). */

@@ -1,11 +1,13 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { markBuildInUse } from './build-in-use.ts'
 import { describeCliFailure } from './cli-failure.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { loggerOptions } from './logger.ts'
 
 /** The process: config, logger, listen, graceful shutdown. The app itself never touches the process. */
 export async function serve(): Promise<void> {
+  markBuildInUse()
   let config: ReturnType<typeof loadConfig>
   try {
     config = loadConfig(process.env)

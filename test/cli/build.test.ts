@@ -4,6 +4,7 @@ import {
   appendFile,
   cp,
   lstat,
+  mkdir,
   mkdtemp,
   readdir,
   readFile,
@@ -11,6 +12,7 @@ import {
   rm,
   stat,
   symlink,
+  writeFile,
 } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -28,10 +30,15 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 let repo: string
 
 function build(...args: string[]): { code: number | null; output: string; ms: number } {
+  return buildWith({}, ...args)
+}
+
+function buildWith(env: NodeJS.ProcessEnv, ...args: string[]): { code: number | null; output: string; ms: number } {
   const started = performance.now()
   const result = spawnSync(process.execPath, [join(repo, 'scripts', 'build.mjs'), ...args], {
     cwd: repo,
     encoding: 'utf8',
+    env: { ...process.env, ...env },
   })
   return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: performance.now() - started }
 }
@@ -102,5 +109,37 @@ describe('the build (scripts/build.mjs)', () => {
     assert.match(await readFile(join(secondBuild, 'pagination.js'), 'utf8'), /BUILD_TEST_MARKER/)
     assert.deepEqual(await fingerprint(firstBuild), before, 'no file of the previous build was rewritten')
     assert.doesNotMatch(await readFile(join(firstBuild, 'pagination.js'), 'utf8'), /BUILD_TEST_MARKER/)
+
+    // Old builds are pruned, except one a live process runs on (this test's process marks the first build as a
+    // service does at start); a mark left by a process gone keeps nothing.
+    await mkdir(join(firstBuild, '.in-use'), { recursive: true })
+    await writeFile(join(firstBuild, '.in-use', String(process.pid)), '')
+    const abandoned = join(repo, '.dist-build-abandoned')
+    await mkdir(join(abandoned, '.in-use'), { recursive: true })
+    await writeFile(join(abandoned, '.in-use', String(deadPid())), '')
+    await appendFile(join(repo, 'src', 'pagination.ts'), '\nexport const BUILD_TEST_MARKER_2 = 2\n')
+    const third = buildWith({ ARBITER_BUILDS_KEPT: '0' }, '--if-stale')
+    assert.equal(third.code, 0, third.output)
+    const thirdBuild = await distTarget()
+    assert.ok(await exists(firstBuild), 'the build a live process runs on is kept')
+    const kept = await fingerprint(firstBuild)
+    kept.delete(join('.in-use', String(process.pid)))
+    assert.deepEqual(kept, before)
+    assert.ok(!(await exists(abandoned)), 'a build marked only by a process gone is pruned')
+    assert.ok(!(await exists(secondBuild)), 'an unmarked old build is pruned')
+    assert.ok(!(await exists(join(thirdBuild, '.in-use'))), 'marks are not copied into a new build')
   })
 })
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  )
+}
+
+/** A pid no process has: one of a child that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', ''])
+  return child.pid ?? 2 ** 22 + 1
+}
