@@ -33,7 +33,10 @@ function build(...args: string[]): { code: number | null; output: string; ms: nu
   return buildWith({}, ...args)
 }
 
-function buildWith(env: NodeJS.ProcessEnv, ...args: string[]): { code: number | null; output: string; ms: number } {
+function buildWith(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): { code: number | null; output: string; ms: number } {
   const started = performance.now()
   const result = spawnSync(process.execPath, [join(repo, 'scripts', 'build.mjs'), ...args], {
     cwd: repo,
