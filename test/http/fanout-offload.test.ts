@@ -92,6 +92,9 @@ describe('deciding a large fan-out off the main thread', () => {
     const response = await reconcile
     assert.equal(response.statusCode, 200, response.body)
     assert.equal(workers.tasksDone, done + 1, 'the decision was made by a worker')
+    // A large envelope is sent as its bytes, with the same headers a small one gets.
+    assert.equal(response.headers['content-type'], 'application/json; charset=utf-8')
+    assert.equal(Number(response.headers['content-length']), Buffer.byteLength(response.body))
     assert.ok(healthzWhileDeciding > 0, '/healthz was answered while the worker decided')
 
     const envelope = response.json()
