@@ -48,6 +48,10 @@ export interface AppConfig
   /** Manifest stream: how often new manifests are looked for, and the heartbeat interval. */
   ssePollMs?: number
   sseHeartbeatMs?: number
+  /** Unknown or revoked keys per client address per minute before 429; 0 off (default 60). */
+  authFailuresPerMinute?: number
+  /** Open manifest streams this replica serves before it answers 503 (default 1,000). */
+  sseMaxStreams?: number
   /** A request must arrive whole within this (slow clients are cut off with 408); default 30 s. */
   requestTimeoutMs?: number
   /** Load shedding (503 + Retry-After) instead of unbounded queues; defaults suit production. */
@@ -189,6 +193,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     manifestSchema: manifestSchemaOfEveryKind(),
     ssePollMs: config.ssePollMs ?? 500,
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,
+    sseMaxStreams: config.sseMaxStreams ?? 1000,
   })
   for (const kind of CASE_KIND_MODULES) await app.register(kind.routes)
   await app.register(import('./http/routes/console.ts'))

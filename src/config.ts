@@ -82,6 +82,11 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(6000),
+  ARBITER_AUTH_FAILURES_PER_MINUTE: z.coerce
+    .number({ message: 'expected a request count' })
+    .int()
+    .min(0)
+    .default(60),
   ARBITER_CHECKPOINT_INTERVAL_MS: z.coerce
     .number({ message: 'expected a number of milliseconds' })
     .int()
@@ -136,6 +141,8 @@ export interface Config {
   dbPoolMax: number
   /** Requests per key per minute; 0 disables rate limiting. */
   rateLimitPerMinute: number
+  /** Unknown or revoked keys per client address per minute before 429; 0 disables. */
+  authFailuresPerMinute: number
   /** At most one background checkpoint per interval while the log grows. */
   checkpointIntervalMs: number
   /** How long the audit log's sequencer lets entries gather after a batch that was not full (0 to 1000). */
@@ -178,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.ARBITER_AUTH_FAILURES_PER_MINUTE,
     checkpointIntervalMs: e.ARBITER_CHECKPOINT_INTERVAL_MS,
     sequencerLingerMs: e.ARBITER_SEQUENCER_LINGER_MS,
     logOrigin: e.ARBITER_LOG_ORIGIN,

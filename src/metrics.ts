@@ -14,6 +14,10 @@ export interface Metrics {
   recordsSequenced: Counter
   /** Whether this replica holds the sequencer's lease, read at every scrape from `sequencerLeader.source`. */
   sequencerLeader: { source: () => boolean }
+  /** Pages of manifests the stream feed read: one per page, however many streams it was written to. */
+  streamPagesRead: Counter
+  /** Open manifest streams on this replica, read at every scrape from `streamsOpen.source`. */
+  streamsOpen: { source: () => number }
 }
 
 export function createMetrics(pool: Pool): Metrics {
@@ -39,9 +43,24 @@ export function createMetrics(pool: Pool): Metrics {
       this.set(sequencerLeader.source() ? 1 : 0)
     },
   })
+  const streamsOpen = { source: () => 0 }
+  new Gauge({
+    name: 'arbiter_manifest_streams_open',
+    help: 'Open manifest streams (SSE) on this replica',
+    registers: [registry],
+    collect() {
+      this.set(streamsOpen.source())
+    },
+  })
   return {
     registry,
     sequencerLeader,
+    streamsOpen,
+    streamPagesRead: new Counter({
+      name: 'arbiter_manifest_stream_pages_read_total',
+      help: 'Pages of manifests read for the manifest streams: one read is written to every stream at that point',
+      registers: [registry],
+    }),
     sequencingLag: new Histogram({
       name: 'arbiter_audit_sequencing_lag_seconds',
       help: 'From an audit record being written (its at) to its batch committing in the log, on the sequencing replica',

@@ -38,8 +38,17 @@ export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>
 }
 
 /**
+ * Rows of a byte-bounded page statement (src/db/bounded-page.ts) carry how many rows the page held before its
+ * byte bound cut it short: fewer rows than that means more follow.
+ */
+interface MaybeBoundedRow {
+  page_rows?: number
+}
+
+/**
  * Reads one page: `fetch` returns up to `limit + 1` rows after the decoded position; the extra row only tells that
- * another page exists. `position` names where the page's last row stands, for the next cursor.
+ * another page exists, and so does a page its byte bound cut short. `position` names where the page's last row
+ * stands, for the next cursor.
  */
 async function readPage<R, V, P>(
   page: PageRequest,
@@ -50,7 +59,8 @@ async function readPage<R, V, P>(
 ): Promise<Page<V>> {
   const after = decodeCursor(page.cursor, positionSchema)
   const rows = await fetch(after, page.limit + 1)
-  const more = rows.length > page.limit
+  const held = (rows[0] as MaybeBoundedRow | undefined)?.page_rows
+  const more = rows.length > page.limit || (held !== undefined && held > rows.length)
   const pageRows = more ? rows.slice(0, page.limit) : rows
   const last = pageRows[pageRows.length - 1]
   return {

@@ -63,6 +63,7 @@ export async function startRuntime(
         dbPoolMax: database.poolMax,
         bodyLimitBytes: config.bodyLimitBytes,
         rateLimitPerMinute: config.rateLimitPerMinute,
+        authFailuresPerMinute: config.authFailuresPerMinute,
         probeAllowedHosts: config.probeAllowedHosts,
         probeAllowPrivate: config.probeAllowPrivate,
         probeEnv: probeEnvironment(env),

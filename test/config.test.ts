@@ -14,6 +14,7 @@ describe('loadConfig', () => {
     assert.equal(config.bodyLimitBytes, 1048576)
     assert.equal(config.logLevel, 'info')
     assert.equal(config.sequencerLingerMs, 20)
+    assert.equal(config.authFailuresPerMinute, 60)
     assert.ok(Object.isFrozen(config))
   })
 
@@ -47,6 +48,9 @@ describe('loadConfig', () => {
     ['ARBITER_BOOTSTRAP_ADMIN_KEY', 'short'],
     ['ARBITER_SEQUENCER_LINGER_MS', '1001'],
     ['ARBITER_SEQUENCER_LINGER_MS', '-1'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', 'many'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', '-1'],
+    ['ARBITER_AUTH_FAILURES_PER_MINUTE', '2.5'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'grpc://collector:4317'],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
@@ -64,6 +68,11 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  it('reads ARBITER_AUTH_FAILURES_PER_MINUTE, 0 turning the throttle off', () => {
+    assert.equal(loadConfig({ ARBITER_AUTH_FAILURES_PER_MINUTE: '5' }).authFailuresPerMinute, 5)
+    assert.equal(loadConfig({ ARBITER_AUTH_FAILURES_PER_MINUTE: '0' }).authFailuresPerMinute, 0)
+  })
 
   describe('tracing (the standard OTEL_* variables)', () => {
     it('is off with no OTLP endpoint set', () => {

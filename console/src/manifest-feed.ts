@@ -1,9 +1,10 @@
 import type { Api } from './api.ts'
 import { EventStream, type StreamState } from './event-stream.ts'
-import { auditSeqOf, type Envelope } from './shapes.ts'
+import { auditSeqOf, type Envelope, type ManifestSummary, type Page, summarizeManifest } from './shapes.ts'
 
 export interface FeedEntry {
-  envelope: Envelope
+  /** What the feed shows of the manifest (the whole envelope is read when its case is opened). */
+  manifest: ManifestSummary
   /** The manifest's place in the audit log (the SSE event id). */
   seq: number | null
   /** When the console received it over the stream; null for manifests loaded with the page. */
@@ -12,11 +13,13 @@ export interface FeedEntry {
 
 const HOUR_MS = 3_600_000
 const MAX_ENTRIES = 20_000
+const MAX_PAGES = 40
 
 /**
  * Every manifest of the last hour, kept current: first the list (`GET /v1/manifests?since=`), then the stream,
  * resumed right after the newest listed manifest so nothing issued in between is missed. Views subscribe to it;
- * it lives as long as the operator's key.
+ * it lives as long as the operator's key. Manifests can be large: the list is read page by page (each bounded by
+ * the server), and only each manifest's summary is kept, never the envelope.
  */
 export class ManifestFeed {
   /** Newest first. */
@@ -32,11 +35,15 @@ export class ManifestFeed {
   async start(): Promise<void> {
     try {
       const since = new Date(Date.now() - HOUR_MS).toISOString()
-      const listed = await this.api.getAll<Envelope>(
-        `/v1/manifests?since=${encodeURIComponent(since)}&limit=500`,
-        40,
-      )
-      for (const envelope of listed) this.add(envelope, auditSeqOf(envelope), null)
+      const path = `/v1/manifests?since=${encodeURIComponent(since)}&limit=500`
+      let cursor: string | null = null
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const url: string = cursor === null ? path : `${path}&cursor=${encodeURIComponent(cursor)}`
+        const answer: Page<Envelope> = await this.api.get<Page<Envelope>>(url)
+        for (const envelope of answer.items) this.add(envelope, auditSeqOf(envelope), null)
+        cursor = answer.next_cursor
+        if (cursor === null) break
+      }
     } catch (err) {
       this.loadError = err
     }
@@ -81,14 +88,13 @@ export class ManifestFeed {
     const id = envelope.manifest?.manifest_id
     if (!id || this.seen.has(id)) return
     this.seen.add(id)
-    this.entries.unshift({ envelope, seq, arrivedAt })
+    this.entries.unshift({ manifest: summarizeManifest(envelope.manifest), seq, arrivedAt })
     // Log order, newest first (the list arrives oldest first, the stream in order).
     if (this.entries.length > 1 && seq !== null && (this.entries[1]?.seq ?? -1) > seq) {
       this.entries.sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0))
     }
     if (this.entries.length > MAX_ENTRIES) {
-      for (const dropped of this.entries.splice(MAX_ENTRIES))
-        this.seen.delete(dropped.envelope.manifest.manifest_id)
+      for (const dropped of this.entries.splice(MAX_ENTRIES)) this.seen.delete(dropped.manifest.manifest_id)
     }
     if (arrivedAt !== null) this.notify()
   }

@@ -360,25 +360,63 @@ export function escalationCase(escalation: Escalation): CaseKind {
   return escalation.case ?? 'outcome'
 }
 
+/** What the console keeps of a manifest in its feed: what a feed line and the chart show, not the decision. */
+export type ManifestSummary = Omit<ManifestCommon, 'audit_seq'> &
+  Partial<
+    Pick<OutcomeManifest, 'outcome_id' | 'subagent_id' | 'run_id'> &
+      Pick<ReconciliationManifest, 'fanout_id' | 'fanout_key'> &
+      Pick<ReviewManifest, 'review_id' | 'review_key'>
+  >
+
+/**
+ * A manifest's summary: a manifest may be megabytes (a fan-out's facts, a review's findings), and the feed keeps an
+ * hour of them.
+ */
+export function summarizeManifest(manifest: Manifest): ManifestSummary {
+  const m = manifest as ManifestCommon & ManifestSummary
+  const summary: ManifestSummary = {
+    manifest_id: m.manifest_id,
+    issued_at: m.issued_at,
+    verdict: m.verdict,
+    directive: m.directive,
+    supersedes: m.supersedes,
+  }
+  if (m.kind !== undefined) summary.kind = m.kind
+  for (const field of [
+    'outcome_id',
+    'subagent_id',
+    'run_id',
+    'fanout_id',
+    'fanout_key',
+    'review_id',
+    'review_key',
+  ] as const) {
+    if (typeof m[field] === 'string') summary[field] = m[field]
+  }
+  return summary
+}
+
 /** The case a manifest belongs to, as a console location and a human label. */
-export function caseOf(manifest: Manifest): { href: string; label: string; kindLabel: string } {
+export function caseOf(manifest: ManifestSummary): { href: string; label: string; kindLabel: string } {
   switch (manifestKind(manifest)) {
-    case 'reconciliation': {
-      const m = manifest as ReconciliationManifest
-      return { href: `#/fanouts/${m.fanout_id}`, label: m.fanout_key, kindLabel: 'fan-out' }
-    }
-    case 'review': {
-      const m = manifest as ReviewManifest
-      return { href: `#/reviews/${m.review_id}`, label: m.review_key, kindLabel: 'review' }
-    }
-    default: {
-      const m = manifest as OutcomeManifest
+    case 'reconciliation':
       return {
-        href: `#/outcomes/${m.outcome_id}`,
-        label: `${m.subagent_id} / ${m.run_id}`,
+        href: `#/fanouts/${manifest.fanout_id}`,
+        label: manifest.fanout_key ?? '',
+        kindLabel: 'fan-out',
+      }
+    case 'review':
+      return {
+        href: `#/reviews/${manifest.review_id}`,
+        label: manifest.review_key ?? '',
+        kindLabel: 'review',
+      }
+    default:
+      return {
+        href: `#/outcomes/${manifest.outcome_id}`,
+        label: `${manifest.subagent_id} / ${manifest.run_id}`,
         kindLabel: 'outcome',
       }
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import { eachArrayRow, queryArrays } from '../db/array-rows.ts'
+import { boundedPageQuery } from '../db/bounded-page.ts'
 import { isoText } from '../db/iso-text.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
@@ -91,6 +92,31 @@ export async function listAuditRecordTexts(
 export function auditRecordTextsQuery(filter: AuditFilter, limit: number) {
   return { text: LIST_AUDIT_RECORD_TEXTS, values: listParameters(filter, limit) }
 }
+
+/**
+ * The statement of a page of `GET /v1/audit/records` (rows as `listAuditRecordTexts` reads them, each with
+ * `page_rows`), bounded in bytes (src/db/bounded-page.ts), for a read-your-writes read by `seq`.
+ */
+export function auditRecordPageQuery(filter: AuditFilter, limit: number) {
+  return { text: AUDIT_RECORD_PAGE, values: listParameters(filter, limit) }
+}
+
+const AUDIT_RECORD_PAGE = boundedPageQuery({
+  table: 'audit_records',
+  alias: 'a',
+  key: 'seq',
+  columns: `a.seq, ${isoText('a.at')} AS at, a.kind, a.actor, a.outcome_id, a.manifest_id, a.subagent_id,
+       a.orchestrator_id, a.verdict, a.data::text AS data, a.prev_hash, a.hash`,
+  where: `($1::uuid IS NULL OR a.outcome_id = $1) AND ($2::text IS NULL OR a.subagent_id = $2)
+       AND ($3::text IS NULL OR a.orchestrator_id = $3) AND ($4::text IS NULL OR a.kind = $4)
+       AND ($5::text IS NULL OR a.verdict = $5) AND ($6::timestamptz IS NULL OR a.at >= $6)
+       AND ($7::timestamptz IS NULL OR a.at <= $7) AND ($8::bigint IS NULL OR a.seq > $8)
+       AND ($10::text IS NULL OR a.data->>'review_id' = $10)
+       AND ($11::text IS NULL OR a.data->>'fanout_id' = $11)`,
+  order: ['seq'],
+  itemBytes: '600 + octet_length(a.data::text)',
+  limit: '$9',
+})
 
 const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, ${isoText('at')} AS at, kind, actor, outcome_id, manifest_id, subagent_id,
        orchestrator_id, verdict, data::text AS data, prev_hash, hash

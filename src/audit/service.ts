@@ -3,6 +3,7 @@ import type { ServiceContext } from '../services/context.ts'
 import {
   type AuditFilter,
   type AuditTextRow,
+  auditRecordPageQuery,
   auditRecordText,
   auditRecordTextsQuery,
   listAuditRecordTexts,
@@ -25,7 +26,7 @@ export async function pageAuditRecords(
   return readSeqPage(
     page,
     (afterSeq, limit) =>
-      ctx.auditLog.readYourWrites<AuditTextRow>(auditRecordTextsQuery({ ...query, afterSeq }, limit), 'seq'),
+      ctx.auditLog.readYourWrites<AuditTextRow>(auditRecordPageQuery({ ...query, afterSeq }, limit), 'seq'),
     (row) => row.seq,
     (row) => auditRecordText(row).text,
   )

@@ -1,15 +1,21 @@
 import type { ServerResponse } from 'node:http'
+import { findRevokedKeyIds } from '../db/repositories/api-keys.ts'
 import { latestManifestSeq, listManifests } from '../db/repositories/manifests.ts'
+import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { envelopeText } from './manifests.ts'
 
-interface Subscriber {
-  raw: ServerResponse
+/** One open stream: from its admission until it closes. */
+interface Stream {
+  keyId: string
+  /** Set once the response is ready for events; null while the stream is being opened. */
+  raw: ServerResponse | null
   /** audit_seq of the last manifest this client was sent. */
   cursor: number
-  busy: boolean
   /** Set while the socket's buffer is full; the client is skipped (and holds nothing) until it drains. */
   blockedSince: number | null
+  /** Its key was revoked while the stream was being opened. */
+  revoked: boolean
 }
 
 export interface FeedOptions {
@@ -17,59 +23,158 @@ export interface FeedOptions {
   heartbeatMs: number
   /** A client whose buffer stays full this long is disconnected. */
   stallLimitMs: number
+  /** Open streams per API key; one more → 429. */
+  maxStreamsPerKey: number
+  /** Open streams on this replica; one more → 503. */
+  maxStreams: number
   onError: (err: unknown) => void
+  /** Called for each page of manifests read (whatever the number of streams it is written to). */
+  onPageRead?: () => void
 }
 
+/** Manifests read per page while streams catch up (fewer once they come to a list page's byte bound). */
 const BATCH = 100
+/** What a refused stream is told to wait before it tries again (seconds, Retry-After). */
+export const STREAM_RETRY_AFTER_SECONDS = 5
+
+/**
+ * A stream's admission: `open` makes it receive events; `release` gives its slot back (when the response closes,
+ * or if it never opens).
+ */
+export interface StreamTicket {
+  open(raw: ServerResponse, lastEventId: number | null): Promise<void>
+  release(): void
+}
 
 /**
  * Server-Sent Events for GET /v1/manifests/stream. Polls the manifests table instead of LISTEN/NOTIFY: a LISTEN
- * connection would be held for good (and the embedded database serves one at a time). Each tick asks for the
- * newest seq once; only clients behind it query, each with a short pooled query, so a slow client never holds a
- * database connection — while its socket is full it is simply skipped.
+ * connection would be held for good (and the embedded database serves one at a time).
+ *
+ * One pump delivers to every stream, one page of manifests at a time: it reads the page after the lowest cursor
+ * among the streams that are behind, writes each event, encoded once, to every stream at that cursor, and goes on
+ * until none is behind. So the feed holds at most one page (a list page's bounds: BATCH manifests or about 4 MiB)
+ * however many streams replay from however far back, and a thousand live streams share one read and one copy of
+ * each event. A client whose socket is full is skipped (it holds only what it was already written) and dropped if
+ * it stays full; a slow client never holds a database connection.
+ *
+ * Streams are bounded per key and per replica, and a revoked key's streams close as soon as this replica hears
+ * of the revocation (see KeyCache.onRevoked).
  */
 export class ManifestFeed {
-  private readonly subscribers = new Set<Subscriber>()
+  private readonly streams = new Set<Stream>()
+  private readonly perKey = new Map<string, number>()
   private pollTimer: NodeJS.Timeout | null = null
   private heartbeatTimer: NodeJS.Timeout | null = null
-  private polling = false
+  private pumping = false
+  private pumpAgain = false
+  /** Set by close(): a stream still being opened then ends instead (it would hold the server's close forever). */
+  private closed = false
 
   constructor(
     private readonly ctx: Pick<ServiceContext, 'db'>,
     private readonly options: FeedOptions,
   ) {}
 
-  async subscribe(raw: ServerResponse, lastEventId: number | null): Promise<void> {
-    const cursor = lastEventId ?? (await latestManifestSeq(this.ctx.db))
-    const subscriber: Subscriber = { raw, cursor, busy: false, blockedSince: null }
-    this.subscribers.add(subscriber)
-    raw.on('close', () => this.subscribers.delete(subscriber))
-    raw.on('drain', () => {
-      subscriber.blockedSince = null
-    })
-    this.ensureTimers()
-    // Catch up at once rather than at the next tick.
-    void this.deliver(subscriber, Number.POSITIVE_INFINITY)
+  /**
+   * Admits a stream of `keyId`, or refuses it: 429 past the key's streams, 503 past this replica's. The slot is
+   * taken at once, so concurrent opens cannot pass the bounds together.
+   */
+  admit(keyId: string): StreamTicket {
+    if (this.closed || this.streams.size >= this.options.maxStreams) {
+      throw new AppError(
+        'OVERLOADED',
+        `this replica serves ${this.options.maxStreams} manifest streams already; retry later`,
+      )
+    }
+    const held = this.perKey.get(keyId) ?? 0
+    if (held >= this.options.maxStreamsPerKey) {
+      throw new AppError(
+        'RATE_LIMITED',
+        `this key has ${this.options.maxStreamsPerKey} manifest streams open already; close one first`,
+      )
+    }
+    const stream: Stream = { keyId, raw: null, cursor: 0, blockedSince: null, revoked: false }
+    this.streams.add(stream)
+    this.perKey.set(keyId, held + 1)
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      this.streams.delete(stream)
+      const left = (this.perKey.get(keyId) ?? 1) - 1
+      if (left > 0) this.perKey.set(keyId, left)
+      else this.perKey.delete(keyId)
+      if (this.streams.size === 0) this.stopTimers()
+    }
+    return {
+      release,
+      open: async (raw, lastEventId) => {
+        if (released) return
+        stream.cursor = lastEventId ?? (await latestManifestSeq(this.ctx.db))
+        if (stream.revoked || released || this.closed) {
+          raw.end()
+          release()
+          return
+        }
+        stream.raw = raw
+        raw.on('drain', () => {
+          stream.blockedSince = null
+          this.wake()
+        })
+        this.ensureTimers()
+        // Catch up at once rather than at the next tick.
+        this.wake()
+      },
+    }
   }
 
   /** New manifests may be there: look now instead of at the next tick. */
   poke(): void {
-    if (this.subscribers.size > 0) void this.poll()
+    if (this.streams.size > 0) this.wake()
   }
 
+  /**
+   * `keyId` was revoked: its streams end now. Null: a key was revoked without being named (an announcement from
+   * a replica of an earlier version); the keys of the open streams are read again.
+   */
+  keyRevoked(keyId: string | null): void {
+    if (keyId !== null) {
+      this.closeStreamsOf(new Set([keyId]))
+      return
+    }
+    const keyIds = [...this.perKey.keys()]
+    if (keyIds.length === 0) return
+    findRevokedKeyIds(this.ctx.db, keyIds).then(
+      (revoked) => this.closeStreamsOf(new Set(revoked)),
+      (err) => this.options.onError(err),
+    )
+  }
+
+  /** Open streams (those being opened included). */
   get size(): number {
-    return this.subscribers.size
+    return this.streams.size
   }
 
   close(): void {
-    for (const subscriber of this.subscribers) subscriber.raw.end()
-    this.subscribers.clear()
+    this.closed = true
+    for (const stream of this.streams) stream.raw?.end()
+    this.streams.clear()
+    this.perKey.clear()
     this.stopTimers()
+  }
+
+  private closeStreamsOf(keyIds: Set<string>): void {
+    for (const stream of this.streams) {
+      if (!keyIds.has(stream.keyId)) continue
+      stream.revoked = true
+      // end() flushes what was written; the 'close' event gives the slot back.
+      stream.raw?.end()
+    }
   }
 
   private ensureTimers(): void {
     if (!this.pollTimer) {
-      this.pollTimer = setInterval(() => void this.poll(), this.options.pollMs)
+      this.pollTimer = setInterval(() => this.wake(), this.options.pollMs)
       this.pollTimer.unref()
     }
     if (!this.heartbeatTimer) {
@@ -87,52 +192,80 @@ export class ManifestFeed {
 
   private heartbeat(): void {
     const now = Date.now()
-    for (const subscriber of this.subscribers) {
-      if (subscriber.blockedSince !== null && now - subscriber.blockedSince > this.options.stallLimitMs) {
-        subscriber.raw.destroy()
-        this.subscribers.delete(subscriber)
+    for (const stream of this.streams) {
+      const raw = stream.raw
+      if (!raw) continue
+      if (stream.blockedSince !== null && now - stream.blockedSince > this.options.stallLimitMs) {
+        raw.destroy()
         continue
       }
-      if (subscriber.blockedSince === null) subscriber.raw.write(': heartbeat\n\n')
-    }
-    if (this.subscribers.size === 0) this.stopTimers()
-  }
-
-  private async poll(): Promise<void> {
-    if (this.polling || this.subscribers.size === 0) return
-    this.polling = true
-    try {
-      const latest = await latestManifestSeq(this.ctx.db)
-      await Promise.all([...this.subscribers].map((subscriber) => this.deliver(subscriber, latest)))
-    } catch (err) {
-      this.options.onError(err)
-    } finally {
-      this.polling = false
+      if (stream.blockedSince === null) raw.write(': heartbeat\n\n')
     }
   }
 
-  private async deliver(subscriber: Subscriber, latest: number): Promise<void> {
-    if (subscriber.busy || subscriber.blockedSince !== null || subscriber.cursor >= latest) return
-    subscriber.busy = true
+  /** Runs the pump, or has the running one go round once more. */
+  private wake(): void {
+    if (this.pumping) {
+      this.pumpAgain = true
+      return
+    }
+    void this.pump()
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true
     try {
-      for (;;) {
-        const rows = await listManifests(this.ctx.db, { afterSeq: subscriber.cursor }, BATCH)
-        for (const row of rows) {
-          if (!this.subscribers.has(subscriber)) return
-          const envelope = envelopeText(row)
-          const flushed = subscriber.raw.write(`event: manifest\nid: ${row.audit_seq}\ndata: ${envelope}\n\n`)
-          subscriber.cursor = row.audit_seq ?? subscriber.cursor
-          if (!flushed) {
-            subscriber.blockedSince = Date.now()
-            return
+      do {
+        this.pumpAgain = false
+        if (this.streams.size === 0) return
+        const latest = await latestManifestSeq(this.ctx.db)
+        for (;;) {
+          const behind = this.readyStreamsBehind(latest)
+          if (behind.length === 0) break
+          const cursor = Math.min(...behind.map((stream) => stream.cursor))
+          const group = behind.filter((stream) => stream.cursor === cursor)
+          const rows = await listManifests(this.ctx.db, { afterSeq: cursor }, BATCH)
+          this.options.onPageRead?.()
+          if (rows.length === 0) {
+            // Nothing placed after the cursor after all: wait for the next tick.
+            for (const stream of group) stream.cursor = latest
+            continue
+          }
+          for (const row of rows) {
+            const seq = row.audit_seq ?? cursor
+            // One copy of each event, written to every stream at this point of the log.
+            const event = Buffer.from(`event: manifest\nid: ${seq}\ndata: ${envelopeText(row)}\n\n`, 'utf8')
+            for (const stream of group) {
+              if (!this.receives(stream) || stream.cursor >= seq) continue
+              const flushed = stream.raw!.write(event)
+              stream.cursor = seq
+              if (!flushed) stream.blockedSince = Date.now()
+            }
           }
         }
-        if (rows.length < BATCH) return
-      }
+      } while (this.pumpAgain)
     } catch (err) {
       this.options.onError(err)
     } finally {
-      subscriber.busy = false
+      this.pumping = false
     }
+  }
+
+  private readyStreamsBehind(latest: number): Stream[] {
+    const behind: Stream[] = []
+    for (const stream of this.streams)
+      if (this.receives(stream) && stream.cursor < latest) behind.push(stream)
+    return behind
+  }
+
+  /** Whether events are written to the stream now: open, not revoked, its socket not full. */
+  private receives(stream: Stream): boolean {
+    return (
+      stream.raw !== null &&
+      !stream.revoked &&
+      stream.blockedSince === null &&
+      this.streams.has(stream) &&
+      !stream.raw.writableEnded
+    )
   }
 }

@@ -130,7 +130,9 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
     'to has the type `urn:arbiter:problem:limit-exceeded` and the extension members `limit` (the name of the limit, ' +
     'e.g. `claims_per_result`, `manifest_bytes`), `max` (its value) and, when known, `actual` (what the input came ' +
     'to); nothing is stored',
-  429: 'Too many requests with this key: retry after Retry-After seconds',
+  429:
+    'Too many requests with this key, or too many unknown or revoked keys from this address: retry after ' +
+    'Retry-After seconds',
   503: 'Overloaded or the database is unreachable: retry after Retry-After seconds',
 }
 

@@ -30,12 +30,23 @@ export const FRESH_MS = 1500
 const RECONNECT_MS = 1000
 const MAX_ENTRIES = 10_000
 
-const localCaches = new Set<KeyCache>()
+/** Caches that hear of revocations only from this process: 'local' and 'off' (a 'listen' cache hears its own NOTIFY). */
+const inProcessCaches = new Set<KeyCache>()
 
-/** A key was revoked in this process: clears every cache of this process (the embedded database's case). */
-export function keyRevokedInProcess(): void {
-  for (const cache of localCaches) cache.invalidate()
+/**
+ * A key was revoked in this process (null: a revocation may have been): clears every local cache of this process
+ * (the embedded database's case) and tells the revocation listeners of every cache that hears of revocations only
+ * from here.
+ */
+export function keyRevokedInProcess(keyId: string | null): void {
+  for (const cache of inProcessCaches) {
+    if (keyId === null) cache.invalidate()
+    else cache.revoked(keyId)
+  }
 }
+
+/** Told that a key was revoked: its id, or null when a replica announced a revocation without naming the key. */
+export type RevocationListener = (keyId: string | null) => void
 
 interface AckWaiter {
   needed: number
@@ -57,6 +68,7 @@ export class KeyCache {
   private heartbeat: NodeJS.Timeout | null = null
   private reconnect: NodeJS.Timeout | null = null
   private closed = false
+  private readonly revocationListeners = new Set<RevocationListener>()
 
   constructor(
     mode: KeyCacheMode,
@@ -67,13 +79,14 @@ export class KeyCache {
 
   /** Starts listening (listen mode; the cache serves once its first heartbeat comes back). */
   start(): void {
-    if (this.mode === 'local') localCaches.add(this)
+    if (this.mode !== 'listen') inProcessCaches.add(this)
     if (this.mode === 'listen') void this.connect()
   }
 
   async close(): Promise<void> {
     this.closed = true
-    localCaches.delete(this)
+    inProcessCaches.delete(this)
+    this.revocationListeners.clear()
     if (this.heartbeat) clearInterval(this.heartbeat)
     if (this.reconnect) clearTimeout(this.reconnect)
     this.invalidate()
@@ -107,6 +120,21 @@ export class KeyCache {
   invalidate(): void {
     this.generationValue++
     this.entries.clear()
+  }
+
+  /**
+   * Calls `listener` whenever a key is revoked on any replica (this one included) that this cache hears of; what
+   * holds a key's open streams closes them. Returns the function that stops listening.
+   */
+  onRevoked(listener: RevocationListener): () => void {
+    this.revocationListeners.add(listener)
+    return () => this.revocationListeners.delete(listener)
+  }
+
+  /** A revocation was heard (null: a key not named): forget every key, and tell the listeners. */
+  revoked(keyId: string | null): void {
+    this.invalidate()
+    for (const listener of this.revocationListeners) listener(keyId)
   }
 
   /** Revocations whose acks are still being counted (0 once every revocation has returned, failed ones included). */
@@ -176,7 +204,8 @@ export class KeyCache {
   private onMessage(payload: string): void {
     const [type, a, b] = payload.split(':')
     if (type === 'revoke') {
-      this.invalidate()
+      // `revoke:<nonce>:<key id>`; a replica of an earlier version sends `revoke:<nonce>` alone.
+      this.revoked(b ?? null)
       this.listener?.notify(`ack:${a}`).catch(() => {})
     } else if (type === 'ack') {
       const waiter = this.waiters.get(a!)

@@ -160,7 +160,7 @@ export async function revokeKey(
       if (!revoked.row) throw new AppError('NOT_FOUND', `no key ${id}`)
       changed = revoked.changed
       if (changed) {
-        await notifyKeyChange(client, `revoke:${nonce}`)
+        await notifyKeyChange(client, `revoke:${nonce}:${id}`)
         await appendAuditRecords(client, [
           { kind: 'key.revoked', actor, data: { key_id: id, role: revoked.row.role } },
         ])
@@ -169,7 +169,9 @@ export async function revokeKey(
     committed = true
   } finally {
     ctx.keyCache?.invalidate()
-    keyRevokedInProcess()
+    keyRevokedInProcess(committed && changed ? id : null)
+    // This replica's own streams of the key close now; the other replicas' when they hear the NOTIFY.
+    if (committed && changed) ctx.keyCache?.revoked(id)
     // A revocation that failed (unknown key, database error) awaits no acks: forget its waiter.
     if (!committed) await ctx.keyCache?.awaitAcks(nonce, 0)
   }

@@ -46,6 +46,8 @@ export async function buildTestApp(
       dbPoolMax: testPoolMax(db.kind),
       bodyLimitBytes: 1024 * 1024,
       rateLimitPerMinute: 0,
+      // Tests send unknown keys on purpose; the tests of failed-authentication throttling turn it on.
+      authFailuresPerMinute: 0,
       probeAllowedHosts: [],
       probeAllowPrivate: true,
       probeEnv: {},

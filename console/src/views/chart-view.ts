@@ -27,7 +27,7 @@ export const chartView: View = (ctx, main) => {
   const currentSeries = () => latest
   const draw = () => {
     const buckets = decisionsPerMinute(
-      ctx.feed.entries.map((entry) => entry.envelope.manifest),
+      ctx.feed.entries.map((entry) => entry.manifest),
       Date.now(),
     )
     const key = buckets.series.map((s) => s.verdict).join('|')

@@ -49,7 +49,7 @@ export const feedView: View = (ctx, main) => {
     const { entries: all, state } = ctx.feed
     filters.refreshSubagents(all)
     const now = Date.now()
-    const entries = all.filter((entry) => matchesFilter(entry.envelope.manifest, filter, now))
+    const entries = all.filter((entry) => matchesFilter(entry.manifest, filter, now))
     const live =
       state.phase === 'open'
         ? 'Live.'
@@ -82,7 +82,7 @@ export const feedView: View = (ctx, main) => {
     empty.remove()
     const keep = new Set<string>()
     wanted.forEach((entry, index) => {
-      const id = entry.envelope.manifest.manifest_id
+      const id = entry.manifest.manifest_id
       keep.add(id)
       let item = rendered.get(id)
       if (!item) {
@@ -196,7 +196,7 @@ function feedFilters(
     const ids = [
       ...new Set(
         entries
-          .map((entry) => (entry.envelope.manifest as { subagent_id?: string }).subagent_id)
+          .map((entry) => entry.manifest.subagent_id)
           .filter((id): id is string => typeof id === 'string'),
       ),
     ].sort()
@@ -209,7 +209,7 @@ function feedFilters(
 }
 
 function feedItem(entry: FeedEntry, now: number): HTMLElement {
-  const manifest = entry.envelope.manifest
+  const manifest = entry.manifest
   const target = caseOf(manifest)
   const fresh = entry.arrivedAt !== null && now - entry.arrivedAt < FRESH_MS
   const newChip = fresh ? h('span', { class: 'chip new' }, 'new') : null

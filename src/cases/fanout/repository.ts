@@ -1,4 +1,5 @@
 import type { AuditData } from '../../audit/audit-log.ts'
+import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
@@ -152,19 +153,34 @@ export async function findFanoutView(db: Queryable, id: string): Promise<FanoutV
   return rows[0]
 }
 
+/**
+ * A page of fan-outs as shown, bounded in bytes (src/db/bounded-page.ts): a fan-out's size is its row as JSON and
+ * a summary per subtask that has answered.
+ */
+const FANOUT_PAGE = boundedPageQuery({
+  table: 'fanouts',
+  alias: 'f',
+  columns: FANOUT_VIEW_COLUMNS,
+  where: `($1::text IS NULL OR f.orchestrator_id = $1) AND ($2::text IS NULL OR f.status = $2)
+       AND ($3::bigint IS NULL OR f.list_seq > $3)`,
+  order: ['list_seq'],
+  itemBytes: `octet_length(row_to_json(f)::text)
+    + coalesce((SELECT 300 * count(DISTINCT r.subtask_id) FROM fanout_results r WHERE r.fanout_id = f.id), 0)`,
+  limit: '$4',
+})
+
 /** A page of fan-outs as shown (see FanoutViewRow), in creation order after `afterSeq`, in one round trip. */
 export async function listFanoutViews(
   db: Queryable,
   filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined; afterSeq: number | null },
   limit: number,
 ) {
-  const { rows } = await db.query<FanoutViewRow>(
-    `SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f
-     WHERE ($1::text IS NULL OR f.orchestrator_id = $1) AND ($2::text IS NULL OR f.status = $2)
-       AND ($3::bigint IS NULL OR f.list_seq > $3)
-     ORDER BY f.list_seq LIMIT $4`,
-    [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
-  )
+  const { rows } = await db.query<FanoutViewRow>(FANOUT_PAGE, [
+    filter.orchestratorId ?? null,
+    filter.status ?? null,
+    filter.afterSeq,
+    limit,
+  ])
   return rows
 }
 

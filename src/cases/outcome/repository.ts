@@ -1,4 +1,5 @@
 import type { AuditData } from '../../audit/audit-log.ts'
+import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
@@ -188,19 +189,38 @@ export async function findOutcomeView(db: Queryable, id: string): Promise<Outcom
   return rows[0]
 }
 
+/**
+ * A page of outcomes as shown, bounded in bytes (src/db/bounded-page.ts): an outcome's size is its evidence items,
+ * its evidence versions' item hashes and its interpretations, and a fixed part for its own columns.
+ */
+const OUTCOME_PAGE = boundedPageQuery({
+  table: 'outcomes',
+  alias: 'o',
+  columns: OUTCOME_VIEW_COLUMNS,
+  where: `($1::text IS NULL OR o.subagent_id = $1) AND ($2::text IS NULL OR o.status = $2)
+       AND ($3::bigint IS NULL OR o.list_seq > $3)`,
+  order: ['list_seq'],
+  itemBytes: `2048
+    + coalesce((SELECT sum(octet_length(e.item::text)) FROM evidence_items e WHERE e.outcome_id = o.id), 0)
+    + coalesce((SELECT sum(120 + 74 * cardinality(v.item_hashes)) FROM evidence_versions v
+                WHERE v.outcome_id = o.id), 0)
+    + coalesce((SELECT sum(500 + coalesce(octet_length(i.intended_action::text), 0)) FROM interpretations i
+                WHERE i.outcome_id = o.id), 0)`,
+  limit: '$4',
+})
+
 /** A page of outcomes as shown (see OutcomeViewRow), in creation order after `afterSeq`, in one round trip. */
 export async function listOutcomeViews(
   db: Queryable,
   filter: { subagentId?: string | undefined; status?: OutcomeStatus | undefined; afterSeq: number | null },
   limit: number,
 ) {
-  const { rows } = await db.query<OutcomeViewRow>(
-    `SELECT ${OUTCOME_VIEW_COLUMNS} FROM outcomes o
-     WHERE ($1::text IS NULL OR o.subagent_id = $1) AND ($2::text IS NULL OR o.status = $2)
-       AND ($3::bigint IS NULL OR o.list_seq > $3)
-     ORDER BY o.list_seq LIMIT $4`,
-    [filter.subagentId ?? null, filter.status ?? null, filter.afterSeq, limit],
-  )
+  const { rows } = await db.query<OutcomeViewRow>(OUTCOME_PAGE, [
+    filter.subagentId ?? null,
+    filter.status ?? null,
+    filter.afterSeq,
+    limit,
+  ])
   return rows
 }
 

@@ -1,3 +1,4 @@
+import { boundedPageQuery } from '../../db/bounded-page.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { findWithRowVersion } from '../../db/row-version.ts'
 import {
@@ -157,19 +158,35 @@ export async function findReviewView(db: Queryable, id: string): Promise<ReviewV
   return rows[0]
 }
 
+/**
+ * A page of reviews as shown, bounded in bytes (src/db/bounded-page.ts): a review's size is its row as JSON and the
+ * verdicts of its current revision.
+ */
+const REVIEW_PAGE = boundedPageQuery({
+  table: 'reviews',
+  alias: 'r',
+  columns: REVIEW_VIEW_COLUMNS,
+  where: `($1::text IS NULL OR r.orchestrator_id = $1) AND ($2::text IS NULL OR r.status = $2)
+       AND ($3::bigint IS NULL OR r.list_seq > $3)`,
+  order: ['list_seq'],
+  itemBytes: `octet_length(row_to_json(r)::text)
+    + coalesce((SELECT sum(200 + octet_length(v.body::text)) FROM review_verdicts v
+                WHERE v.review_id = r.id AND v.revision = r.revision), 0)`,
+  limit: '$4',
+})
+
 /** A page of reviews as shown (see ReviewViewRow), in creation order after `afterSeq`, in one round trip. */
 export async function listReviewViews(
   db: Queryable,
   filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined; afterSeq: number | null },
   limit: number,
 ): Promise<ReviewViewRow[]> {
-  const { rows } = await db.query<ReviewViewRow>(
-    `SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r
-     WHERE ($1::text IS NULL OR r.orchestrator_id = $1) AND ($2::text IS NULL OR r.status = $2)
-       AND ($3::bigint IS NULL OR r.list_seq > $3)
-     ORDER BY r.list_seq LIMIT $4`,
-    [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit],
-  )
+  const { rows } = await db.query<ReviewViewRow>(REVIEW_PAGE, [
+    filter.orchestratorId ?? null,
+    filter.status ?? null,
+    filter.afterSeq,
+    limit,
+  ])
   return rows
 }
 

@@ -56,6 +56,15 @@ export async function listApiKeys(
   return rows
 }
 
+/** Those of `ids` that name revoked keys. */
+export async function findRevokedKeyIds(db: Queryable, ids: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NOT NULL',
+    [ids],
+  )
+  return rows.map((row) => row.id)
+}
+
 /** Marks the key revoked; returns the row as it was locked (undefined when unknown). */
 export async function revokeApiKey(
   db: Queryable,

@@ -1,4 +1,5 @@
 import type { CaseRef, EscalationStatus } from '../../domain/vocabulary.ts'
+import { boundedPageQuery } from '../bounded-page.ts'
 import type { Queryable } from '../pool.ts'
 import type { Statement } from '../statement.ts'
 
@@ -40,19 +41,33 @@ export interface EscalationListRow extends EscalationRow {
   manifest_jcs: string
 }
 
+/**
+ * A page of escalations, bounded in bytes (src/db/bounded-page.ts): each is shown from its HALT manifest, whose
+ * size it takes.
+ */
+const ESCALATION_PAGE = boundedPageQuery({
+  table: 'escalations',
+  alias: 'e',
+  key: 'list_seq',
+  columns: `e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
+            e.list_seq, (SELECT m.manifest_jcs FROM manifests m WHERE m.id = e.manifest_id) AS manifest_jcs`,
+  where: `($1::text IS NULL OR e.status = $1) AND ($2::text IS NULL OR e.case_kind = $2)
+       AND ($3::bigint IS NULL OR e.list_seq > $3)`,
+  order: ['list_seq'],
+  itemBytes: `400 + coalesce((SELECT octet_length(m.manifest_jcs) FROM manifests m WHERE m.id = e.manifest_id), 0)`,
+  limit: '$4',
+})
+
 export async function listEscalations(
   db: Queryable,
   filter: { status?: EscalationStatus | undefined; caseKind?: string | undefined; afterSeq: number | null },
   limit: number,
 ): Promise<EscalationListRow[]> {
-  const { rows } = await db.query<EscalationListRow>(
-    `SELECT e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
-            e.list_seq, m.manifest_jcs
-     FROM escalations e JOIN manifests m ON m.id = e.manifest_id
-     WHERE ($1::text IS NULL OR e.status = $1) AND ($2::text IS NULL OR e.case_kind = $2)
-       AND ($3::bigint IS NULL OR e.list_seq > $3)
-     ORDER BY e.list_seq LIMIT $4`,
-    [filter.status ?? null, filter.caseKind ?? null, filter.afterSeq, limit],
-  )
+  const { rows } = await db.query<EscalationListRow>(ESCALATION_PAGE, [
+    filter.status ?? null,
+    filter.caseKind ?? null,
+    filter.afterSeq,
+    limit,
+  ])
   return rows
 }

@@ -1,3 +1,4 @@
+import { boundedPageQuery } from '../bounded-page.ts'
 import type { Queryable } from '../pool.ts'
 import type { Statement } from '../statement.ts'
 
@@ -28,6 +29,28 @@ export interface ManifestRow {
 
 const COLUMNS = `id, kind, case_kind, case_id, case_round, subagent_id, verdict, directive, final, inputs_digest,
   issued_at, audit_seq, manifest_jcs, manifest_digest, jws`
+
+const M_COLUMNS = COLUMNS.split(',')
+  .map((column) => `m.${column.trim()}`)
+  .join(', ')
+
+/**
+ * The page of manifests in log order, bounded in bytes (src/db/bounded-page.ts): an envelope is its manifest's
+ * text, its JWS (whose payload is the manifest again, base64url) and a digest, seq and member names.
+ */
+const MANIFEST_PAGE = boundedPageQuery({
+  table: 'manifests',
+  alias: 'm',
+  columns: M_COLUMNS,
+  where: `($1::text IS NULL OR m.kind = $1)
+       AND ($2::text IS NULL OR (m.case_kind = $2 AND m.case_id = $3::uuid))
+       AND ($4::text IS NULL OR m.subagent_id = $4)
+       AND ($5::text IS NULL OR m.verdict = $5) AND ($6::text IS NULL OR m.directive = $6)
+       AND ($7::timestamptz IS NULL OR m.issued_at >= $7) AND m.audit_seq > coalesce($8::bigint, 0)`,
+  order: ['audit_seq'],
+  itemBytes: 'octet_length(m.manifest_jcs) + octet_length(m.jws) + 160',
+  limit: '$9',
+})
 
 export function manifestInsert(row: ManifestRow): Statement {
   return {
@@ -101,19 +124,13 @@ export interface ManifestFilter {
 }
 
 /**
- * The statement of a page of manifests in log order (`audit_seq` after `filter.afterSeq`), keyset-paged, for a
- * read-your-writes read (VerifiableLog.readYourWrites, by `audit_seq`): a manifest the sequencer has not placed
- * yet is not listed.
+ * The statement of a page of manifests in log order (`audit_seq` after `filter.afterSeq`), keyset-paged and
+ * bounded in bytes (its rows carry `page_rows`, see src/db/bounded-page.ts), for a read-your-writes read
+ * (VerifiableLog.readYourWrites, by `audit_seq`): a manifest the sequencer has not placed yet is not listed.
  */
 export function manifestsQuery(filter: ManifestFilter, limit: number) {
   return {
-    text: `SELECT ${COLUMNS} FROM manifests
-     WHERE ($1::text IS NULL OR kind = $1)
-       AND ($2::text IS NULL OR (case_kind = $2 AND case_id = $3::uuid))
-       AND ($4::text IS NULL OR subagent_id = $4)
-       AND ($5::text IS NULL OR verdict = $5) AND ($6::text IS NULL OR directive = $6)
-       AND ($7::timestamptz IS NULL OR issued_at >= $7) AND audit_seq > coalesce($8::bigint, 0)
-     ORDER BY audit_seq LIMIT $9`,
+    text: MANIFEST_PAGE,
     values: [
       filter.kind ?? null,
       filter.case?.kind ?? null,

@@ -1,4 +1,5 @@
 import type { ProbeDefinition } from '../../probes/probe-definition.ts'
+import { boundedPageQuery } from '../bounded-page.ts'
 import type { Queryable } from '../pool.ts'
 
 /**
@@ -55,12 +56,20 @@ export async function updateProbe(db: Queryable, row: ProbeRow): Promise<void> {
   await insertProbeVersion(db, row)
 }
 
+/** A page of probes, bounded in bytes (src/db/bounded-page.ts): a probe's size is its row as JSON. */
+const PROBE_PAGE = boundedPageQuery({
+  table: 'probes',
+  alias: 'p',
+  columns: COLUMNS.split(', ')
+    .map((column) => `p.${column}`)
+    .join(', '),
+  where: '($1::timestamptz IS NULL OR (p.created_at, p.id) > ($1::timestamptz, $2::uuid))',
+  order: ['created_at', 'id'],
+  itemBytes: 'octet_length(row_to_json(p)::text)',
+  limit: '$3',
+})
+
 export async function listProbes(db: Queryable, after: { at: Date; id: string } | null, limit: number) {
-  const { rows } = await db.query<ProbeRow>(
-    `SELECT ${COLUMNS} FROM probes
-     WHERE ($1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid))
-     ORDER BY created_at, id LIMIT $3`,
-    [after?.at ?? null, after?.id ?? null, limit],
-  )
+  const { rows } = await db.query<ProbeRow>(PROBE_PAGE, [after?.at ?? null, after?.id ?? null, limit])
   return rows
 }

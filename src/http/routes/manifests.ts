@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
 import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
-import { ManifestFeed } from '../../engine/manifest-feed.ts'
+import { ManifestFeed, STREAM_RETRY_AFTER_SECONDS, type StreamTicket } from '../../engine/manifest-feed.ts'
 import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { publishedJwks } from '../../services/signing-keys.ts'
 import { problemSchema } from '../errors.ts'
+import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
 import { envelopeOf } from '../schemas/envelope.ts'
 import { pageText, sendJsonText } from '../send-json.ts'
@@ -22,7 +23,12 @@ export interface ManifestRouteOptions {
   manifestSchema: z.ZodType
   ssePollMs: number
   sseHeartbeatMs: number
+  /** Open streams on this replica before 503 (1,000 in production; tests lower it). */
+  sseMaxStreams: number
 }
+
+/** Open streams per API key before 429. */
+const MAX_STREAMS_PER_KEY = 16
 
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
@@ -31,13 +37,20 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
     stallLimitMs: 60_000,
+    maxStreamsPerKey: MAX_STREAMS_PER_KEY,
+    maxStreams: options.sseMaxStreams,
     onError: (err) => app.log.warn({ err }, 'manifest stream poll failed'),
+    onPageRead: () => app.services.metrics.streamPagesRead.inc(),
   })
+  app.services.metrics.streamsOpen.source = () => feed.size
   // Open streams would keep close() waiting forever: end them first.
   // Manifests placed by this process's sequencer are streamed at once rather than at the next poll.
   const stopWaking = app.services.auditLog.sequencer.onBatch(() => feed.poke())
+  // A revoked key's streams close as soon as this replica hears of the revocation, wherever it was made.
+  const stopHearing = app.services.keyCache?.onRevoked((keyId) => feed.keyRevoked(keyId))
   app.addHook('preClose', async () => {
     stopWaking()
+    stopHearing?.()
     feed.close()
   })
 
@@ -133,6 +146,11 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         tags: ['manifests'],
         summary:
           'Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume.',
+        description:
+          'Without `Last-Event-ID` only manifests sequenced after the stream opened are sent; with it, every ' +
+          'manifest after that seq first, read a page at a time. Each key may hold 16 open streams (one more → ' +
+          `429 + Retry-After) and each replica 1,000 (→ 503 + Retry-After). A key's streams end within a second ` +
+          'of its revocation, on every replica.',
         headers: z.object({ 'last-event-id': z.string().optional() }),
         response: {
           200: {
@@ -148,6 +166,17 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
             },
           },
           ...authProblems,
+          429: {
+            description:
+              'This key holds 16 open streams already (or too many unknown keys came from this address): retry ' +
+              'after Retry-After seconds',
+            content: { 'application/problem+json': { schema: problemSchema } },
+          },
+          503: {
+            description:
+              'This replica serves its maximum of open streams, or is overloaded: retry after Retry-After',
+            content: { 'application/problem+json': { schema: problemSchema } },
+          },
         },
       },
     },
@@ -159,22 +188,38 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
           throw new AppError('VALIDATION', 'Last-Event-ID must be a manifest audit_seq')
         lastEventId = Number(header)
       }
-      // "Sequenced after the stream opened" means after every change committed before it. Best effort: a stream
-      // holds no admission slot, so it must not be refused while the log catches up either.
-      await app.services.auditLog.catchUp().catch(() => {})
-      reply.hijack()
-      reply.raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-request-id': request.id,
-      })
-      reply.raw.write('retry: 2000\n: connected\n\n')
+      // The stream's slot is taken before anything is awaited, so concurrent opens cannot pass the bounds.
+      let ticket: StreamTicket
       try {
-        await feed.subscribe(reply.raw, lastEventId)
+        ticket = feed.admit(principalOf(request).keyId)
+      } catch (err) {
+        reply.header('retry-after', String(STREAM_RETRY_AFTER_SECONDS))
+        throw err
+      }
+      // Also when the client leaves while the stream is being opened.
+      reply.raw.once('close', ticket.release)
+      try {
+        // "Sequenced after the stream opened" means after every change committed before it. Best effort: a
+        // stream holds no admission slot, so it must not be refused while the log catches up either.
+        await app.services.auditLog.catchUp().catch(() => {})
+        reply.hijack()
+        reply.raw.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache, no-transform',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+          'x-request-id': request.id,
+        })
+        reply.raw.write('retry: 2000\n: connected\n\n')
+      } catch (err) {
+        ticket.release()
+        throw err
+      }
+      try {
+        await ticket.open(reply.raw, lastEventId)
       } catch (err) {
         request.log.warn({ err }, 'manifest stream could not start')
+        ticket.release()
         reply.raw.end()
       }
     },

@@ -75,10 +75,21 @@ export const pageQuery = {
   limit: positiveQueryInteger
     .optional()
     .transform((value) => (value === undefined ? DEFAULT_LIMIT : queryIntegerAtMost(value, MAX_LIMIT)))
-    .describe(`page size (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`),
+    .describe(
+      `page size (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}); a page also stops early at about 4 MiB of JSON`,
+    ),
   cursor: z.string().max(512).optional().describe('opaque cursor from a previous page'),
 }
 
 export function pageOf<T extends z.ZodType>(itemsSchema: T) {
-  return z.object({ items: z.array(itemsSchema), next_cursor: z.string().nullable() })
+  return z.object({
+    items: z.array(itemsSchema),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe(
+        'the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and ' +
+          'about 4 MiB of JSON, so a page of fewer items may still be followed by another)',
+      ),
+  })
 }

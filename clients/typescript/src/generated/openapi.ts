@@ -340,7 +340,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume. */
+        /**
+         * Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume.
+         * @description Without `Last-Event-ID` only manifests sequenced after the stream opened are sent; with it, every manifest after that seq first, read a page at a time. Each key may hold 16 open streams (one more → 429 + Retry-After) and each replica 1,000 (→ 503 + Retry-After). A key's streams end within a second of its revocation, on every replica.
+         */
         get: operations["streamManifests"];
         put?: never;
         post?: never;
@@ -3172,7 +3175,7 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -3191,6 +3194,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["ApiKey"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -3222,7 +3226,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3305,7 +3309,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3379,7 +3383,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3402,7 +3406,7 @@ export interface operations {
     listProbes: {
         parameters: {
             query?: {
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -3421,6 +3425,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["Probe"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -3452,7 +3457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3567,7 +3572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3643,7 +3648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3769,7 +3774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3857,7 +3862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3889,7 +3894,7 @@ export interface operations {
                 verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
                 from?: string;
                 to?: string;
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -3908,6 +3913,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["AuditRecord"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -3939,7 +3945,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4007,7 +4013,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4072,7 +4078,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4149,7 +4155,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4226,7 +4232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4302,7 +4308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4327,7 +4333,7 @@ export interface operations {
             query?: {
                 status?: "open" | "resolved";
                 case?: "outcome" | "fanout";
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -4346,6 +4352,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["Escalation"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -4377,7 +4384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4438,7 +4445,7 @@ export interface operations {
                 directive?: "PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
                 /** @description RFC 3339 time of issue */
                 since?: string;
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -4457,6 +4464,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["ManifestEnvelope"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -4488,7 +4496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4555,7 +4563,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description This key holds 16 open streams already (or too many unknown keys came from this address): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4564,7 +4572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            /** @description This replica serves its maximum of open streams, or is overloaded: retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4631,7 +4639,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4656,7 +4664,7 @@ export interface operations {
             query?: {
                 subagent_id?: string;
                 status?: "open" | "decided" | "halted" | "resolved";
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -4675,6 +4683,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["Outcome"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -4706,7 +4715,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4849,7 +4858,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4925,7 +4934,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5037,7 +5046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,7 +5218,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5309,7 +5318,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5419,7 +5428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5617,7 +5626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5693,7 +5702,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5785,7 +5794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5859,7 +5868,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5884,7 +5893,7 @@ export interface operations {
             query?: {
                 orchestrator_id?: string;
                 status?: "open" | "decided" | "handed_back";
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -5903,6 +5912,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         items: components["schemas"]["Review"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -5934,7 +5944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6030,7 +6040,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6106,7 +6116,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6213,7 +6223,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6313,7 +6323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6402,7 +6412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6485,7 +6495,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6510,7 +6520,7 @@ export interface operations {
             query?: {
                 orchestrator_id?: string;
                 status?: "open" | "decided" | "halted" | "resolved";
-                /** @description page size (default 50, at most 500) */
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
                 limit?: string;
                 /** @description opaque cursor from a previous page */
                 cursor?: string;
@@ -6610,6 +6620,7 @@ export interface operations {
                      */
                     "application/json": {
                         items: components["schemas"]["Fanout"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
                         next_cursor: string | null;
                     };
                 };
@@ -6641,7 +6652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6786,7 +6797,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6862,7 +6873,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6969,7 +6980,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7060,7 +7071,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7194,7 +7205,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7467,7 +7478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests with this key: retry after Retry-After seconds */
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Role } from '../../../domain/vocabulary.ts'
 import { AppError } from '../../../errors.ts'
 import { authenticate, type Principal } from '../../../services/keys.ts'
+import { AuthFailureThrottle } from '../../auth-failure-throttle.ts'
 import { matchedRoute } from '../../route-classes.ts'
 
 export { assertMaySpeakFor } from '../../../services/keys.ts'
@@ -18,6 +19,9 @@ declare module 'fastify' {
   }
 }
 
+/** Unknown or revoked keys per client address per minute before 429, unless the app is configured otherwise. */
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
 // Routes registered by @fastify/swagger-ui, which cannot carry our route config: the docs are public.
@@ -29,10 +33,14 @@ function isPublicPrefix(url: string): boolean {
 
 /**
  * Authenticates every request in `onRequest`, before the body is read: an unauthenticated client cannot make
- * the service parse a large body. Routes opt out only by declaring `config: { auth: 'public' }`.
+ * the service parse a large body. Routes opt out only by declaring `config: { auth: 'public' }`. An address that
+ * keeps presenting unknown or revoked keys is answered 429 (src/http/auth-failure-throttle.ts).
  */
 async function authPlugin(app: FastifyInstance) {
   app.decorateRequest('principal', null)
+  const failures = new AuthFailureThrottle(
+    app.config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  )
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.is404) return
     const route = matchedRoute(request)
@@ -47,6 +55,15 @@ async function authPlugin(app: FastifyInstance) {
     // The key's lookup counts towards admission while it runs; the slot is given back before any body is read.
     const principal = await app.withAdmission(() => authenticate(app.services, match[1]!))
     if (!principal) {
+      // A missing or malformed header costs no lookup and is not counted; a key that is unknown or revoked is.
+      const retryAfter = failures.fail(request.ip)
+      if (retryAfter !== null) {
+        reply.header('retry-after', String(retryAfter))
+        throw new AppError(
+          'RATE_LIMITED',
+          'too many unknown or revoked API keys from this address; retry after Retry-After seconds',
+        )
+      }
       reply.header('www-authenticate', 'Bearer error="invalid_token"')
       throw new AppError('UNAUTHORIZED', 'the API key is unknown or revoked')
     }

@@ -1,0 +1,64 @@
+/**
+ * Failed authentication per client address: each request presenting a key that is unknown or revoked costs the
+ * database a lookup, so an address that keeps guessing is answered 429 instead of 401 once it has failed `perMinute`
+ * times in its window, until that window (a minute from its first failure) ends. Only failures are counted: a
+ * request with a valid key is never refused here, whatever its address did.
+ *
+ * Memory is bounded: at most MAX_ADDRESSES windows are kept; past that, expired windows are dropped first, then the
+ * oldest, so a flood of addresses costs a fixed amount of memory (and forgets the oldest guessers first).
+ */
+const WINDOW_MS = 60_000
+const MAX_ADDRESSES = 10_000
+
+interface Window {
+  startedAt: number
+  failures: number
+}
+
+export class AuthFailureThrottle {
+  /** Insertion order is window order: a window is re-inserted when it starts again. */
+  private readonly windows = new Map<string, Window>()
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether throttling is on (a limit of 0 turns it off). */
+  get enabled(): boolean {
+    return this.perMinute > 0
+  }
+
+  /**
+   * Counts one failed authentication from `address`. Returns null while the address is within its limit (answer
+   * 401), or the seconds until its window ends once it is past it (answer 429 with that Retry-After).
+   */
+  fail(address: string): number | null {
+    if (!this.enabled) return null
+    const now = this.now()
+    let window = this.windows.get(address)
+    if (!window || now - window.startedAt >= WINDOW_MS) {
+      this.windows.delete(address)
+      this.makeRoom(now)
+      window = { startedAt: now, failures: 0 }
+      this.windows.set(address, window)
+    }
+    window.failures += 1
+    if (window.failures <= this.perMinute) return null
+    return Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000))
+  }
+
+  /** Addresses with a window kept (for tests of the bound). */
+  get size(): number {
+    return this.windows.size
+  }
+
+  private makeRoom(now: number): void {
+    if (this.windows.size < MAX_ADDRESSES) return
+    for (const [address, window] of this.windows) {
+      if (now - window.startedAt < WINDOW_MS) break
+      this.windows.delete(address)
+    }
+    if (this.windows.size >= MAX_ADDRESSES) this.windows.delete(this.windows.keys().next().value!)
+  }
+}
