@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { decideFanout } from '../cases/fanout/decision.ts'
+import { decideReviewCase } from '../cases/review/decision.ts'
 import { canonicalJson } from '../domain/shared/canonical-json.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import type { CaseDecision, ManifestContent } from './case-kind.ts'
@@ -17,6 +18,7 @@ const DECISIONS: Record<
   (c: never, input: never, groundTruth: GroundTruthRecord | null) => CaseDecision<ManifestContent, unknown>
 > = {
   fanout: decideFanout,
+  review: decideReviewCase,
 }
 
 const port = parentPort!
