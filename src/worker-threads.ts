@@ -65,9 +65,16 @@ export class WorkerThreads<Message, Answer> {
         worker = this.#start()
       }
       const task = this.#queue.shift()!
+      try {
+        worker.postMessage(task.message)
+      } catch (err) {
+        // A message that cannot be cloned: this task fails (its caller does the work), the worker stays free.
+        this.#idle.push(worker)
+        task.reject(err instanceof Error ? err : new Error(String(err)))
+        continue
+      }
       this.#busy.set(worker, task)
       worker.ref()
-      worker.postMessage(task.message)
     }
   }
 
