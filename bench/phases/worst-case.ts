@@ -141,7 +141,7 @@ async function fanoutAtTheLimits(session: Session, key: string, tag: string): Pr
   if (reconciled.status === 200) noteManifest(session, reconciled.text)
 }
 
-/** 1,000 evidence items over two versions far apart, 16 orchestrators split between them, disagreeing. */
+/** 1,000 evidence items listed by two versions far apart (1 and 999 items), 16 orchestrators split between them, disagreeing. */
 async function outcomeAtTheLimits(session: Session, key: string, tag: string): Promise<void> {
   const item = (i: number) => ({ kind: 'log', content: { line: i, text: `event ${i}`.padEnd(200, '.') } })
   const orchestrators = Array.from({ length: 16 }, (_, i) => `orch-${String(i).padStart(2, '0')}`)
@@ -154,7 +154,7 @@ async function outcomeAtTheLimits(session: Session, key: string, tag: string): P
   if (created.status !== 201) return
   const outcome = JSON.parse(created.text) as { outcome_id: string; evidence_hash: string }
   await call(session, 'outcome evidence', key, 'POST', `/v1/outcomes/${outcome.outcome_id}/evidence`, {
-    evidence: Array.from({ length: 999 }, (_, i) => item(i + 1)),
+    evidence: Array.from({ length: 998 }, (_, i) => item(i + 1)),
   })
   for (const [i, orchestrator] of orchestrators.entries()) {
     await call(

@@ -10,7 +10,7 @@ export const LIMITS = {
   orchestrators_per_outcome: 16,
   /** One `success_criterion` document. */
   success_criterion_bytes: 8 * 1024,
-  /** Distinct evidence items of one outcome, over all its versions. */
+  /** Evidence items of one outcome, counted in every version that lists them (the versions together). */
   evidence_items_per_outcome: 1000,
   /** Revisions one orchestrator may submit for one outcome. */
   revisions_per_orchestrator: 100,

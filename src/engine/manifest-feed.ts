@@ -36,6 +36,8 @@ export interface FeedOptions {
 const BATCH = 100
 /** What a refused stream is told to wait before it tries again (seconds, Retry-After). */
 export const STREAM_RETRY_AFTER_SECONDS = 5
+/** How long a revoked key's stream may take to flush its last bytes before its socket is destroyed. */
+const REVOKED_STREAM_GRACE_MS = 500
 
 /**
  * A stream's admission: `open` makes it receive events; `release` gives its slot back (when the response closes,
@@ -167,8 +169,11 @@ export class ManifestFeed {
     for (const stream of this.streams) {
       if (!keyIds.has(stream.keyId)) continue
       stream.revoked = true
-      // end() flushes what was written; the 'close' event gives the slot back.
-      stream.raw?.end()
+      // end() flushes what was written; the 'close' event gives the slot back. A client that stops reading would
+      // hold the socket open until the stall limit: it is cut off shortly after.
+      const raw = stream.raw
+      raw?.end()
+      if (raw) setTimeout(() => raw.destroy(), REVOKED_STREAM_GRACE_MS).unref()
     }
   }
 

@@ -182,8 +182,9 @@ export class KeyCache {
         await listener.close()
         return
       }
-      // Whatever was revoked while no one listened: start empty.
-      this.invalidate()
+      // Whatever was revoked while no one listened: start empty, and have what holds open streams read their
+      // keys again (a revocation announced meanwhile was never heard here).
+      this.revoked(null)
       this.listener = listener
       this.heartbeat = setInterval(() => this.sendHeartbeat(), HEARTBEAT_MS)
       this.heartbeat.unref()

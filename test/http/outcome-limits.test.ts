@@ -152,7 +152,7 @@ describe('outcomes: criteria, revisions, evidence', () => {
     )
   })
 
-  it(`holds an outcome to ${LIMITS.evidence_items_per_outcome} distinct evidence items over all its versions`, async () => {
+  it(`holds an outcome to ${LIMITS.evidence_items_per_outcome} evidence items listed over all its versions`, async () => {
     await refusedOverLimit(
       {
         method: 'POST',
@@ -161,18 +161,45 @@ describe('outcomes: criteria, revisions, evidence', () => {
       },
       'evidence_items_per_outcome',
     )
-    const outcome = await createOutcome(app, key, { evidence: items(600) })
+    const outcome = await createOutcome(app, key, { evidence: items(400) })
     const append = (evidence: unknown[]): InjectOptions => ({
       method: 'POST',
       url: `/v1/outcomes/${outcome.outcome_id}/evidence`,
       payload: { evidence },
     })
-    assert.equal((await app.request(key, append(items(400, 600)))).statusCode, 201)
+    // Version 2 lists its 600 items beside version 1's 400: 1,000 together.
+    assert.equal((await app.request(key, append(items(200, 400)))).statusCode, 201)
     // Items it already has add nothing, and are not refused.
     const again = await app.request(key, append(items(10)))
     assert.ok(again.statusCode < 300, again.body)
-    assert.equal(again.json().evidence.length, 1000)
-    await refusedOverLimit(append(items(1, 1000)), 'evidence_items_per_outcome')
+    assert.equal(again.json().evidence.length, 600)
+    await refusedOverLimit(append(items(1, 600)), 'evidence_items_per_outcome')
+  })
+
+  it('bounds the outcome view under appends of one item at a time', async () => {
+    const outcome = await createOutcome(app, key, { evidence: items(1) })
+    let accepted = 1
+    for (let next = 1; next < 100; next++) {
+      const response = await app.request(key, {
+        method: 'POST',
+        url: `/v1/outcomes/${outcome.outcome_id}/evidence`,
+        payload: { evidence: items(1, next) },
+      })
+      if (response.statusCode === 422) {
+        assert.equal(response.json().limit, 'evidence_items_per_outcome')
+        break
+      }
+      assert.equal(response.statusCode, 201, response.body)
+      accepted++
+    }
+    // Versions of 1, 2, … k items list k(k+1)/2 hashes: the largest k within 1,000 is 44.
+    assert.equal(accepted, 44)
+    const view = await app.request(key, { method: 'GET', url: `/v1/outcomes/${outcome.outcome_id}` })
+    const listed = (view.json().evidence_versions as { item_hashes: string[] }[]).reduce(
+      (sum, version) => sum + version.item_hashes.length,
+      0,
+    )
+    assert.ok(listed <= LIMITS.evidence_items_per_outcome, `${listed} item hashes listed`)
   })
 })
 
@@ -213,7 +240,7 @@ describe('outcomes: the next manifest stays within 4 MiB', () => {
     const appended = await app.request(key, {
       method: 'POST',
       url: `/v1/outcomes/${outcome.outcome_id}/evidence`,
-      payload: { evidence: items(999, 1) },
+      payload: { evidence: items(998, 1) },
     })
     assert.equal(appended.statusCode, 201, appended.body)
     let refused = 0

@@ -89,7 +89,7 @@ describe('probe registration', () => {
         permissive,
         probeBody({ headers: { authorization: { env: name } } }),
         'body/request/headers/authorization/env',
-        /env names a variable Arbiter reserves \(ARBITER_\*, DATABASE_URL .*PG\*\)/,
+        /env names a variable Arbiter reserves \(ARBITER_\*, OTEL_\*, DATABASE_URL .*PG\*\)/,
       )
     }
   })

@@ -173,7 +173,7 @@ describe('probeDefinitionSchema: what an outcome can and cannot steer', () => {
         request: { ...minimal.request, headers: { authorization: { env: name } } },
       })
       assert.equal(issue.path, 'request/headers/authorization/env')
-      assert.match(issue.message, /reserves \(ARBITER_\*, DATABASE_URL .* PG\*\)/)
+      assert.match(issue.message, /reserves \(ARBITER_\*, OTEL_\*, DATABASE_URL .* PG\*\)/)
     })
   }
 

@@ -62,7 +62,7 @@ const evidenceListSchema = z
   .array(evidenceItemSchema)
   .min(1, 'at least one evidence item')
   .meta({
-    description: `An outcome holds at most ${LIMITS.evidence_items_per_outcome} distinct items over all its versions (over it: 422 limit-exceeded)`,
+    description: `An outcome lists at most ${LIMITS.evidence_items_per_outcome} evidence items over all its versions together, each version counting every item it holds (over it: 422 limit-exceeded)`,
   })
 
 export const intendedActionSchema = z
