@@ -21,17 +21,28 @@ export async function signCanonical(value: unknown, key: SigningKey): Promise<st
 
 /**
  * The same, for a caller that already holds the JCS text (it stores the exact bytes it signs). Signs with
- * node:crypto directly, on the calling thread: Ed25519 takes tens of microseconds, less than WebCrypto's round
- * trip through the thread pool that jose's `CompactSign` makes. The token is byte for byte what `CompactSign`
- * gives (Ed25519 is deterministic; the header is serialized the same way), as the tests check.
+ * node:crypto directly: on the calling thread for a text of ordinary size, where Ed25519 takes tens of
+ * microseconds, less than a round trip through libuv's thread pool (which jose's `CompactSign` makes through
+ * WebCrypto); in the thread pool for a large text, whose two SHA-512 passes over megabytes would hold the event
+ * loop. The token is byte for byte what `CompactSign` gives (Ed25519 is deterministic; the header is serialized
+ * the same way), as the tests check.
  */
 export async function signCanonicalText(jcs: string, key: SigningKey): Promise<string> {
   const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: key.kid })).toString('base64url')
   const payload = Buffer.from(jcs).toString('base64url')
   const signingInput = `${header}.${payload}`
-  const signature = sign(null, Buffer.from(signingInput), keyObjectOf(key)).toString('base64url')
-  return `${signingInput}.${signature}`
+  const data = Buffer.from(signingInput)
+  const signature =
+    data.length < THREAD_POOL_SIGNING_BYTES
+      ? sign(null, data, keyObjectOf(key))
+      : await new Promise<Buffer>((resolve, reject) =>
+          sign(null, data, keyObjectOf(key), (err, signed) => (err ? reject(err) : resolve(signed))),
+        )
+  return `${signingInput}.${signature.toString('base64url')}`
 }
+
+/** Signing inputs at least this long are signed in libuv's thread pool rather than on the calling thread. */
+export const THREAD_POOL_SIGNING_BYTES = 256 * 1024
 
 const keyObjects = new WeakMap<SigningKey, KeyObject>()
 

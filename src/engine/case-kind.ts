@@ -63,6 +63,12 @@ export interface CaseKind<
    */
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
+   * True when deciding `input` is heavy enough (thousands of claims) to run in a worker thread rather than hold the
+   * event loop: the engine then runs the kind's decision registered in src/engine/decision-worker.ts, the same
+   * pure function as `decide`. Absent: always decided on the calling thread.
+   */
+  offload?(c: Case, input: Input): boolean
+  /**
    * The write that moves the case to its state after `decision` (the kind's transition function) and points it at
    * the new manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the
    * owner closed). The engine sends it in the evaluation transaction as one statement with the manifest's own

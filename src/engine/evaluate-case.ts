@@ -12,6 +12,7 @@ import type { Actor, ServiceContext } from '../services/context.ts'
 import { inSpan, type SpanAttributes } from '../tracing/spans.ts'
 import { caseAuditEntry } from './case-audit.ts'
 import type { CaseKind, Decided, ManifestContent } from './case-kind.ts'
+import { decideCase } from './decision-workers.ts'
 import { claimGroundTruth, executeGroundTruth, type GroundTruthStep } from './ground-truth.ts'
 import {
   issueSignedManifest,
@@ -157,7 +158,7 @@ async function decideOptimistically<
   if (kind.manifestId(c) !== null || kind.groundTruth?.attached(c)) return undefined
   options.authorize?.(c)
   const input = read.input ?? (await kind.loadInput(ctx.db, c, now, options.request))
-  const decision = kind.decide(c, input, null)
+  const decision = await decideCase(ctx.decisionWorkers, kind, c, input, null)
   if (decision.kind !== 'decided') return undefined
   const decided = decision.decided
   const manifestId = randomUUID()
@@ -216,7 +217,8 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
   const ref = { kind: kind.name, id: kind.caseId(c) }
   const probeRunKey = { case: ref, inputsDigest }
   const probeRun = kind.groundTruth?.attached(c) ? await findProbeRun(tx, probeRunKey) : undefined
-  const decision = kind.decide(c, input, (probeRun?.record ?? null) as GroundTruthRecord | null)
+  const groundTruth = (probeRun?.record ?? null) as GroundTruthRecord | null
+  const decision = await decideCase(ctx.decisionWorkers, kind, c, input, groundTruth)
 
   switch (decision.kind) {
     case 'pending':

@@ -5,7 +5,7 @@ import { readJsonBody } from '../domain/shared/i-json.ts'
 /**
  * A large body's reader, in a worker thread (src/http/json-body-pool.ts): strict UTF-8, JSON, the I-JSON check,
  * and the canonical JSON of its large parts, so that the main thread only parses the text again (natively) and
- * hashes. One body per message; answers `{reading}` (text and canonical parts, or why the body is refused) or
+ * hashes. One body per message; answers `{answer}` (text and canonical parts, or why the body is refused) or
  * `{failed}` (the main thread then reads the body itself).
  */
 
@@ -17,7 +17,7 @@ port.on('message', (bytes: Uint8Array) => {
   try {
     const reading = readJsonBody(bytes)
     port.postMessage({
-      reading: reading.ok
+      answer: reading.ok
         ? { ok: true, text: reading.text, parts: canonicalParts(reading.value, CANONICAL_PART_MIN_LENGTH) }
         : reading,
     })

@@ -8,12 +8,15 @@ import type { Page } from '../pagination.ts'
  * the signature covers). The route's response schema still documents the shape.
  */
 export function sendJsonText(reply: FastifyReply, statusCode: number, text: string): FastifyReply {
-  return reply
-    .code(statusCode)
-    .type('application/json; charset=utf-8')
-    .serializer((payload: unknown) => payload as string)
-    .send(text as never)
+  reply.code(statusCode).type('application/json; charset=utf-8')
+  // A large text is encoded once, here: sent as a string, it would be measured for Content-Length in one pass
+  // over its megabytes and encoded for the socket in another, both on the event loop.
+  if (text.length >= BUFFERED_TEXT_LENGTH) return reply.send(Buffer.from(text))
+  return reply.serializer((payload: unknown) => payload as string).send(text as never)
 }
+
+/** Texts at least this long are sent as their UTF-8 bytes. */
+const BUFFERED_TEXT_LENGTH = 64 * 1024
 
 /** A page `{items, next_cursor}` whose items are JSON text already. */
 export function pageText(page: Page<string>): string {

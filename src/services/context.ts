@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool } from '../db/pool.ts'
+import type { DecisionWorkers } from '../engine/decision-workers.ts'
 import type { VerifiableLog } from '../log/verifiable-log.ts'
 import type { Metrics } from '../metrics.ts'
 import type { SsrfPolicy } from '../probes/ssrf-guard.ts'
@@ -19,6 +20,8 @@ export interface ServiceContext {
   /** Active keys by secret hash, kept true across replicas (absent: every request reads its key). */
   keyCache?: KeyCache | undefined
   log: FastifyBaseLogger
+  /** Worker threads that decide large cases (absent: every case is decided on the calling thread). */
+  decisionWorkers?: DecisionWorkers | undefined
   probes: {
     policy: SsrfPolicy
     /** Environment `{env: NAME}` probe headers are read from, at call time. */

@@ -6,7 +6,14 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import * as jose from 'jose'
 import { buildJwks } from '../../src/crypto/jwks.ts'
-import { type Jwks, signCanonical, verifyCompactAgainstJwks, verifyEnvelope } from '../../src/crypto/jws.ts'
+import {
+  type Jwks,
+  signCanonical,
+  signCanonicalText,
+  THREAD_POOL_SIGNING_BYTES,
+  verifyCompactAgainstJwks,
+  verifyEnvelope,
+} from '../../src/crypto/jws.ts'
 import {
   loadSigningKey,
   rotateDataDirSigningKey,
@@ -100,13 +107,37 @@ describe('signCanonical', () => {
   })
 
   it('gives byte for byte the token jose CompactSign gives for the same key and text', async () => {
-    for (const manifest of [sampleManifest(), sampleManifest({ note: 'é ✓ \u{1F600}', n: [1, 2.5, -0] })]) {
+    // The last one is large enough to be signed in the thread pool (THREAD_POOL_SIGNING_BYTES).
+    const large = Array.from({ length: 8000 }, (_, i) => ({ claim: `claim ${i} é`, value: i * 1.5 }))
+    assert.ok((canonicalJson(sampleManifest({ facts: large })).length * 4) / 3 > THREAD_POOL_SIGNING_BYTES)
+    for (const manifest of [
+      sampleManifest(),
+      sampleManifest({ note: 'é ✓ \u{1F600}', n: [1, 2.5, -0] }),
+      sampleManifest({ facts: large }),
+    ]) {
       const jcs = canonicalJson(manifest)
       const reference = await new jose.CompactSign(utf8.encode(jcs))
         .setProtectedHeader({ alg: 'Ed25519', kid: key.kid })
         .sign(key.privateKey)
       assert.equal(await signCanonical(manifest, key), reference)
     }
+  })
+
+  it('signs a large text without holding the event loop (in the thread pool)', async () => {
+    const jcs = canonicalJson({ text: 'x'.repeat(2 * 1024 * 1024) })
+    let turned = false
+    setImmediate(() => {
+      turned = true
+    })
+    const jws = await signCanonicalText(jcs, key)
+    assert.ok(turned, 'the event loop turned while the text was signed')
+    const small = await signCanonicalText(canonicalJson(sampleManifest()), key)
+    assert.ok(small.split('.').length === 3)
+    assert.equal(Buffer.from(jws.split('.')[1]!, 'base64url').toString('utf8'), jcs)
+    const reference = await new jose.CompactSign(utf8.encode(jcs))
+      .setProtectedHeader({ alg: 'Ed25519', kid: key.kid })
+      .sign(key.privateKey)
+    assert.equal(jws, reference)
   })
 
   it('verifies with jose resolving the key from the JWKS by kid', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { LIMITS } from '../../src/domain/limits.ts'
-import { canonicalJson } from '../../src/domain/shared/canonical-json.ts'
+import { canonicalJson, sha256 } from '../../src/domain/shared/canonical-json.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
 import { createReview, judge, postDecide, postVerdict, verdict } from '../helpers/review-fixtures.ts'
@@ -99,9 +99,14 @@ describe('POST /v1/reviews/{id}/verdicts: limits', () => {
       }
       await judge(app, a, review.review_id, body)
     }
+    const workers = app.app.services.decisionWorkers!
+    const done = workers.tasksDone
     const response = await postDecide(app, a, review.review_id)
     assert.equal(response.statusCode, 200, response.body)
+    // A panel of thousands of findings is decided in a worker thread (src/engine/decision-workers.ts).
+    assert.equal(workers.tasksDone, done + 1, 'the decision was made by a worker')
     const manifest = response.json().manifest
+    assert.equal(response.json().manifest_digest, sha256(canonicalJson(manifest)))
     const size = Buffer.byteLength(canonicalJson(manifest))
     assert.ok(size <= LIMITS.manifest_bytes, `${size} bytes`)
     assert.ok(manifest.findings.length > 1000)

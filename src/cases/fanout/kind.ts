@@ -1,12 +1,10 @@
 import type { Queryable } from '../../db/pool.ts'
-import {
-  type Coverage,
-  type FactEntry,
-  type FanoutDefinition,
-  type Reason,
-  reconcile,
-  type SubmittedClaim,
-  type SubtaskResult,
+import type {
+  Coverage,
+  FactEntry,
+  Reason,
+  SubmittedClaim,
+  SubtaskResult,
 } from '../../domain/fanout/reconcile.ts'
 import { applyResolution, type FactResolution, resolutionErrors } from '../../domain/fanout/resolution.ts'
 import {
@@ -18,8 +16,9 @@ import {
 } from '../../domain/fanout/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { compareCodeUnits } from '../../domain/shared/order.ts'
-import type { CaseDecision, CaseKind, StoredManifest } from '../../engine/case-kind.ts'
+import type { CaseKind, StoredManifest } from '../../engine/case-kind.ts'
 import { AppError } from '../../errors.ts'
+import { claimCount, decideFanout, OFFLOAD_MIN_CLAIMS } from './decision.ts'
 import {
   type FanoutRow,
   fanoutStateUpdate,
@@ -81,10 +80,6 @@ export interface ReconcileRequest {
 export interface FanoutResolution {
   facts: FactResolution[]
   rationale: string
-}
-
-function definitionOf(fanout: FanoutRow): FanoutDefinition {
-  return { facts: fanout.facts, subtasks: fanout.subtasks, policy: fanout.policy }
 }
 
 const text = (value: JsonValue | undefined): string | null => (typeof value === 'string' ? value : null)
@@ -194,33 +189,9 @@ export const fanoutCase: CaseKind<
       missing: missingSubtasks(fanout, input),
     }),
 
-  decide(fanout, input): CaseDecision<ReconciliationManifestContent, FanoutPending> {
-    const reconciliation = reconcile({ fanout: definitionOf(fanout), ...input })
-    if (reconciliation.kind === 'pending') {
-      return { kind: 'pending', pending: { missing_subtasks: reconciliation.missing_subtasks } }
-    }
-    const { verdict, directive, final, coverage, facts, reasons } = reconciliation
-    return {
-      kind: 'decided',
-      decided: {
-        content: {
-          fanout_id: fanout.id,
-          orchestrator_id: fanout.orchestrator_id,
-          fanout_key: fanout.fanout_key,
-          verdict,
-          directive,
-          policy: fanout.policy,
-          policy_digest: fanout.policy_digest,
-          coverage,
-          facts,
-          reasons,
-          resolution: null,
-        },
-        final,
-        escalation: directive === 'HALT' ? { data: { reasons: reasons as unknown as JsonValue } } : null,
-      },
-    }
-  },
+  decide: decideFanout,
+  // Thousands of claims take tenths of a second to reconcile and canonicalize: a worker thread does it.
+  offload: (_fanout, input) => claimCount(input) >= OFFLOAD_MIN_CLAIMS,
 
   recordDecision(fanout, decision, manifestId, input) {
     const { verdict, directive } = decision.content

@@ -1,18 +1,12 @@
 import type { Queryable } from '../../db/pool.ts'
-import {
-  decideReview,
-  type ManifestVerdictItem,
-  manifestItem,
-  type RecordedVerdict,
-  type ReviewDecided,
-} from '../../domain/review/decide.ts'
-import type { Finding } from '../../domain/review/findings.ts'
+import { type ManifestVerdictItem, manifestItem, type ReviewDecided } from '../../domain/review/decide.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import { reviewStatusAfter } from '../../domain/review/transitions.ts'
 import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { hashJson } from '../../domain/shared/canonical-json.ts'
-import type { CaseDecision, CaseKind } from '../../engine/case-kind.ts'
+import type { CaseKind } from '../../engine/case-kind.ts'
+import { decideReviewCase, findingCount, OFFLOAD_MIN_FINDINGS, verdictFields } from './decision.ts'
 import {
   findReview,
   findReviewVersion,
@@ -73,35 +67,6 @@ export interface ReviewInput {
   verdicts: VerdictRow[]
 }
 
-/** The fields of a stored verdict body the decision reads (the body passed the envelope schema when it came). */
-interface StoredVerdictBody {
-  summary: string
-  concerns?: string[]
-  blocking_question?: string
-  blocking_reason?: string
-  findings?: Finding[]
-}
-
-/** A stored verdict as the decision reads it. */
-export function toRecordedVerdict(row: VerdictRow): RecordedVerdict {
-  return { ...verdictFields(row), received_at: row.received_at.toISOString() }
-}
-
-/** A stored verdict's fields as the decision reads them, but for its arrival time. */
-function verdictFields(row: ReviewViewRow['verdicts'][number]): RecordedVerdict {
-  const body = row.body as unknown as StoredVerdictBody
-  return {
-    judge_id: row.judge_id,
-    status: row.status,
-    summary: body.summary,
-    concerns: body.concerns ?? null,
-    blocking_question: body.blocking_question ?? null,
-    blocking_reason: body.blocking_reason ?? null,
-    findings: body.findings ?? null,
-    verdict_digest: row.verdict_digest,
-  }
-}
-
 /** Verdicts as a review's `verdicts` lists them: the manifest's item shape, sorted by judge_id. */
 export function toVerdictItems(review: ReviewViewRow): ManifestVerdictItem[] {
   const judges = new Map(review.judges.map((judge) => [judge.judge_id, judge]))
@@ -142,40 +107,9 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
       verdicts: input.verdicts.map((v) => [v.judge_id, v.attempt, v.verdict_digest]).sort(),
     }),
 
-  decide(review, input): CaseDecision<ReviewManifestContent, ReviewPending> {
-    const decision = decideReview(
-      { mode: review.mode, revision: review.revision, judges: review.judges },
-      input.verdicts.map(toRecordedVerdict),
-    )
-    if (decision.kind === 'pending') {
-      return { kind: 'pending', pending: { missing_judges: decision.missing_judges } }
-    }
-    return {
-      kind: 'decided',
-      decided: {
-        content: {
-          review_id: review.id,
-          orchestrator_id: review.orchestrator_id,
-          review_key: review.review_key,
-          mode: review.mode,
-          revision: review.revision,
-          subject: review.subject,
-          implementer: review.implementer,
-          judges: review.judges,
-          verdict: decision.verdict,
-          directive: decision.directive,
-          verdicts: decision.verdicts,
-          concerns: decision.concerns,
-          blocking_question: decision.blocking_question,
-          blocking_reason: decision.blocking_reason,
-          divergence: decision.divergence,
-          findings: decision.findings,
-        },
-        final: decision.final,
-        escalation: null,
-      },
-    }
-  },
+  decide: decideReviewCase,
+  // Panels of thousands of findings take tens of milliseconds to merge and canonicalize: a worker thread does it.
+  offload: (_review, input) => findingCount(input) >= OFFLOAD_MIN_FINDINGS,
 
   recordDecision(review, decision, manifestId) {
     return reviewDecisionUpdate(review.id, reviewDecisionState(review, decision.content, manifestId))

@@ -19,7 +19,8 @@ export class CanonicalJsonError extends Error {
  * body's parts are canonicalized in a worker thread (src/http/json-body-pool.ts), and an evidence item hashed on
  * its own is not canonicalized again inside the request digest. A memo, not state: a node's canonical text
  * never depends on when it is asked for, as long as the node is not changed after it is remembered, which is
- * why only values parsed from a request (that nothing modifies) are remembered.
+ * why only values nothing modifies are remembered: those parsed from a request, and the members of a decision's
+ * content made in a worker thread (src/engine/decision-workers.ts).
  */
 const knownTexts = new WeakMap<object, string>()
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { DecisionWorkers } from '../../../engine/decision-workers.ts'
 import type { ServiceContext } from '../../../services/context.ts'
 import { KeyCache } from '../../../services/key-cache.ts'
 
@@ -16,8 +17,10 @@ async function servicesPlugin(app: FastifyInstance) {
     warn: (message) => app.log.warn(message),
   })
   keyCache.start()
+  const decisionWorkers = new DecisionWorkers()
   app.addHook('onClose', async () => {
     await keyCache.close()
+    await decisionWorkers.close()
   })
   app.decorate('services', {
     db: app.db,
@@ -26,6 +29,7 @@ async function servicesPlugin(app: FastifyInstance) {
     metrics: app.metrics,
     keyCache,
     log: app.log,
+    decisionWorkers,
     probes: {
       policy: { allowedHosts: app.config.probeAllowedHosts, allowPrivate: app.config.probeAllowPrivate },
       env: app.config.probeEnv,
