@@ -4772,7 +4772,7 @@ export interface operations {
                 "application/json": {
                     subagent_id: string;
                     run_id: string;
-                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
+                    /** @description An outcome lists at most 1000 evidence items over all its versions together, each version counting every item it holds (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
                     /** @description An outcome has at most 16 orchestrators, expected and interpreting together (over it: 422 limit-exceeded) */
                     expected_orchestrators?: string[];
@@ -4977,7 +4977,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description An outcome holds at most 1000 distinct items over all its versions (over it: 422 limit-exceeded) */
+                    /** @description An outcome lists at most 1000 evidence items over all its versions together, each version counting every item it holds (over it: 422 limit-exceeded) */
                     evidence: components["schemas"]["EvidenceItemInput"][];
                 };
             };
