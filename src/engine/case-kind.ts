@@ -64,7 +64,7 @@ export interface CaseKind<
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
    * True when deciding `input` is heavy enough (thousands of claims) to run in a worker thread rather than hold the
-   * event loop: the engine then runs the kind's decision registered in src/engine/decision-worker.ts, the same
+   * event loop: the engine then runs the kind's decision registered in src/cases/decision-worker.ts, the same
    * pure function as `decide`. Absent: always decided on the calling thread.
    */
   offload?(c: Case, input: Input): boolean

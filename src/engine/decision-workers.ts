@@ -18,13 +18,13 @@ export interface DecisionAnswer {
 }
 
 /**
- * Worker threads that decide large cases (src/engine/decision-worker.ts): a reconciliation of thousands of claims
+ * Worker threads that decide large cases (src/cases/decision-worker.ts): a reconciliation of thousands of claims
  * and the canonical text of its megabyte manifest would otherwise hold the event loop for tenths of a second
  * each (src/worker-threads.ts).
  */
 export class DecisionWorkers extends WorkerThreads<DecisionTask, DecisionAnswer> {
   constructor(size?: number) {
-    super('engine/decision-worker', size)
+    super('cases/decision-worker', size)
   }
 }
 

@@ -1,15 +1,16 @@
 import { parentPort } from 'node:worker_threads'
-import { decideFanout } from '../cases/fanout/decision.ts'
-import { decideReviewCase } from '../cases/review/decision.ts'
 import { canonicalJson } from '../domain/shared/canonical-json.ts'
+import type { CaseDecision, ManifestContent } from '../engine/case-kind.ts'
+import type { DecisionAnswer, DecisionTask } from '../engine/decision-workers.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
-import type { CaseDecision, ManifestContent } from './case-kind.ts'
-import type { DecisionAnswer, DecisionTask } from './decision-workers.ts'
+import { decideFanout } from './fanout/decision.ts'
+import { decideReviewCase } from './review/decision.ts'
 
 /**
- * A large case's decision, in a worker thread (src/engine/decision-workers.ts): the kind's pure decision and the
- * canonical JSON of the manifest content's object members, the two parts of deciding a case that grow with its
- * inputs. One case per message; answers `{answer}` or `{failed}` (the main thread then decides itself).
+ * A large case's decision, in a worker thread of the pool in src/engine/decision-workers.ts: the kind's pure
+ * decision and the canonical JSON of the manifest content's object members, the two parts of deciding a case that
+ * grow with its inputs. One case per message; answers `{answer}` or `{failed}` (the main thread then decides
+ * itself). It sits beside the registry, not in the engine, because like the registry it names the kinds.
  */
 
 /** The pure decisions of the kinds that offload (their CaseKind's `offload`), by kind name. */
