@@ -18,6 +18,7 @@ import { breach, LIMITS, utf8Length } from '../domain/limits.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError, limitExceeded } from '../errors.ts'
+import { takeTurn } from '../event-loop-turns.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { inSpan } from '../tracing/spans.ts'
@@ -193,7 +194,7 @@ export async function pageManifests(
   page: PageRequest,
 ): Promise<Page<StoredEnvelope>> {
   const { cases = [], ...rest } = query
-  return readSeqPage(
+  const items = await readSeqPage(
     page,
     async (afterSeq, limit) =>
       cases.length > 1
@@ -205,4 +206,17 @@ export async function pageManifests(
     (row) => row.audit_seq ?? 0,
     (row) => row,
   )
+  // A page of megabytes is made into its answer next, on this thread: in a turn of its own
+  // (src/event-loop-turns.ts), so that pages that arrive together for several readers are not built back to back.
+  if (storedLength(items.items) >= LARGE_PAGE_LENGTH) await takeTurn()
+  return items
+}
+
+/** Pages of stored envelopes this long (characters of their manifests and JWS) take a turn to be answered. */
+const LARGE_PAGE_LENGTH = 256 * 1024
+
+function storedLength(envelopes: readonly StoredEnvelope[]): number {
+  let length = 0
+  for (const envelope of envelopes) length += envelope.manifest_jcs.length + envelope.jws.length
+  return length
 }
