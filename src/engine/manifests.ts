@@ -34,10 +34,22 @@ export type StoredEnvelope = Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest
 
 /** The envelope `{manifest, manifest_digest, jws, audit_seq}` as JSON text. */
 export function envelopeText(envelope: StoredEnvelope): string {
-  return (
-    `{"manifest":${envelope.manifest_jcs},"manifest_digest":${JSON.stringify(envelope.manifest_digest)},` +
-    `"jws":${JSON.stringify(envelope.jws)},"audit_seq":${envelope.audit_seq === null ? 'null' : envelope.audit_seq}}`
-  )
+  return envelopePieces(envelope).join('')
+}
+
+/**
+ * The JSON text of an envelope in pieces, its stored manifest and JWS among them as they are (src/domain/shared/
+ * utf8-pieces.ts writes them out without joining them). A compact JWS is three base64url segments joined by dots,
+ * characters JSON never escapes, so it is quoted as it is rather than scanned and copied by JSON.stringify.
+ */
+export function envelopePieces(envelope: StoredEnvelope): string[] {
+  return [
+    '{"manifest":',
+    envelope.manifest_jcs,
+    `,"manifest_digest":${JSON.stringify(envelope.manifest_digest)},"jws":"`,
+    envelope.jws,
+    `","audit_seq":${envelope.audit_seq === null ? 'null' : envelope.audit_seq}}`,
+  ]
 }
 
 export function parseManifest(envelope: Pick<StoredEnvelope, 'manifest_jcs'>): StoredManifest {
