@@ -1,6 +1,8 @@
+import { loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Client, Pool } from 'undici'
 import { type LatencySummary, summarize } from '../load.ts'
+import { processCpuSeconds, threadCpuSeconds } from '../processes.ts'
 import type { RunningArbiter } from '../servers.ts'
 
 /**
@@ -30,8 +32,22 @@ export interface WorstCasePhase {
   healthz: LatencySummary
   /** /healthz polls that got no answer at all. */
   healthzUnanswered: number
-  /** Peak RSS and /healthz delay of each part. */
-  parts: Record<WorstCasePart, { peakRssBytes: number; healthz: LatencySummary }>
+  /**
+   * Peak RSS and /healthz delay of each part, and the CPU seconds the process and its main thread (the event loop)
+   * used in it: on a shared machine the steadier figure of how much work a part puts on the loop.
+   */
+  parts: Record<
+    WorstCasePart,
+    {
+      peakRssBytes: number
+      healthz: LatencySummary
+      healthzSamples: number
+      cpuSeconds: number
+      mainThreadCpuSeconds: number
+    }
+  >
+  /** The machine's 1-minute load average when the phase started and when it ended. */
+  loadAverage: { start: number; end: number }
   /** Answers with a status ≥ 500 other than 503, by route. */
   serverErrors: Record<string, number>
   /** Every answer's status, by what was asked. */
@@ -342,7 +358,18 @@ export async function phaseWorstCase(options: {
   }
   const health = new Client(arbiter.origin, { pipelining: 1 })
   let part: WorstCasePart = 'cases'
+  const pid = arbiter.proc.pid
+  const cpu = { process: processCpuSeconds(pid) ?? 0, main: threadCpuSeconds(pid, pid) ?? 0 }
+  const cpuOfParts = new Map<WorstCasePart, { process: number; main: number }>()
+  /** Closes the CPU account of the part that is running. */
+  const closeCpu = () => {
+    const now = { process: processCpuSeconds(pid) ?? 0, main: threadCpuSeconds(pid, pid) ?? 0 }
+    cpuOfParts.set(part, { process: now.process - cpu.process, main: now.main - cpu.main })
+    Object.assign(cpu, now)
+  }
+  const loadAtStart = loadavg()[0]!
   const enter = (next: WorstCasePart) => {
+    if (next !== part) closeCpu()
     part = next
     arbiter.memory.phase = `worst-case: ${next}`
   }
@@ -386,6 +413,7 @@ export async function phaseWorstCase(options: {
     enter('streams')
     streamFigures = await streams(arbiter.origin, keys.dashboard)
   } finally {
+    closeCpu()
     done = true
     await poller
     await health.close()
@@ -398,6 +426,9 @@ export async function phaseWorstCase(options: {
       {
         peakRssBytes: arbiter.memory.phasePeaks.get(`worst-case: ${name}`) ?? 0,
         healthz: summarize(samples.get(name) ?? [0]),
+        healthzSamples: samples.get(name)?.length ?? 0,
+        cpuSeconds: cpuOfParts.get(name)?.process ?? 0,
+        mainThreadCpuSeconds: cpuOfParts.get(name)?.main ?? 0,
       },
     ]),
   ) as WorstCasePhase['parts']
@@ -424,6 +455,7 @@ export async function phaseWorstCase(options: {
     largestManifestBytes: session.largestManifestBytes,
     listRead,
     streams: streamFigures,
+    loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     result: pass ? 'PASS' : 'MISS',
   }
 }
@@ -446,8 +478,9 @@ export function printWorstCase(phase: WorstCasePhase): void {
       `  /healthz delay:         p50 ${f(phase.healthz.p50)} ms, p99 ${f(phase.healthz.p99)} ms, max ${f(phase.healthz.max)} ms (target p99 ≤ ${WORST_CASE_TARGETS.healthzP99Ms} ms)\n` +
       WORST_CASE_PARTS.map(
         (name) =>
-          `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms\n`,
+          `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms (${phase.parts[name].healthzSamples} polls); CPU ${f(phase.parts[name].cpuSeconds)} s, main thread ${f(phase.parts[name].mainThreadCpuSeconds)} s\n`,
       ).join('') +
+      `  machine load average:   ${phase.loadAverage.start.toFixed(1)} at the start, ${phase.loadAverage.end.toFixed(1)} at the end\n` +
       `  answers ≥ 500 but 503:  ${JSON.stringify(phase.serverErrors)} (target none)\n` +
       `  process alive after:    ${phase.processAlive} (/healthz unanswered ${phase.healthzUnanswered} times)\n` +
       `  largest manifest:       ${phase.largestManifestBytes} bytes\n` +
