@@ -187,9 +187,9 @@ async function measure(mode: Mode): Promise<ModeResult> {
           root: repoRoot,
           env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBITER_DATA_DIR: dataDir },
           commands: [
-            ['verify', files.envelope, '--jwks', files.jwks],
-            ['keys', 'list'],
-            ['audit', 'verify'],
+            { name: 'verify', args: ['verify', files.envelope, '--jwks', files.jwks] },
+            { name: 'keys list', args: ['keys', 'list'] },
+            { name: 'audit verify', args: ['audit', 'verify'] },
           ],
           runs: CLI_RUNS,
         })
