@@ -206,7 +206,7 @@ export async function pageManifests(
   page: PageRequest,
 ): Promise<Page<StoredEnvelope>> {
   const { cases = [], ...rest } = query
-  const items = await readSeqPage(
+  const listed = await readSeqPage(
     page,
     async (afterSeq, limit) =>
       cases.length > 1
@@ -220,8 +220,8 @@ export async function pageManifests(
   )
   // A page of megabytes is made into its answer next, on this thread: in a turn of its own
   // (src/event-loop-turns.ts), so that pages that arrive together for several readers are not built back to back.
-  if (storedLength(items.items) >= LARGE_PAGE_LENGTH) await takeTurn()
-  return items
+  if (storedLength(listed.items) >= LARGE_PAGE_LENGTH) await takeTurn()
+  return listed
 }
 
 /** Pages of stored envelopes this long (characters of their manifests and JWS) take a turn to be answered. */
