@@ -1,6 +1,7 @@
+import { once } from 'node:events'
 import { loadavg } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { Client, Pool } from 'undici'
+import { Worker } from 'node:worker_threads'
+import { Pool } from 'undici'
 import { type LatencySummary, summarize } from '../load.ts'
 import { processCpuSeconds, threadCpuSeconds } from '../processes.ts'
 import type { RunningArbiter } from '../servers.ts'
@@ -235,29 +236,61 @@ async function reviewAtTheLimits(session: Session, key: string, tag: string): Pr
   if (decided.status === 200) noteManifest(session, decided.text)
 }
 
-async function pollHealthz(
-  client: Client,
-  until: () => boolean,
-  samples: Map<string, number[]>,
-  part: () => string,
-  failures: { count: number },
-): Promise<void> {
-  while (!until()) {
-    const label = part()
+/**
+ * The `/healthz` poller, in a thread of its own: the phase's clients parse megabyte pages on the bench's event
+ * loop, and a poller sharing that loop would count their parsing as the server's delay. It polls on one
+ * connection, one request after another (5 ms apart), labels each delay with the part named last, and answers
+ * `{samples, failures}` when told to stop.
+ */
+const HEALTHZ_POLLER = `
+const { parentPort, workerData } = require('node:worker_threads')
+let part = workerData.part
+let stopped = false
+const samples = {}
+let failures = 0
+parentPort.on('message', (message) => {
+  if (message.part) part = message.part
+  if (message.stop) stopped = true
+})
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+;(async () => {
+  while (!stopped) {
+    const label = part
     const started = performance.now()
     try {
-      const res = await client.request({ method: 'GET', path: '/healthz', headersTimeout: 60_000 })
-      await res.body.text()
+      const res = await fetch(workerData.url, { signal: AbortSignal.timeout(60000) })
+      await res.arrayBuffer()
     } catch {
-      // No answer: counted apart (not as a delay), and the process check says whether it died.
-      failures.count++
+      failures++
       await sleep(100)
       continue
     }
-    const list = samples.get(label) ?? []
-    list.push(performance.now() - started)
-    samples.set(label, list)
+    ;(samples[label] ??= []).push(performance.now() - started)
     await sleep(5)
+  }
+  parentPort.postMessage({ samples, failures })
+})()
+`
+
+class HealthzPoller {
+  readonly #worker: Worker
+
+  constructor(origin: string, part: string) {
+    this.#worker = new Worker(HEALTHZ_POLLER, { eval: true, workerData: { url: `${origin}/healthz`, part } })
+  }
+
+  enter(part: string): void {
+    this.#worker.postMessage({ part })
+  }
+
+  async stop(): Promise<{ samples: Map<string, number[]>; failures: number }> {
+    const answer = once(this.#worker, 'message')
+    this.#worker.postMessage({ stop: true })
+    const [{ samples, failures }] = (await answer) as [
+      { samples: Record<string, number[]>; failures: number },
+    ]
+    await this.#worker.terminate()
+    return { samples: new Map(Object.entries(samples)), failures }
   }
 }
 
@@ -356,7 +389,6 @@ export async function phaseWorstCase(options: {
     serverErrors: {},
     largestManifestBytes: 0,
   }
-  const health = new Client(arbiter.origin, { pipelining: 1 })
   let part: WorstCasePart = 'cases'
   const pid = arbiter.proc.pid
   const cpu = { process: processCpuSeconds(pid) ?? 0, main: threadCpuSeconds(pid, pid) ?? 0 }
@@ -371,19 +403,13 @@ export async function phaseWorstCase(options: {
   const enter = (next: WorstCasePart) => {
     if (next !== part) closeCpu()
     part = next
+    poller.enter(next)
     arbiter.memory.phase = `worst-case: ${next}`
   }
+  const poller = new HealthzPoller(arbiter.origin, part)
   enter('cases')
-  const samples = new Map<string, number[]>()
-  let done = false
+  let samples = new Map<string, number[]>()
   const healthzFailures = { count: 0 }
-  const poller = pollHealthz(
-    health,
-    () => done,
-    samples,
-    () => part,
-    healthzFailures,
-  )
   const tag = `worst-${process.pid}-${Date.now().toString(36)}`
   const cases = { fanouts: 11, outcomes: 11, reviews: 10 }
   let casesSeconds = 0
@@ -414,9 +440,9 @@ export async function phaseWorstCase(options: {
     streamFigures = await streams(arbiter.origin, keys.dashboard)
   } finally {
     closeCpu()
-    done = true
-    await poller
-    await health.close()
+    const polled = await poller.stop()
+    samples = polled.samples
+    healthzFailures.count = polled.failures
     await session.pool.close()
   }
   arbiter.memory.sample()
