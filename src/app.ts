@@ -5,7 +5,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { CASE_KIND_MODULES, manifestSchemaOfEveryKind } from './cases/registry.ts'
 import type { Config } from './config.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
-import { clientErrorHandler } from './http/client-errors.ts'
+import { clientErrorHandler, trackResponses } from './http/client-errors.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
 import admissionPlugin from './http/plugins/app/admission.ts'
 import auditLogPlugin from './http/plugins/app/audit-log.ts'
@@ -159,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
   const overload = { ...DEFAULT_OVERLOAD, ...config.overload }
   const app = Fastify(serverOptions(options)).withTypeProvider<ZodTypeProvider>()
+  trackResponses(app.server)
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(responseSerializerCompiler)
 
