@@ -41,7 +41,7 @@ export function trackResponses(server: Server): void {
 /** Whether a response has begun on `socket` and is not yet wholly written. */
 function responseInFlight(socket: Socket): boolean {
   const response = latestResponse.get(socket)
-  return response !== undefined && response.headersSent && !response.writableFinished
+  return response?.headersSent === true && !response.writableFinished
 }
 
 /**
