@@ -54,8 +54,8 @@ async function authPlugin(app: FastifyInstance) {
       throw new AppError('UNAUTHORIZED', 'send an API key as "Authorization: Bearer <key>"')
     }
     const secret = match[1]!
-    // An address past its limit of failures costs the database nothing more: its keys are answered from the key
-    // cache alone, so a valid key it has used recently still works and every guess gets 429 without a lookup.
+    // An address that has used up its failures costs the database nothing more: its keys are answered from the
+    // key cache alone, so a valid key used recently still works and every guess gets 429 without a lookup.
     const throttledFor = failures.retryAfter(request.ip)
     const principal =
       throttledFor === null
