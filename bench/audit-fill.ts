@@ -1,17 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { setImmediate as yieldToIo } from 'node:timers/promises'
 import pg from 'pg'
-import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord } from '../src/audit/repository.ts'
-import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
-import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
 import {
   type AuditRecord,
   ChainVerifier,
   type SealedAuditRecord,
   sealAuditRecord,
-} from '../src/domain/shared/audit-chain.ts'
-import { extendTree } from '../src/log/sequence-batch.ts'
-import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/log/transparency.ts'
+} from '../src/audit-log/core/records.ts'
+import { extendTree } from '../src/audit-log/core/sequence-batch.ts'
+import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/audit-log/core/transparency.ts'
+import { writeSequencedBatch } from '../src/audit-log/store/batches.ts'
+import { readNodes } from '../src/audit-log/store/merkle-nodes.ts'
+import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord } from '../src/audit-log/store/records.ts'
 
 /**
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M

@@ -1,9 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { auditRange, readAuditHead } from '../../src/audit/repository.ts'
+import { signCheckpoint } from '../../src/audit-log/checkpoints.ts'
+import { hashAuditRecord } from '../../src/audit-log/core/records.ts'
+import { auditRange, readAuditHead } from '../../src/audit-log/store/records.ts'
 import { signingKeyFromPem } from '../../src/crypto/signing-key.ts'
 import { createPool } from '../../src/db/pool.ts'
-import { hashAuditRecord } from '../../src/domain/shared/audit-chain.ts'
-import { signCheckpoint } from '../../src/log/checkpoints.ts'
 import {
   checkChainSeams,
   fillAuditLog,

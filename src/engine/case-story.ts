@@ -1,4 +1,4 @@
-import { caseAuditRecords } from '../audit/service.ts'
+import { caseAuditRecords } from '../audit-log/reads.ts'
 import { findManifest } from '../db/repositories/manifests.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'

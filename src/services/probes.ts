@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
+import { type AuditEntry, appendAuditRecords } from '../audit-log/append.ts'
 import { type Queryable, withTransaction } from '../db/pool.ts'
 import { findProbe, insertProbe, listProbes, type ProbeRow, updateProbe } from '../db/repositories/probes.ts'
 import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import pg from 'pg'
-import type { AuditEntry } from '../../src/domain/shared/audit-chain.ts'
+import type { AuditEntry } from '../../src/audit-log/core/records.ts'
 import type { TestApp } from './app.ts'
 
 /**

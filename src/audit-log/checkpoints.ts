@@ -1,0 +1,104 @@
+import { KeyObject } from 'node:crypto'
+import { signCanonical } from '../crypto/jws.ts'
+import type { SigningKey } from '../crypto/signing-key.ts'
+import type { Queryable } from '../db/pool.ts'
+import { canonicalJson } from '../domain/shared/canonical-json.ts'
+import { GENESIS_HASH } from './core/records.ts'
+import { encodeBase64, formatCheckpoint, rootFromNodes, rootNodes, signNote } from './core/transparency.ts'
+import {
+  type CheckpointRow,
+  insertCheckpointIfAbsent,
+  type LogState,
+  readLogState,
+} from './store/checkpoints.ts'
+import { readNodes } from './store/merkle-nodes.ts'
+import { auditRange } from './store/records.ts'
+
+/** A checkpoint as JSON: the tree head with the chain head at the same size, and when it was signed. */
+export interface LogCheckpoint {
+  origin: string
+  tree_size: number
+  /** Base64 of the 32-byte RFC 9162 root over the first tree_size records. */
+  root_hash: string
+  /** The last record the tree holds (equal to tree_size; 0 for the empty log). */
+  head_seq: number
+  /** That record's chain hash (the genesis hash for the empty log). */
+  head_hash: string
+  at: string
+}
+
+/** A signed checkpoint: the JSON, the C2SP signed note of its tree head, and a JWS over JCS(checkpoint). */
+export interface SignedCheckpoint {
+  checkpoint: LogCheckpoint
+  note: string
+  jws: string
+}
+
+/** Who signs checkpoints: the log's origin (its name, and the note key's name) and the service's key. */
+export interface CheckpointSigner {
+  origin: string
+  key: SigningKey
+}
+
+export function signedCheckpointFromRow(row: CheckpointRow): SignedCheckpoint {
+  return { checkpoint: JSON.parse(row.checkpoint_jcs) as LogCheckpoint, note: row.note, jws: row.jws }
+}
+
+/**
+ * A signed checkpoint covering the whole log as it is now: the latest stored one if it does, else a new one
+ * signed at the current tree size. Replicas signing the same size at once all return the one stored first.
+ */
+export async function currentCheckpoint(
+  db: Queryable,
+  signer: CheckpointSigner,
+  /** The log's state if already read (by a read that waited for the log to catch up). */
+  state?: Pick<LogState, 'head' | 'latest'>,
+): Promise<CheckpointRow> {
+  const { head, latest } = state ?? (await readLogState(db))
+  if (latest && latest.tree_size >= head.tree_size) return latest
+  const headHash =
+    head.tree_size === head.seq
+      ? head.hash
+      : (await auditRange(db, head.tree_size, head.tree_size, 1))[0]?.hash
+  return signCheckpoint(db, signer, head.tree_size, headHash ?? GENESIS_HASH)
+}
+
+/** Signs and stores the checkpoint of the tree of `treeSize` leaves, whose last record has `headHash`. */
+export async function signCheckpoint(
+  db: Queryable,
+  signer: CheckpointSigner,
+  treeSize: number,
+  headHash: string,
+): Promise<CheckpointRow> {
+  const root = rootFromNodes(treeSize, await readNodes(db, rootNodes(treeSize)))
+  const checkpoint: LogCheckpoint = {
+    origin: signer.origin,
+    tree_size: treeSize,
+    root_hash: encodeBase64(root),
+    head_seq: treeSize,
+    head_hash: treeSize === 0 ? GENESIS_HASH : headHash,
+    at: new Date().toISOString(),
+  }
+  const note = signNote(formatCheckpoint({ origin: signer.origin, treeSize, rootHash: root }), {
+    name: signer.origin,
+    privateKey: keyObjectOf(signer.key),
+  })
+  return insertCheckpointIfAbsent(db, {
+    tree_size: treeSize,
+    checkpoint_jcs: canonicalJson(checkpoint),
+    note,
+    jws: await signCanonical(checkpoint, signer.key),
+  })
+}
+
+const keyObjects = new WeakMap<SigningKey, KeyObject>()
+
+/** The signing key as a node KeyObject (what the note signer takes); the JOSE form may be a CryptoKey. */
+function keyObjectOf(key: SigningKey): KeyObject {
+  let keyObject = keyObjects.get(key)
+  if (!keyObject) {
+    keyObject = key.privateKey instanceof KeyObject ? key.privateKey : KeyObject.from(key.privateKey)
+    keyObjects.set(key, keyObject)
+  }
+  return keyObject
+}
