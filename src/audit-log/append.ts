@@ -7,7 +7,10 @@ import { intakeInsert } from './store/intake.ts'
 
 export type AuditData = { [key: string]: JsonValue }
 
-/** One change to record; the log adds seq, prev_hash and hash. Absent ids are null in the record. */
+/**
+ * One change to record, as a caller writes it: absent ids may be left out and `at` defaults to now. The append
+ * path fills it out (an `UnsequencedAuditRecord`); the sequencer adds seq, prev_hash and hash.
+ */
 export interface AuditEntry {
   kind: AuditKind
   /** The API key id that made the change, or "system". */

@@ -3,8 +3,9 @@ import { signCanonical } from '../crypto/jws.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Queryable } from '../db/pool.ts'
 import { canonicalJson } from '../domain/shared/canonical-json.ts'
+import { logCheckpoint } from './core/checkpoint.ts'
 import { GENESIS_HASH } from './core/records.ts'
-import { encodeBase64, formatCheckpoint, rootFromNodes, rootNodes, signNote } from './core/transparency.ts'
+import { formatCheckpoint, rootFromNodes, rootNodes, signNote } from './core/transparency.ts'
 import {
   type CheckpointRow,
   insertCheckpointIfAbsent,
@@ -14,34 +15,10 @@ import {
 import { readNodes } from './store/merkle-nodes.ts'
 import { auditRange } from './store/records.ts'
 
-/** A checkpoint as JSON: the tree head with the chain head at the same size, and when it was signed. */
-export interface LogCheckpoint {
-  origin: string
-  tree_size: number
-  /** Base64 of the 32-byte RFC 9162 root over the first tree_size records. */
-  root_hash: string
-  /** The last record the tree holds (equal to tree_size; 0 for the empty log). */
-  head_seq: number
-  /** That record's chain hash (the genesis hash for the empty log). */
-  head_hash: string
-  at: string
-}
-
-/** A signed checkpoint: the JSON, the C2SP signed note of its tree head, and a JWS over JCS(checkpoint). */
-export interface SignedCheckpoint {
-  checkpoint: LogCheckpoint
-  note: string
-  jws: string
-}
-
 /** Who signs checkpoints: the log's origin (its name, and the note key's name) and the service's key. */
 export interface CheckpointSigner {
   origin: string
   key: SigningKey
-}
-
-export function signedCheckpointFromRow(row: CheckpointRow): SignedCheckpoint {
-  return { checkpoint: JSON.parse(row.checkpoint_jcs) as LogCheckpoint, note: row.note, jws: row.jws }
 }
 
 /**
@@ -71,14 +48,7 @@ export async function signCheckpoint(
   headHash: string,
 ): Promise<CheckpointRow> {
   const root = rootFromNodes(treeSize, await readNodes(db, rootNodes(treeSize)))
-  const checkpoint: LogCheckpoint = {
-    origin: signer.origin,
-    tree_size: treeSize,
-    root_hash: encodeBase64(root),
-    head_seq: treeSize,
-    head_hash: treeSize === 0 ? GENESIS_HASH : headHash,
-    at: new Date().toISOString(),
-  }
+  const checkpoint = logCheckpoint(signer.origin, treeSize, root, headHash, new Date().toISOString())
   const note = signNote(formatCheckpoint({ origin: signer.origin, treeSize, rootHash: root }), {
     name: signer.origin,
     privateKey: keyObjectOf(signer.key),

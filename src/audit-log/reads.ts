@@ -1,5 +1,5 @@
+import type { Queryable } from '../db/pool.ts'
 import { type Page, type PageRequest, readSeqPage, seqAfterCursor } from '../pagination.ts'
-import type { ServiceContext } from '../services/context.ts'
 import {
   type AuditFilter,
   type AuditTextRow,
@@ -8,10 +8,17 @@ import {
   auditRecordTextsQuery,
   listAuditRecordTexts,
 } from './store/records.ts'
+import type { VerifiableLog } from './verifiable-log.ts'
 
 const EXPORT_BATCH = 1_000
 
 export type AuditQuery = Omit<AuditFilter, 'afterSeq'>
+
+/** What the reads use of the service context: the database, and the log to read one's writes from. */
+interface LogReader {
+  db: Queryable
+  auditLog: Pick<VerifiableLog, 'readYourWrites'>
+}
 
 /**
  * GET /v1/audit/records: one page of matching records as JSON text (see `AuditRecordText`), ascending seq, read
@@ -19,7 +26,7 @@ export type AuditQuery = Omit<AuditFilter, 'afterSeq'>
  * read are one statement; only while the sequencer is behind does the page wait for it and read again.
  */
 export async function pageAuditRecords(
-  ctx: Pick<ServiceContext, 'auditLog'>,
+  ctx: Pick<LogReader, 'auditLog'>,
   query: AuditQuery,
   page: PageRequest,
 ): Promise<Page<string>> {
@@ -39,7 +46,7 @@ export async function pageAuditRecords(
  * statement while the log keeps up (see VerifiableLog.readYourWrites).
  */
 export async function* streamAuditRecords(
-  ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
+  ctx: LogReader,
   query: AuditQuery,
   from: { cursor?: string | undefined } = {},
 ): AsyncGenerator<string> {
@@ -56,10 +63,7 @@ export async function* streamAuditRecords(
 }
 
 /** Every record about one case as JSON text, ascending seq, read your writes. */
-export async function caseAuditRecords(
-  ctx: Pick<ServiceContext, 'db' | 'auditLog'>,
-  query: AuditQuery,
-): Promise<string[]> {
+export async function caseAuditRecords(ctx: LogReader, query: AuditQuery): Promise<string[]> {
   const records: string[] = []
   for await (const record of streamAuditRecords(ctx, query)) records.push(record)
   return records

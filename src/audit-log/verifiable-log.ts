@@ -3,12 +3,8 @@ import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool, Queryable } from '../db/pool.ts'
 import { findManifest } from '../db/repositories/manifests.ts'
 import { AppError } from '../errors.ts'
-import {
-  type CheckpointSigner,
-  currentCheckpoint,
-  type SignedCheckpoint,
-  signedCheckpointFromRow,
-} from './checkpoints.ts'
+import { type CheckpointSigner, currentCheckpoint } from './checkpoints.ts'
+import { type SignedCheckpoint, signedCheckpointFromRow } from './core/checkpoint.ts'
 import type { AuditRecord } from './core/records.ts'
 import {
   consistencyProofNodes,

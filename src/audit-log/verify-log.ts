@@ -1,22 +1,15 @@
-import { createPublicKey } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
-import { type Jwks, verifyCompactAgainstJwks } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { listSigningKeys } from '../db/repositories/signing-keys.ts'
 import { AppError } from '../errors.ts'
 import { WORKER_HEAP } from '../worker-heap.ts'
-import type { LogCheckpoint } from './checkpoints.ts'
+import { checkpointClaims, checkpointKeys } from './core/checkpoint.ts'
 import { type CheckpointClaim, checkpointCheck, LogChecker } from './core/log-checker.ts'
-import { GENESIS_HASH } from './core/records.ts'
 import {
   bytesEqual,
   compactRangeFromNodes,
   compactRangeRoot,
-  decodeBase64,
   encodeBase64,
-  type NoteVerifier,
-  noteVerifier,
-  openCheckpoint,
   rootNodes,
 } from './core/transparency.ts'
 import {
@@ -28,7 +21,7 @@ import {
   mergeChunk,
   startMerge,
 } from './core/verify-chunks.ts'
-import { type CheckpointRow, checkpointsBetween } from './store/checkpoints.ts'
+import { checkpointsBetween } from './store/checkpoints.ts'
 import { readNodes, readNodesAbove, readNodesCompletedIn } from './store/merkle-nodes.ts'
 import { auditRange, auditRecordsForCheck, canonicalTextGuard, readAuditHead } from './store/records.ts'
 
@@ -83,7 +76,7 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
 
   const guard = options.useStoredText === false ? null : await canonicalTextGuard(db)
   const storedText = guard !== null
-  const keys = await checkpointKeys(db)
+  const keys = checkpointKeys(await listSigningKeys(db))
   const checkpoints = await checkpointClaims(
     await checkpointsBetween(db, fromSeq === 1 ? 0 : fromSeq, last),
     keys,
@@ -261,79 +254,4 @@ function startVerifyWorker(connectionString: string): Worker {
 export interface ParallelVerify {
   connectionString: string
   workers: number
-}
-
-interface CheckpointKeys {
-  jwks: Jwks
-  /** Note verifiers by origin (each key under the origin its checkpoints name). */
-  notes(origin: string): NoteVerifier[]
-}
-
-async function checkpointKeys(db: Queryable): Promise<CheckpointKeys> {
-  const jwks = { keys: await listSigningKeys(db) }
-  const publicKeys = jwks.keys.map((jwk) =>
-    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }),
-  )
-  const byOrigin = new Map<string, NoteVerifier[]>()
-  return {
-    jwks,
-    notes(origin) {
-      let verifiers = byOrigin.get(origin)
-      if (!verifiers) {
-        verifiers = publicKeys.map((key) => noteVerifier(origin, key))
-        byOrigin.set(origin, verifiers)
-      }
-      return verifiers
-    },
-  }
-}
-
-/** Checks each checkpoint's signatures and that its JSON, note and JWS agree; the root is compared later. */
-async function checkpointClaims(
-  rows: readonly CheckpointRow[],
-  keys: CheckpointKeys,
-): Promise<Map<number, CheckpointClaim>> {
-  const claims = new Map<number, CheckpointClaim>()
-  for (const row of rows) {
-    let checkpoint: LogCheckpoint | undefined
-    let signaturesOk = false
-    try {
-      checkpoint = JSON.parse(row.checkpoint_jcs) as LogCheckpoint
-      const jws = await verifyCompactAgainstJwks(row.jws, keys.jwks)
-      const opened = openNoteWithAnyKey(row.note, keys.notes(checkpoint.origin))
-      signaturesOk =
-        jws.ok &&
-        jws.payload === row.checkpoint_jcs &&
-        opened !== undefined &&
-        opened.treeSize === row.tree_size &&
-        checkpoint.tree_size === row.tree_size &&
-        checkpoint.head_seq === row.tree_size &&
-        opened.root === checkpoint.root_hash
-    } catch {
-      signaturesOk = false
-    }
-    claims.set(row.tree_size, {
-      treeSize: row.tree_size,
-      rootHash: decodeBase64(checkpoint?.root_hash ?? '') ?? new Uint8Array(),
-      headHash: row.tree_size === 0 ? GENESIS_HASH : (checkpoint?.head_hash ?? ''),
-      signaturesOk,
-    })
-  }
-  return claims
-}
-
-/** Opens a checkpoint note with whichever of the keys signed it; undefined when none verifies. */
-function openNoteWithAnyKey(
-  note: string,
-  verifiers: readonly NoteVerifier[],
-): { treeSize: number; root: string } | undefined {
-  for (const verifier of verifiers) {
-    try {
-      const { checkpoint } = openCheckpoint(note, verifier)
-      return { treeSize: checkpoint.treeSize, root: encodeBase64(checkpoint.rootHash) }
-    } catch {
-      // Signed by another key (rotation), or not at all: try the next one.
-    }
-  }
-  return undefined
 }

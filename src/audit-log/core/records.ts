@@ -11,9 +11,11 @@ export const GENESIS_HASH: Sha256 = `sha256:${'0'.repeat(64)}`
 
 /**
  * What a change writes about itself, before the sequencer gives it a place in the log: the time of the change,
- * kind, actor (key id or "system"), the ids it concerns, the verdict if any, and what the change was.
+ * kind, actor (key id or "system"), the ids it concerns, the verdict if any, and what the change was. Every field
+ * is present (absent ids are null): the form an entry waits in the intake in, made by the append path from the
+ * caller's `AuditEntry` (src/audit-log/append.ts).
  */
-export interface AuditEntry {
+export interface UnsequencedAuditRecord {
   at: string
   kind: AuditKind
   actor: string
@@ -26,7 +28,7 @@ export interface AuditEntry {
 }
 
 /** One audit record, field for field as the API serves it; absent values are null. See docs/audit-log.md. */
-export interface AuditRecord extends AuditEntry {
+export interface AuditRecord extends UnsequencedAuditRecord {
   seq: number
   prev_hash: string
   hash: string
@@ -111,7 +113,7 @@ export function canonicalAuditParts(record: UnhashedAuditRecord): [head: string,
 }
 
 /** The canonical text's fields before `data`'s value: `{"actor":…,"at":…,"data":`. */
-function canonicalAuditPrefix(record: Pick<AuditEntry, 'actor' | 'at'>): string {
+function canonicalAuditPrefix(record: Pick<UnsequencedAuditRecord, 'actor' | 'at'>): string {
   return `{"actor":${text(record.actor)},"at":${text(record.at)},"data":`
 }
 

@@ -1,11 +1,11 @@
 import { hash } from 'node:crypto'
 import {
-  type AuditEntry,
   type AuditRecord,
   canonicalAuditRecordWithHash,
   canonicalTextWithHash,
   type SealedAuditRecord,
   sealAuditRecord,
+  type UnsequencedAuditRecord,
 } from './records.ts'
 import { appendLeaves, type CompactRange, type StoredNode } from './transparency.ts'
 
@@ -65,7 +65,7 @@ export function auditLeafHash(record: AuditRecord): Uint8Array {
 export function sequenceEntries(
   head: LogHead,
   range: CompactRange,
-  entries: readonly AuditEntry[],
+  entries: readonly UnsequencedAuditRecord[],
 ): SequencedBatch {
   if (head.treeSize !== head.seq || range.size !== head.treeSize) {
     throw new RangeError(

@@ -1,16 +1,12 @@
 import type { Queryable } from '../../db/pool.ts'
+import type { StoredCheckpoint } from '../core/checkpoint.ts'
 import type { NodeId } from '../core/transparency.ts'
 
 /**
  * audit_checkpoints: every signed checkpoint, one per tree size. tree_size; checkpoint_jcs (the checkpoint JSON
- * exactly as the JWS signs it); note (the C2SP signed note); jws; created_at.
+ * exactly as the JWS signs it); note (the C2SP signed note); jws; created_at (not read).
  */
-export interface CheckpointRow {
-  tree_size: number
-  checkpoint_jcs: string
-  note: string
-  jws: string
-}
+export type CheckpointRow = StoredCheckpoint
 
 const COLUMNS = 'tree_size, checkpoint_jcs, note, jws'
 

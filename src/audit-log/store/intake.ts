@@ -1,12 +1,12 @@
 import type { Queryable } from '../../db/pool.ts'
 import type { Statement } from '../../db/statement.ts'
-import type { AuditEntry } from '../core/records.ts'
+import type { UnsequencedAuditRecord } from '../core/records.ts'
 
 /**
  * audit_intake: committed audit entries the sequencer has not placed in the log yet. id (bigserial: orders the
  * sequencer's reads and marks "committed before" for read-your-writes), then the entry's own fields.
  */
-export interface IntakeRow extends Omit<AuditEntry, 'at'> {
+export interface IntakeRow extends Omit<UnsequencedAuditRecord, 'at'> {
   id: number
   at: Date
 }
@@ -14,7 +14,7 @@ export interface IntakeRow extends Omit<AuditEntry, 'at'> {
 /** The INSERT of `entries` into the intake (one statement for any number; takes no lock another writer waits
  * on), to run alone or combined with the change it records. The entries go as one JSON array, in order: one
  * parameter the driver sends as it is, where arrays of each field had to be escaped element by element. */
-export function intakeInsert(entries: readonly AuditEntry[]): Statement {
+export function intakeInsert(entries: readonly UnsequencedAuditRecord[]): Statement {
   return { text: INTAKE_INSERT, values: [JSON.stringify(entries)], prepare: true }
 }
 

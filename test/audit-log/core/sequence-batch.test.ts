@@ -4,10 +4,10 @@ import { describe, it } from 'node:test'
 import canonicalize from 'canonicalize'
 import fc from 'fast-check'
 import {
-  type AuditEntry,
   type AuditRecord,
   canonicalAuditRecord,
   GENESIS_HASH,
+  type UnsequencedAuditRecord,
 } from '../../../src/audit-log/core/records.ts'
 import {
   auditLeafHash,
@@ -37,7 +37,7 @@ function clientLeafHash(record: AuditRecord): Buffer {
     .digest()
 }
 
-const entry = (n: number): AuditEntry => ({
+const entry = (n: number): UnsequencedAuditRecord => ({
   at: new Date(1_800_000_000_000 + n).toISOString(),
   kind: n % 3 === 0 ? 'manifest.issued' : 'outcome.created',
   actor: 'system',
@@ -49,7 +49,7 @@ const entry = (n: number): AuditEntry => ({
   data: { n, text: 'é "quoted" ☃' },
 })
 
-const jsonEntry: fc.Arbitrary<AuditEntry> = fc.record({
+const jsonEntry: fc.Arbitrary<UnsequencedAuditRecord> = fc.record({
   at: fc
     .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
     .map((d) => d.toISOString()),
@@ -64,7 +64,7 @@ const jsonEntry: fc.Arbitrary<AuditEntry> = fc.record({
 })
 
 /** Sequences entries in the given batch sizes, starting from the empty log. */
-function sequenceInBatches(entries: AuditEntry[], sizes: number[]) {
+function sequenceInBatches(entries: UnsequencedAuditRecord[], sizes: number[]) {
   let head = { seq: 0, hash: GENESIS_HASH as string, treeSize: 0 }
   let range = EMPTY_COMPACT_RANGE
   const records: AuditRecord[] = []
