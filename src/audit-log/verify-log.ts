@@ -4,7 +4,7 @@ import { listSigningKeys } from '../db/repositories/signing-keys.ts'
 import { AppError } from '../errors.ts'
 import { WORKER_HEAP } from '../worker-heap.ts'
 import { checkpointClaims, checkpointKeys } from './core/checkpoint.ts'
-import { type CheckpointClaim, checkpointCheck, LogChecker } from './core/log-checker.ts'
+import { type CheckpointClaim, checkpointCheck, LogChecker, type TreeCheck } from './core/log-checker.ts'
 import {
   bytesEqual,
   compactRangeFromNodes,
@@ -110,28 +110,10 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
     done = { checked: merged.checked, checkpoints: merged.checkpointsChecked, last: merged.last }
   }
 
-  const readSlice = async (from: number) => {
-    const to = Math.min(last, from + SLICE - 1)
-    const [records, nodes] = await Promise.all([
-      auditRecordsForCheck(db, from, to, storedText),
-      readNodesCompletedIn(db, from - 1, to),
-    ])
-    return { from, to, records, nodes }
-  }
-  let next = startSeq <= last && checker.result.firstBadSeq === null ? readSlice(startSeq) : null
-  while (next) {
-    const slice = await next
-    next = slice.to < last ? readSlice(slice.to + 1) : null
-    const ok = checker.push(slice.records, slice.nodes, treeChecks)
-    // Records missing from the slice (a deleted tail or a gap) break the chain at the first missing seq.
-    if (ok && slice.records.length < slice.to - slice.from + 1) {
-      checker.fail((slice.records.at(-1)?.seq ?? slice.from - 1) + 1)
-    }
-    options.onProgress?.(done.checked + checker.result.checked, total)
-    if (checker.result.firstBadSeq !== null) {
-      await next?.catch(() => {})
-      break
-    }
+  if (startSeq <= last && checker.result.firstBadSeq === null) {
+    await checkSlices(db, checker, { from: startSeq, last, storedText, treeChecks }, (checked) =>
+      options.onProgress?.(done.checked + checked, total),
+    )
   }
 
   const result = checker.result
@@ -154,6 +136,42 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
     root_hash: encodeBase64(compactRangeRoot(result.range)),
     checkpoints_checked: checkpointsChecked + done.checkpoints + result.checkpointsChecked,
     first_bad_seq: result.firstBadSeq,
+  }
+}
+
+/**
+ * Checks records [from, last] slice by slice with `checker`, the next slice read while this one is hashed, until
+ * the end or the first bad seq.
+ */
+async function checkSlices(
+  db: Queryable,
+  checker: LogChecker,
+  range: { from: number; last: number; storedText: boolean; treeChecks: ReadonlyMap<number, TreeCheck> },
+  onProgress: (checked: number) => void,
+): Promise<void> {
+  const { last, storedText, treeChecks } = range
+  const readSlice = async (from: number) => {
+    const to = Math.min(last, from + SLICE - 1)
+    const [records, nodes] = await Promise.all([
+      auditRecordsForCheck(db, from, to, storedText),
+      readNodesCompletedIn(db, from - 1, to),
+    ])
+    return { from, to, records, nodes }
+  }
+  let next: ReturnType<typeof readSlice> | null = readSlice(range.from)
+  while (next) {
+    const slice: Awaited<ReturnType<typeof readSlice>> = await next
+    next = slice.to < last ? readSlice(slice.to + 1) : null
+    const ok = checker.push(slice.records, slice.nodes, treeChecks)
+    // Records missing from the slice (a deleted tail or a gap) break the chain at the first missing seq.
+    if (ok && slice.records.length < slice.to - slice.from + 1) {
+      checker.fail((slice.records.at(-1)?.seq ?? slice.from - 1) + 1)
+    }
+    onProgress(checker.result.checked)
+    if (checker.result.firstBadSeq !== null) {
+      await next?.catch(() => {})
+      return
+    }
   }
 }
 
