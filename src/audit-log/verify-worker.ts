@@ -1,7 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import pg from 'pg'
-// The pool module sets how int8 columns are read (as numbers); a worker is a fresh module graph.
-import '../db/pool.ts'
+import { typeParsers } from '../db/pool.ts'
 import { ChunkChecker, type ChunkTask } from './core/verify-chunks.ts'
 import { readNodesCompletedIn } from './store/merkle-nodes.ts'
 import { eachAuditRecordForCheck } from './store/records.ts'
@@ -15,6 +14,7 @@ const port = parentPort!
 const client = new pg.Client({
   connectionString: (workerData as { connectionString: string }).connectionString,
   application_name: 'arbiter-verify',
+  types: typeParsers,
 })
 client.on('error', () => {})
 const connected = client.connect()
