@@ -2,15 +2,18 @@ import { KeyObject } from 'node:crypto'
 import { signCanonical } from '../crypto/jws.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Queryable } from '../db/pool.ts'
+import { queryFirst, queryOne } from '../db/statement.ts'
 import { canonicalJson } from '../domain/shared/canonical-json.ts'
 import { logCheckpoint } from './core/checkpoint.ts'
 import { GENESIS_HASH } from './core/records.ts'
 import { formatCheckpoint, rootFromNodes, rootNodes, signNote } from './core/transparency.ts'
 import {
   type CheckpointRow,
-  insertCheckpointIfAbsent,
+  checkpointInsertIfAbsent,
+  checkpointOfSize,
   type LogState,
-  readLogState,
+  logStateFromRow,
+  logStateQuery,
 } from './store/checkpoints.ts'
 import { readNodes } from './store/merkle-nodes.ts'
 import { auditRange } from './store/records.ts'
@@ -31,12 +34,12 @@ export async function currentCheckpoint(
   /** The log's state if already read (by a read that waited for the log to catch up). */
   state?: Pick<LogState, 'head' | 'latest'>,
 ): Promise<CheckpointRow> {
-  const { head, latest } = state ?? (await readLogState(db))
+  const { head, latest } = state ?? logStateFromRow(await queryOne(db, logStateQuery(null)))
   if (latest && latest.tree_size >= head.tree_size) return latest
   const headHash =
     head.tree_size === head.seq
       ? head.hash
-      : (await auditRange(db, head.tree_size, head.tree_size, 1))[0]?.hash
+      : (await queryFirst(db, auditRange(head.tree_size, head.tree_size, 1)))?.hash
   return signCheckpoint(db, signer, head.tree_size, headHash ?? GENESIS_HASH)
 }
 
@@ -53,12 +56,16 @@ export async function signCheckpoint(
     name: signer.origin,
     privateKey: keyObjectOf(signer.key),
   })
-  return insertCheckpointIfAbsent(db, {
+  const row = {
     tree_size: treeSize,
     checkpoint_jcs: canonicalJson(checkpoint),
     note,
     jws: await signCanonical(checkpoint, signer.key),
-  })
+  }
+  // No row: another replica stored that size after the insert's snapshot was taken; it is committed by now.
+  return (
+    (await queryFirst(db, checkpointInsertIfAbsent(row))) ?? (await queryOne(db, checkpointOfSize(treeSize)))
+  )
 }
 
 const keyObjects = new WeakMap<SigningKey, KeyObject>()

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool.ts'
+import { queryRows } from '../db/statement.ts'
 import { type Page, type PageRequest, readSeqPage, seqAfterCursor } from '../pagination.ts'
 import {
   type AuditFilter,
@@ -6,7 +7,6 @@ import {
   auditRecordPageQuery,
   auditRecordText,
   auditRecordTextsQuery,
-  listAuditRecordTexts,
 } from './store/records.ts'
 import type { VerifiableLog } from './verifiable-log.ts'
 
@@ -58,7 +58,8 @@ export async function* streamAuditRecords(
   for (;;) {
     for (const record of records) yield record.text
     if (records.length < EXPORT_BATCH) return
-    records = await listAuditRecordTexts(ctx.db, { ...query, afterSeq: records.at(-1)!.seq }, EXPORT_BATCH)
+    const after = { ...query, afterSeq: records.at(-1)!.seq }
+    records = (await queryRows(ctx.db, auditRecordTextsQuery(after, EXPORT_BATCH))).map(auditRecordText)
   }
 }
 

@@ -2,6 +2,7 @@ import type { QueryResultRow } from 'pg'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool, Queryable } from '../db/pool.ts'
 import { findManifest } from '../db/repositories/manifests.ts'
+import { queryFirst, queryOne, queryRows, statement } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import { type CheckpointSigner, currentCheckpoint } from './checkpoints.ts'
 import { type SignedCheckpoint, signedCheckpointFromRow } from './core/checkpoint.ts'
@@ -17,8 +18,8 @@ import {
 } from './core/transparency.ts'
 import { Sequencer, type SequencerTiming } from './sequencer/sequencer.ts'
 import { type LogState, type LogStateRow, logStateFromRow, logStateQuery } from './store/checkpoints.ts'
-import { readLogId } from './store/identity.ts'
-import { querySequenced, readSequencingState, sequencingPendingUpTo } from './store/intake.ts'
+import { logId } from './store/identity.ts'
+import { sequencedQuery, sequencedRows, sequencingPendingUpTo, sequencingState } from './store/intake.ts'
 import { readNodes } from './store/merkle-nodes.ts'
 import { auditRange, auditRowToRecord } from './store/records.ts'
 import { type ParallelVerify, type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
@@ -89,7 +90,7 @@ export class VerifiableLog {
 
   /** Reads the log's identity (for the default origin); the sequencer starts with `start()`. */
   static async open(db: Pool, key: SigningKey, options: VerifiableLogOptions): Promise<VerifiableLog> {
-    const origin = options.origin ?? `arbiter.local/log/${await readLogId(db)}`
+    const origin = options.origin ?? `arbiter.local/log/${(await queryOne(db, logId())).log_id}`
     return new VerifiableLog(db, { origin, key }, options)
   }
 
@@ -110,28 +111,27 @@ export class VerifiableLog {
    * every record). Holds no connection while it waits. 503 when the sequencer cannot catch up in time.
    */
   async catchUp(): Promise<void> {
-    const { mark, pending } = await readSequencingState(this.db)
+    const { mark, pending } = await queryOne(this.db, sequencingState())
     if (pending) await this.sequenced(mark)
   }
 
   /**
    * Read your writes in one round trip while the log keeps up: `query` runs in one statement with the sequencing
-   * state (`querySequenced`, ordered by `orderBy`); only when something committed before the call still waits for
+   * state (`sequencedQuery`, ordered by `orderBy`); only when something committed before the call still waits for
    * the sequencer does the read wait for it and run `query` again.
    */
   async readYourWrites<R extends object>(
     query: { text: string; values?: unknown[] },
     orderBy: string,
   ): Promise<R[]> {
-    const first = await querySequenced<R>(this.db, query, orderBy)
+    const first = sequencedRows(await queryRows(this.db, sequencedQuery<R>(query, orderBy)))
     if (!first.pending) return first.rows
     await this.sequenced(first.mark)
-    const { rows } = await this.db.query<R & QueryResultRow>(query.text, query.values ?? [])
-    return rows
+    return queryRows(this.db, statement<R & QueryResultRow>(query.text, query.values ?? []))
   }
 
   /**
-   * Waits until every intake entry up to `mark` (a `readSequencingState` mark) is sequenced, hurrying the
+   * Waits until every intake entry up to `mark` (a `sequencingState` mark) is sequenced, hurrying the
    * sequencer; LOG_CATCHING_UP after the catch-up timeout.
    */
   async sequenced(mark: number): Promise<void> {
@@ -146,7 +146,7 @@ export class VerifiableLog {
         )
       }
       await this.sequencer.nextBatch(Math.min(this.sequencer.pollMs, remaining))
-      if (!(await sequencingPendingUpTo(this.db, mark))) return
+      if (!(await queryOne(this.db, sequencingPendingUpTo(mark))).pending) return
     }
   }
 
@@ -219,7 +219,7 @@ export class VerifiableLog {
     if (seq === null || seq === undefined) {
       throw new AppError('LOG_CATCHING_UP', `manifest ${manifestId} is not sequenced yet; retry shortly`)
     }
-    const [row] = await auditRange(this.db, seq, seq, 1)
+    const row = await queryFirst(this.db, auditRange(seq, seq, 1))
     if (!row) throw new Error(`manifest ${manifestId} names audit seq ${seq}, which is missing`)
     // The state read first covers the record, unless it was sequenced since: then the log is read again.
     const checkpoint = await currentCheckpoint(

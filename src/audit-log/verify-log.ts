@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import type { Queryable } from '../db/pool.ts'
 import { listSigningKeys } from '../db/repositories/signing-keys.ts'
+import { queryFirst, queryOne, queryRows } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import { WORKER_HEAP } from '../worker-heap.ts'
 import { checkpointClaims, checkpointKeys } from './core/checkpoint.ts'
@@ -23,7 +24,13 @@ import {
 } from './core/verify-chunks.ts'
 import { checkpointsBetween } from './store/checkpoints.ts'
 import { readNodes, readNodesAbove, readNodesCompletedIn } from './store/merkle-nodes.ts'
-import { auditRange, auditRecordsForCheck, canonicalTextGuard, readAuditHead } from './store/records.ts'
+import {
+  auditHead,
+  auditRange,
+  auditRecordsForCheck,
+  canonicalRecordConstraint,
+  canonicalTextGuardOf,
+} from './store/records.ts'
 
 export interface VerifyReport {
   ok: boolean
@@ -61,11 +68,11 @@ const SLICE = 8_192
 export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Promise<VerifyReport> {
   const fromSeq = options.fromSeq ?? 1
   if (fromSeq < 1) throw new AppError('VALIDATION', 'from_seq starts at 1')
-  const head = await readAuditHead(db)
+  const head = await queryOne(db, auditHead())
   const last = Math.min(options.toSeq ?? head.tree_size, head.tree_size)
   const total = Math.max(0, last - fromSeq + 1)
 
-  const previousRow = fromSeq > 1 ? (await auditRange(db, fromSeq - 1, fromSeq - 1, 1))[0] : undefined
+  const previousRow = fromSeq > 1 ? await queryFirst(db, auditRange(fromSeq - 1, fromSeq - 1, 1)) : undefined
   const startSize = Math.min(fromSeq - 1, head.tree_size)
   const range = compactRangeFromNodes(startSize, await readNodes(db, rootNodes(startSize)))
   const sequentialChecker = new LogChecker(
@@ -78,7 +85,7 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
   const storedText = guard !== null
   const keys = checkpointKeys(await listSigningKeys(db))
   const checkpoints = await checkpointClaims(
-    await checkpointsBetween(db, fromSeq === 1 ? 0 : fromSeq, last),
+    await queryRows(db, checkpointsBetween(fromSeq === 1 ? 0 : fromSeq, last)),
     keys,
   )
   const treeChecks = new Map([...checkpoints].map(([size, claim]) => [size, checkpointCheck(claim)]))
@@ -173,6 +180,14 @@ async function checkSlices(
       return
     }
   }
+}
+
+/**
+ * Whether the database still holds every record's columns equal to its stored canonical text: the guarding
+ * constraint's oid, or null (see `canonicalTextGuardOf`).
+ */
+export async function canonicalTextGuard(db: Queryable): Promise<number | null> {
+  return canonicalTextGuardOf(await queryRows(db, canonicalRecordConstraint()))
 }
 
 /**

@@ -16,11 +16,12 @@ import {
   rootFromLeafHashes,
   verifyInclusion,
 } from '../../src/audit-log/core/transparency.ts'
-import { writeSequencedBatch } from '../../src/audit-log/store/batches.ts'
-import { canonicalTextGuard } from '../../src/audit-log/store/records.ts'
+import { batchWriteOutcome, sequencedBatchWrite } from '../../src/audit-log/store/batches.ts'
+import { canonicalTextGuard } from '../../src/audit-log/verify-log.ts'
 import { signCanonical } from '../../src/crypto/jws.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
+import { queryOne } from '../../src/db/statement.ts'
 import { sha256 } from '../../src/domain/shared/canonical-json.ts'
 import { buildTestApp, newSigningKey } from '../helpers/app.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts'
@@ -233,10 +234,14 @@ describe('migrating stored canonical texts to a constraint over every column', (
       entry('b'),
       entry('c'),
     ])
-    const outcome = await writeSequencedBatch(
-      pool,
-      { records: batch.records, nodes: batch.nodes, drainedIntakeIds: [], head: batch.head },
-      { from: { seq: 0, hash: GENESIS_HASH, treeSize: 0 }, holder: null, ttlMs: 0 },
+    const outcome = batchWriteOutcome(
+      await queryOne(
+        pool,
+        sequencedBatchWrite(
+          { records: batch.records, nodes: batch.nodes, drainedIntakeIds: [], head: batch.head },
+          { from: { seq: 0, hash: GENESIS_HASH, treeSize: 0 }, holder: null, ttlMs: 0 },
+        ),
+      ),
     )
     assert.equal(outcome, 'written')
     return {

@@ -1,6 +1,5 @@
 import { isoText } from '../../db/iso-text.ts'
-import type { Queryable } from '../../db/pool.ts'
-import { named } from '../../db/statement.ts'
+import { named, type Statement, statement } from '../../db/statement.ts'
 import type { SealedAuditRecord } from '../core/records.ts'
 import type { StoredNode } from '../core/transparency.ts'
 import type { IntakeRow } from './intake.ts'
@@ -38,9 +37,9 @@ export interface BatchFence {
 export type BatchWriteOutcome = 'written' | 'lease lost' | 'head moved'
 
 /**
- * Writes one sequenced batch in one statement, which commits on its own (one round trip, no transaction held
- * open across the sequencer's work; prepared once per connection, so PostgreSQL does not plan it for every
- * batch): the records (each with its canonical text, what its hash covers, for verification to hash as stored),
+ * The write of one sequenced batch (what it did: `batchWriteOutcome`) in one statement, which commits on its own
+ * (one round trip, no transaction held open across the sequencer's work; prepared once per connection, so
+ * PostgreSQL does not plan it for every batch): the records (each with its canonical text, what its hash covers, for verification to hash as stored),
  * the tree nodes they completed, each issued manifest's audit_seq, the removal of the drained intake entries, and
  * the new head. Fenced: it first renews `fence.holder`'s lease (taking the lease row's lock until it commits, so
  * the lease cannot change hands meanwhile) and moves the head only from `fence.from` (a head another writer moved
@@ -50,17 +49,12 @@ export type BatchWriteOutcome = 'written' | 'lease lost' | 'head moved'
  * allowed to remove intake entries. A batch that only adds old records to the tree passes no records and no
  * intake ids.
  */
-export async function writeSequencedBatch(
-  db: Queryable,
-  batch: SequencedWrite,
-  fence: BatchFence,
-): Promise<BatchWriteOutcome> {
+export function sequencedBatchWrite(batch: SequencedWrite, fence: BatchFence): Statement<BatchWriteRow> {
   const { records } = batch
   const issued = records.filter((r) => r.kind === 'manifest.issued' && r.manifest_id !== null)
   const [levels, indexes, hashes] = nodeArrays(batch.nodes)
-  const { rows } = await db.query<{ leased: boolean; written: boolean }>(
-    named(
-      `WITH lease AS (
+  return named(
+    `WITH lease AS (
        UPDATE sequencer_lease SET holder = $11, expires_at = clock_timestamp() + $12 * interval '1 millisecond'
        WHERE id AND $11::uuid IS NOT NULL AND (holder = $11 OR expires_at < clock_timestamp())
        RETURNING set_config('arbiter.sequencer', 'on', true)
@@ -85,29 +79,36 @@ export async function writeSequencedBatch(
        DELETE FROM audit_intake WHERE id = ANY($7::bigint[]) AND EXISTS (SELECT 1 FROM head)
      )
      SELECT (SELECT leased FROM fence) AS leased, EXISTS (SELECT 1 FROM head) AS written`,
-      [
-        // The records as one JSON array (their canonical texts among their fields): one parameter sent as it is,
-        // where an array per column had every canonical text and every data document escaped element by element.
-        JSON.stringify(records),
-        levels,
-        indexes,
-        hashes,
-        issued.map((r) => r.manifest_id),
-        issued.map((r) => r.seq),
-        batch.drainedIntakeIds,
-        batch.head.seq,
-        batch.head.hash,
-        batch.head.treeSize,
-        fence.holder,
-        fence.ttlMs,
-        fence.from.seq,
-        fence.from.hash,
-        fence.from.treeSize,
-      ],
-    ),
+    [
+      // The records as one JSON array (their canonical texts among their fields): one parameter sent as it is,
+      // where an array per column had every canonical text and every data document escaped element by element.
+      JSON.stringify(records),
+      levels,
+      indexes,
+      hashes,
+      issued.map((r) => r.manifest_id),
+      issued.map((r) => r.seq),
+      batch.drainedIntakeIds,
+      batch.head.seq,
+      batch.head.hash,
+      batch.head.treeSize,
+      fence.holder,
+      fence.ttlMs,
+      fence.from.seq,
+      fence.from.hash,
+      fence.from.treeSize,
+    ],
   )
-  const { leased, written } = rows[0]!
-  return written ? 'written' : leased ? 'head moved' : 'lease lost'
+}
+
+/** The one row of `sequencedBatchWrite`: whether the lease was held, and whether the batch was written. */
+export interface BatchWriteRow {
+  leased: boolean
+  written: boolean
+}
+
+export function batchWriteOutcome(row: BatchWriteRow): BatchWriteOutcome {
+  return row.written ? 'written' : row.leased ? 'head moved' : 'lease lost'
 }
 
 export interface OpenedBatch {
@@ -118,23 +119,18 @@ export interface OpenedBatch {
 }
 
 /**
- * What the sequencer's next batch starts from, in one round trip and without a transaction kept open: the lease
+ * What the sequencer's next batch starts from (`openedBatch` of what it returns), in one round trip and without a transaction kept open: the lease
  * (renewed, or taken when it expired), the log's head and the next intake entries. The tree's right edge is not
  * read here: the sequencer keeps the one at the head it last read or wrote, and reads it (`readNodes` of
- * `rootNodes`) only when the head is another. Nothing is locked: the batch's write (`writeSequencedBatch`)
- * checks again that the lease and the head are still these. Sent as one simple-protocol query, so the values
+ * `rootNodes`) only when the head is another. Nothing is locked: the batch's write (`sequencedBatchWrite`)
+ * checks again that the lease and the head are still these. Two statements sent as one simple-protocol query, so the values
  * are inlined: `holder` is this process's own UUID and the numbers are integers, checked here.
  */
-export async function readSequencerBatch(
-  client: Queryable,
-  holder: string,
-  ttlMs: number,
-  limit: number,
-): Promise<OpenedBatch> {
+export function sequencerBatchRead(holder: string, ttlMs: number, limit: number): Statement {
   if (!/^[0-9a-f-]{36}$/.test(holder) || !Number.isSafeInteger(ttlMs) || !Number.isSafeInteger(limit)) {
     throw new Error('invalid sequencer batch parameters')
   }
-  const results = (await client.query(
+  return statement(
     `WITH lease AS (
        UPDATE sequencer_lease SET holder = '${holder}', expires_at = clock_timestamp() + interval '${ttlMs} milliseconds'
        WHERE id AND (holder = '${holder}' OR expires_at < clock_timestamp()) RETURNING holder
@@ -143,8 +139,12 @@ export async function readSequencerBatch(
      SELECT id, ${isoText('at')} AS at, kind, actor, outcome_id,
             manifest_id, subagent_id, orchestrator_id, verdict, data
      FROM audit_intake ORDER BY id LIMIT ${limit}`,
-  )) as unknown as [{ rows: unknown[] }, { rows: unknown[] }]
-  const [heads, entries] = results
+  )
+}
+
+/** What `sequencerBatchRead` read: its two statements' results, in order. */
+export function openedBatch(results: unknown): OpenedBatch {
+  const [heads, entries] = results as [{ rows: unknown[] }, { rows: unknown[] }]
   const head = (heads.rows[0] as AuditHeadRow | undefined) ?? null
   return { head, entries: entries.rows as OpenedBatch['entries'] }
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts'
+import { type Statement, statement } from '../../db/statement.ts'
 import type { StoredCheckpoint } from '../core/checkpoint.ts'
 import type { NodeId } from '../core/transparency.ts'
 
@@ -12,10 +12,12 @@ const COLUMNS = 'tree_size, checkpoint_jcs, note, jws'
 
 /**
  * Stores a checkpoint unless one of that size exists (replicas may sign the same size at once), and returns the
- * stored one: every reader sees one checkpoint per size.
+ * stored one: every reader sees one checkpoint per size. No row when another replica inserted that size after
+ * this statement's snapshot was taken: its row is committed by then (the insert waited for it), and a new
+ * statement (`checkpointOfSize`) sees it.
  */
-export async function insertCheckpointIfAbsent(db: Queryable, row: CheckpointRow): Promise<CheckpointRow> {
-  const { rows } = await db.query<CheckpointRow>(
+export function checkpointInsertIfAbsent(row: CheckpointRow): Statement<CheckpointRow> {
+  return statement(
     `WITH inserted AS (
        INSERT INTO audit_checkpoints (${COLUMNS}) VALUES ($1, $2, $3, $4)
        ON CONFLICT (tree_size) DO NOTHING RETURNING ${COLUMNS}
@@ -24,37 +26,18 @@ export async function insertCheckpointIfAbsent(db: Queryable, row: CheckpointRow
      UNION ALL SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
     [row.tree_size, row.checkpoint_jcs, row.note, row.jws],
   )
-  // Another replica inserted that size after this statement's snapshot was taken: its row is committed by now
-  // (the insert waited for it), and a new statement sees it.
-  return rows[0] ?? (await findCheckpoint(db, row.tree_size))!
 }
 
-export async function latestCheckpoint(db: Queryable): Promise<CheckpointRow | undefined> {
-  const { rows } = await db.query<CheckpointRow>(
-    `SELECT ${COLUMNS} FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1`,
-  )
-  return rows[0]
-}
-
-export async function findCheckpoint(db: Queryable, treeSize: number): Promise<CheckpointRow | undefined> {
-  const { rows } = await db.query<CheckpointRow>(
-    `SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1`,
-    [treeSize],
-  )
-  return rows[0]
+export function checkpointOfSize(treeSize: number): Statement<CheckpointRow> {
+  return statement(`SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size = $1`, [treeSize])
 }
 
 /** Checkpoints with fromSize <= tree_size <= toSize, ascending (the verifier checks them in log order). */
-export async function checkpointsBetween(
-  db: Queryable,
-  fromSize: number,
-  toSize: number,
-): Promise<CheckpointRow[]> {
-  const { rows } = await db.query<CheckpointRow>(
+export function checkpointsBetween(fromSize: number, toSize: number): Statement<CheckpointRow> {
+  return statement(
     `SELECT ${COLUMNS} FROM audit_checkpoints WHERE tree_size BETWEEN $1 AND $2 ORDER BY tree_size`,
     [fromSize, toSize],
   )
-  return rows
 }
 
 /** The log head, its latest checkpoint and, when asked for, the checkpoint of one size. */
@@ -83,17 +66,17 @@ export interface LogStateRow {
  * nodes a proof will need, when they are known before the head is read), one row: what a checkpoint or proof
  * request reads first, alone or with the sequencing state (VerifiableLog.readYourWrites).
  */
-export function logStateQuery(atSize: number | null, nodes: readonly NodeId[] = []) {
-  return {
-    text: `SELECT h.seq, h.hash, h.tree_size AS head_tree_size,
+export function logStateQuery(atSize: number | null, nodes: readonly NodeId[] = []): Statement<LogStateRow> {
+  return statement(
+    `SELECT h.seq, h.hash, h.tree_size AS head_tree_size,
        (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints ORDER BY tree_size DESC LIMIT 1) AS latest,
        (SELECT json_build_object(${JSON_COLUMNS}) FROM audit_checkpoints WHERE tree_size = $1::bigint) AS at_size,
        (SELECT coalesce(json_agg(json_build_array(n.level, n.idx, encode(n.hash, 'base64'))), '[]')
         FROM merkle_nodes n JOIN unnest($2::smallint[], $3::bigint[]) AS wanted(level, idx)
           ON n.level = wanted.level AND n.idx = wanted.idx) AS nodes
      FROM audit_head h`,
-    values: [atSize, nodes.map((node) => node.level), nodes.map((node) => node.index)],
-  }
+    [atSize, nodes.map((node) => node.level), nodes.map((node) => node.index)],
+  )
 }
 
 const JSON_COLUMNS = COLUMNS.split(', ')
@@ -107,10 +90,4 @@ export function logStateFromRow(row: LogStateRow): LogState {
     atSize: row.at_size ?? undefined,
     nodes: new Map(row.nodes.map(([level, idx, hash]) => [`${level}:${idx}`, Buffer.from(hash, 'base64')])),
   }
-}
-
-/** The log head and the latest checkpoint in one round trip, as they are. */
-export async function readLogState(db: Queryable): Promise<LogState> {
-  const { rows } = await db.query<LogStateRow>(logStateQuery(null))
-  return logStateFromRow(rows[0]!)
 }

@@ -24,16 +24,6 @@ export async function readNodes(db: Queryable, ids: readonly NodeId[]): Promise<
   return hashes
 }
 
-/** Inserts nodes; a node that exists already is an error (the primary key refuses it): the tree never forks. */
-export async function insertNodes(db: Queryable, nodes: readonly StoredNode[]): Promise<void> {
-  if (nodes.length === 0) return
-  await db.query(
-    `INSERT INTO merkle_nodes (level, idx, hash)
-     SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])`,
-    nodeArrays(nodes),
-  )
-}
-
 /** The three column arrays of `nodes`, as unnest takes them. */
 export function nodeArrays(nodes: readonly StoredNode[]): [number[], number[], Buffer[]] {
   return [

@@ -3,6 +3,7 @@ import { eachArrayRow, queryArrays } from '../../db/array-rows.ts'
 import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'
+import { type Statement, statement } from '../../db/statement.ts'
 import { type CheckedRecord, checkedRecord, storedRecord } from '../core/log-checker.ts'
 import type { AuditRecord } from '../core/records.ts'
 
@@ -74,31 +75,20 @@ export function auditRecordText(row: AuditTextRow): AuditRecordText {
   }
 }
 
-/** Ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever come after). */
-export async function listAuditRecordTexts(
-  db: Queryable,
-  filter: AuditFilter,
-  limit: number,
-): Promise<AuditRecordText[]> {
-  const query = auditRecordTextsQuery(filter, limit)
-  const { rows } = await db.query<AuditTextRow>(query.text, query.values)
-  return rows.map(auditRecordText)
-}
-
 /**
- * The statement of `listAuditRecordTexts`, for a read-your-writes read (VerifiableLog.readYourWrites, by `seq`);
- * its rows go through `auditRecordText`.
+ * Matching records, ascending seq, keyset-paged: pages stay stable while appends continue (new records only ever
+ * come after). Its rows go through `auditRecordText`; read your writes by `seq` (VerifiableLog.readYourWrites).
  */
-export function auditRecordTextsQuery(filter: AuditFilter, limit: number) {
-  return { text: LIST_AUDIT_RECORD_TEXTS, values: listParameters(filter, limit) }
+export function auditRecordTextsQuery(filter: AuditFilter, limit: number): Statement<AuditTextRow> {
+  return statement(LIST_AUDIT_RECORD_TEXTS, listParameters(filter, limit))
 }
 
 /**
- * The statement of a page of `GET /v1/audit/records` (rows as `listAuditRecordTexts` reads them, each with
+ * The statement of a page of `GET /v1/audit/records` (rows as `auditRecordTextsQuery` reads them, each with
  * `page_rows`), bounded in bytes (src/db/bounded-page.ts), for a read-your-writes read by `seq`.
  */
-export function auditRecordPageQuery(filter: AuditFilter, limit: number) {
-  return { text: AUDIT_RECORD_PAGE, values: listParameters(filter, limit) }
+export function auditRecordPageQuery(filter: AuditFilter, limit: number): Statement<AuditTextRow> {
+  return statement(AUDIT_RECORD_PAGE, listParameters(filter, limit))
 }
 
 const AUDIT_RECORD_PAGE = boundedPageQuery({
@@ -145,23 +135,17 @@ function listParameters(filter: AuditFilter, limit: number): unknown[] {
   ]
 }
 
-/** Records with from <= seq <= to, ascending, at most `limit` (the verifier reads the chain in such slices). */
-export async function auditRange(
-  db: Queryable,
-  fromSeq: number,
-  toSeq: number,
-  limit: number,
-): Promise<AuditRow[]> {
-  const { rows } = await db.query<AuditRow>(
+/** Records with from <= seq <= to, ascending, at most `limit`. */
+export function auditRange(fromSeq: number, toSeq: number, limit: number): Statement<AuditRow> {
+  return statement(
     `SELECT ${AUDIT_COLUMNS} FROM audit_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     [fromSeq, toSeq, limit],
   )
-  return rows
 }
 
-export async function readAuditHead(db: Queryable): Promise<AuditHeadRow> {
-  const { rows } = await db.query<AuditHeadRow>('SELECT seq, hash, tree_size FROM audit_head')
-  return rows[0]!
+/** The one row of audit_head. */
+export function auditHead(): Statement<AuditHeadRow> {
+  return statement('SELECT seq, hash, tree_size FROM audit_head')
 }
 
 /** A record's other columns as `recordsForCheck` reads them in one JSON array, in this order. */
@@ -284,18 +268,25 @@ export function eachAuditRecordForCheck(
 const CANONICAL_RECORD_CONSTRAINT = 'audit_records_canonical_record'
 
 /**
- * Whether the database still holds every record's columns equal to its stored canonical text: the constraint's
- * oid while it is there, validated, and says what it said when created; null otherwise (someone who can drop it
- * can also write columns that disagree with the text, so verification then rebuilds every record's text from
- * its columns). A verification that relied on it reads it again at the end: a different answer (dropped, even if
- * added again) means its rows may not be.
+ * The constraint that holds each record's columns equal to its stored canonical text, while it is there and
+ * validated: its oid and its check as PostgreSQL prints it (see `canonicalTextGuardOf`).
  */
-export async function canonicalTextGuard(db: Queryable): Promise<number | null> {
-  const { rows } = await db.query<{ oid: number; def: string }>(
+export function canonicalRecordConstraint(): Statement<{ oid: number; def: string }> {
+  return statement(
     `SELECT oid::int8 AS oid, pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE conrelid = 'audit_records'::regclass AND conname = $1 AND contype = 'c' AND convalidated`,
     [CANONICAL_RECORD_CONSTRAINT],
   )
+}
+
+/**
+ * Whether the database still holds every record's columns equal to its stored canonical text, from the rows of
+ * `canonicalRecordConstraint`: the constraint's oid while it is there, validated, and says what it said when
+ * created; null otherwise (someone who can drop it can also write columns that disagree with the text, so
+ * verification then rebuilds every record's text from its columns). A verification that relied on it reads it
+ * again at the end: a different answer (dropped, even if added again) means its rows may not be.
+ */
+export function canonicalTextGuardOf(rows: readonly { oid: number; def: string }[]): number | null {
   const row = rows[0]
   return rows.length === 1 && row!.def.replace(/\s+/g, ' ') === CANONICAL_RECORD_CHECK
     ? Number(row!.oid)

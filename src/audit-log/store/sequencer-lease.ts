@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.ts'
+import { type Statement, statement } from '../../db/statement.ts'
 
 /**
  * sequencer_lease: one row naming the replica that runs the sequencer. holder (a random id per process), expires_at
@@ -7,29 +7,19 @@ import type { Queryable } from '../../db/pool.ts'
  */
 
 /**
- * Takes the lease, or extends it, for `ttlMs`: succeeds when `holder` has it already or it has expired. Returns
- * whether `holder` holds it now. (A batch's read and its write renew it the same way: see log-batches.ts.)
+ * Takes the lease, or extends it, for `ttlMs`: changes the row when `holder` has it already or it has expired, so
+ * `holder` holds it when the statement changed one row. (A batch's read and its write renew it the same way: see
+ * batches.ts.)
  */
-export async function claimSequencerLease(db: Queryable, holder: string, ttlMs: number): Promise<boolean> {
-  const { rowCount } = await db.query(
+export function sequencerLeaseClaim(holder: string, ttlMs: number): Statement {
+  return statement(
     `UPDATE sequencer_lease SET holder = $1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
      WHERE id AND (holder = $1 OR expires_at < clock_timestamp())`,
     [holder, ttlMs],
   )
-  return rowCount === 1
 }
 
 /** Gives the lease up at once (a graceful stop), so another replica takes over without waiting for expiry. */
-export async function releaseSequencerLease(db: Queryable, holder: string): Promise<void> {
-  await db.query(`UPDATE sequencer_lease SET expires_at = '-infinity' WHERE id AND holder = $1`, [holder])
-}
-
-export async function readSequencerLease(
-  db: Queryable,
-): Promise<{ holder: string | null; expires_in_ms: number }> {
-  const { rows } = await db.query<{ holder: string | null; expires_in_ms: number }>(
-    `SELECT holder, GREATEST(-1, EXTRACT(EPOCH FROM expires_at - clock_timestamp()) * 1000)::float8 AS expires_in_ms
-     FROM sequencer_lease`,
-  )
-  return rows[0]!
+export function sequencerLeaseRelease(holder: string): Statement {
+  return statement(`UPDATE sequencer_lease SET expires_at = '-infinity' WHERE id AND holder = $1`, [holder])
 }

@@ -5,16 +5,25 @@ import { appendAuditRecords } from '../../../src/audit-log/append.ts'
 import { type LogHead, sequenceEntries } from '../../../src/audit-log/core/sequence-batch.ts'
 import { compactRangeFromNodes, rootNodes } from '../../../src/audit-log/core/transparency.ts'
 import {
+  type BatchFence,
   type BatchWriteOutcome,
-  readSequencerBatch,
+  batchWriteOutcome,
+  openedBatch,
   type SequencedWrite,
-  writeSequencedBatch,
+  sequencedBatchWrite,
+  sequencerBatchRead,
 } from '../../../src/audit-log/store/batches.ts'
 import { readNodes } from '../../../src/audit-log/store/merkle-nodes.ts'
-import { createPool } from '../../../src/db/pool.ts'
+import { createPool, type Queryable } from '../../../src/db/pool.ts'
+import { execute, queryOne } from '../../../src/db/statement.ts'
 import { createTestDatabase } from '../../helpers/database.ts'
 
 const LEASE_MS = 60_000
+
+const readSequencerBatch = async (db: Queryable, holder: string, ttlMs: number, limit: number) =>
+  openedBatch(await execute(db, sequencerBatchRead(holder, ttlMs, limit)))
+const writeSequencedBatch = async (db: Queryable, batch: SequencedWrite, fence: BatchFence) =>
+  batchWriteOutcome(await queryOne(db, sequencedBatchWrite(batch, fence)))
 
 /**
  * A migrated database with no sequencer running, three entries waiting in the intake, and a batch of them read
