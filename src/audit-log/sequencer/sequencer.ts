@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { PoolClient } from 'pg'
 import type { Pool } from '../../db/pool.ts'
 import { execute, queryOne, queryRows, runStatement } from '../../db/statement.ts'
 import { inSpan, type SpanAttributes } from '../../tracing/spans.ts'
@@ -264,20 +265,26 @@ export class Sequencer {
     this.workKnown = false
     // A reader that asks from now on waits for a later batch than this one: it is not to linger.
     this.hurried = false
-    // Each round trip goes through the sequencer's pool (a pool of one connection of its own, in the app), which
-    // prepares the batch's write where the pool prepares statements; a connection that fails a query is not
-    // pooled again.
     return inSpan('arbiter.sequencer.batch', {}, async (span) => {
-      const opened = openedBatch(
-        await execute(this.db, sequencerBatchRead(this.id, this.timing.leaseMs, this.timing.batchSize)),
-      )
-      // What commits from now on is for the next batch (a commit this read saw may still ring after this: the
-      // linger then errs long, never short, by a round trip at most).
-      this.gatheringSince = null
-      const written = await this.batch(opened)
-      if (written) this.announce(written)
-      if (span.recording) span.setAttributes(batchAttributes(written, Date.now()))
-      return { placed: written?.placed ?? 0, full: written?.full ?? false }
+      const client = await this.db.connect()
+      let failed: Error | undefined
+      try {
+        const read = sequencerBatchRead(this.id, this.timing.leaseMs, this.timing.batchSize)
+        const opened = openedBatch(await execute(client, read))
+        // What commits from now on is for the next batch (a commit this read saw may still ring after this: the
+        // linger then errs long, never short, by a round trip at most).
+        this.gatheringSince = null
+        const written = await this.batch(client, opened)
+        if (written) this.announce(written)
+        if (span.recording) span.setAttributes(batchAttributes(written, Date.now()))
+        return { placed: written?.placed ?? 0, full: written?.full ?? false }
+      } catch (err) {
+        // The connection may be unusable (the database went away mid-batch): it is not pooled again.
+        failed = err instanceof Error ? err : new Error(String(err))
+        throw err
+      } finally {
+        client.release(failed)
+      }
     })
   }
 
@@ -297,13 +304,14 @@ export class Sequencer {
    * be what was lost): the batch is kept as unconfirmed for the next read to settle.
    */
   private async write(
+    client: PoolClient,
     batch: SequencedWrite,
     from: LogHead,
     written: CommittedBatch,
   ): Promise<BatchWriteOutcome> {
     this.unconfirmed = written
     const fence = { from, holder: this.id, ttlMs: this.timing.leaseMs }
-    const outcome = batchWriteOutcome(await queryOne(this.db, sequencedBatchWrite(batch, fence)))
+    const outcome = batchWriteOutcome(await queryOne(client, sequencedBatchWrite(batch, fence)))
     this.unconfirmed = null
     return outcome
   }
@@ -342,6 +350,7 @@ export class Sequencer {
    * is gone or the head moved meanwhile.
    */
   private async batch(
+    client: PoolClient,
     opened: OpenedBatch,
   ): Promise<(CommittedBatch & { placed: number; full: boolean }) | null> {
     const head = opened.head
@@ -353,24 +362,24 @@ export class Sequencer {
     this.leaseRenewedAt = Date.now()
     const from: LogHead = { seq: head.seq, hash: head.hash, treeSize: head.tree_size }
     if (head.tree_size < head.seq) {
-      const range = await this.rightEdge(from)
+      const range = await this.rightEdge(client, from)
       const last = Math.min(head.seq, head.tree_size + this.timing.backfillSize)
       const records = (
-        await queryRows(this.db, auditRange(head.tree_size + 1, last, last - head.tree_size))
+        await queryRows(client, auditRange(head.tree_size + 1, last, last - head.tree_size))
       ).map(auditRowToRecord)
       const extended = extendTree(range, records)
       const newHead = { seq: head.seq, hash: head.hash, treeSize: extended.range.size }
       this.knownTree = { head: newHead, range: extended.range }
       const done = { head: newHead, records: [], placed: records.length, full: true }
       const write = { records: [], nodes: extended.nodes, drainedIntakeIds: [], head: newHead }
-      const outcome = await this.write(write, from, done)
+      const outcome = await this.write(client, write, from, done)
       if (outcome !== 'written') return this.refused(outcome)
       this.workKnown = true
       return done
     }
     const { entries } = opened
     if (entries.length === 0) return null
-    const batch = sequenceEntries(from, await this.rightEdge(from), entries)
+    const batch = sequenceEntries(from, await this.rightEdge(client, from), entries)
     this.knownTree = { head: batch.head, range: batch.range }
     const full = entries.length === this.timing.batchSize
     const done = {
@@ -386,7 +395,7 @@ export class Sequencer {
       drainedIntakeIds: entries.map((entry) => entry.id),
       head: batch.head,
     }
-    const outcome = await this.write(write, from, done)
+    const outcome = await this.write(client, write, from, done)
     if (outcome !== 'written') return this.refused(outcome)
     if (full) this.workKnown = true
     return done
@@ -396,10 +405,10 @@ export class Sequencer {
    * The tree's right edge at the head read: the one this holder knows when the head is still the one it knows
    * (the same last record, so the same leaves), else read from the stored nodes.
    */
-  private async rightEdge(head: LogHead): Promise<CompactRange> {
+  private async rightEdge(client: PoolClient, head: LogHead): Promise<CompactRange> {
     const kept = keptRightEdge(this.knownTree, head)
     if (kept) return kept
-    const range = compactRangeFromNodes(head.treeSize, await readNodes(this.db, rootNodes(head.treeSize)))
+    const range = compactRangeFromNodes(head.treeSize, await readNodes(client, rootNodes(head.treeSize)))
     this.knownTree = { head, range }
     return range
   }

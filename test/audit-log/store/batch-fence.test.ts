@@ -164,4 +164,19 @@ describe("a sequencer batch's write", () => {
     assert.equal(after.records, before.records + 3)
     assert.equal(after.intake, 0)
   })
+
+  it('is prepared on a connection taken from a pool that prepares statements, as the sequencer takes one', async (t) => {
+    const { holder, from, batch, url } = await readBatch(t)
+    const preparing = createPool({ connectionString: url, max: 1, namedStatements: true })
+    const client = await preparing.connect()
+    t.after(async () => {
+      client.release()
+      await preparing.end()
+    })
+    assert.equal(await writeSequencedBatch(client, batch, { from, holder, ttlMs: LEASE_MS }), 'written')
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO audit_records%'`,
+    )
+    assert.equal(rows[0]!.n, 1)
+  })
 })
