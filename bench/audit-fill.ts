@@ -19,7 +19,7 @@ import { queryOne } from '../src/db/statement.ts'
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M
  * records without a day of traffic. It is a valid continuation of the chain: each record is hashed with the
  * service's own `sealAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
- * its `writeSequencedBatch`, fenced on the head it extends like a sequencer batch, so it is safe while Arbiter
+ * its `sequencedBatchWrite`, fenced on the head it extends like a sequencer batch, so it is safe while Arbiter
  * runs (its sequencer simply continues after the synthetic records).
  *
  * The records tell plausible stories: per outcome `outcome.created`, two or three `interpretation.recorded`,
