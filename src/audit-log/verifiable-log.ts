@@ -1,7 +1,7 @@
 import type { QueryResultRow } from 'pg'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import type { Pool, Queryable } from '../db/pool.ts'
-import { findManifest } from '../db/repositories/manifests.ts'
+import { manifestById } from '../db/repositories/manifests.ts'
 import { queryFirst, queryOne, queryRows, statement } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import { type CheckpointSigner, currentCheckpoint } from './checkpoints.ts'
@@ -208,12 +208,12 @@ export class VerifiableLog {
   /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof. */
   async manifestInclusion(manifestId: string): Promise<ManifestInclusion> {
     const state = await this.logState()
-    let manifest = await findManifest(this.db, manifestId)
+    let manifest = await queryFirst(this.db, manifestById(manifestId))
     if (!manifest) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
     if (manifest.audit_seq === null) {
       // Committed after this request arrived, so not waited for: wait once more.
       await this.catchUp()
-      manifest = await findManifest(this.db, manifestId)
+      manifest = await queryFirst(this.db, manifestById(manifestId))
     }
     const seq = manifest?.audit_seq
     if (seq === null || seq === undefined) {

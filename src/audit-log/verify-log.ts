@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { Queryable } from '../db/pool.ts'
-import { listSigningKeys } from '../db/repositories/signing-keys.ts'
+import { signingKeysAll } from '../db/repositories/signing-keys.ts'
 import { queryFirst, queryOne, queryRows } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import { WORKER_HEAP } from '../worker-heap.ts'
@@ -83,7 +83,7 @@ export async function verifyLog(db: Queryable, options: VerifyOptions = {}): Pro
 
   const guard = options.useStoredText === false ? null : await canonicalTextGuard(db)
   const storedText = guard !== null
-  const keys = checkpointKeys(await listSigningKeys(db))
+  const keys = checkpointKeys((await queryRows(db, signingKeysAll())).map((row) => row.public_jwk))
   const checkpoints = await checkpointClaims(
     await queryRows(db, checkpointsBetween(fromSeq === 1 ? 0 : fromSeq, last)),
     keys,
