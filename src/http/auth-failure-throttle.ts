@@ -2,8 +2,8 @@
  * Failed authentication per client address: each request presenting a key that is unknown or revoked costs the
  * database a lookup, so an address that keeps guessing is answered 429 instead of 401 once it has failed `perMinute`
  * times in its window, until that window (a minute from its first failure) ends. Only failures are counted. Once
- * an address has used up its failures, its keys are not looked up in the database at all: only a key the
- * replica's key cache already knows as valid is let through (src/http/plugins/app/auth.ts).
+ * an address has used up its failures, its keys are not looked up one by one: they are checked against the active
+ * keys first (src/http/plugins/app/auth.ts), so a valid key is never refused.
  *
  * Memory is bounded: at most MAX_ADDRESSES windows are kept; past that, expired windows are dropped first, then the
  * oldest, so a flood of addresses costs a fixed amount of memory (and forgets the oldest guessers first).

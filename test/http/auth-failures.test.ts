@@ -92,7 +92,7 @@ describe('failed authentication per client address', () => {
     assert.equal((await get(base, `Bearer ${app.adminKey}`)).status, 200)
   })
 
-  it('looks no key up once an address has used up its failures, and lets a key the cache knows through', async (t) => {
+  it('once an address has used up its failures, reads the active keys at most once a second instead of each key', async (t) => {
     const app = await buildTestApp(t, { config: { authFailuresPerMinute: 3, keyCache: 'local' } })
     const base = await listening(app)
     const dashboard = await app.key('dashboard')
@@ -102,13 +102,85 @@ describe('failed authentication per client address', () => {
     for (let i = 0; i < 3; i++) assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 401)
     assert.equal(lookups.count, 3, 'each key within the limit is looked up')
 
-    const guesses = await Promise.all(Array.from({ length: 40 }, () => get(base, `Bearer ${bogusKey()}`)))
+    const started = performance.now()
+    const guesses = await Promise.all(Array.from({ length: 100 }, () => get(base, `Bearer ${bogusKey()}`)))
+    const seconds = (performance.now() - started) / 1000
     assert.ok(guesses.every((answer) => answer.status === 429 && Number(answer.retryAfter) >= 1))
-    // A valid key this replica has not seen is not looked up either until the address's minute ends.
-    assert.equal((await get(base, `Bearer ${unseen}`)).status, 429)
-    assert.equal(lookups.count, 3, 'no database lookup for any key once the address has used up its failures')
+    // Loads of the active keys start at least a second apart; no guess is looked up on its own.
+    const reloads = lookups.count - 3
+    assert.ok(reloads >= 1, 'the guesses were checked against the active keys')
+    assert.ok(
+      reloads <= 1 + Math.floor(seconds),
+      `${reloads} reads of api_keys for 100 guesses in ${seconds.toFixed(1)} s: at most one a second`,
+    )
 
     assert.equal((await get(base, `Bearer ${dashboard}`)).status, 200, 'the key the cache knows still works')
+    const beforeUnseen = lookups.count
+    assert.equal(
+      (await get(base, `Bearer ${unseen}`)).status,
+      200,
+      'a valid key the cache has not seen works',
+    )
+    assert.ok(lookups.count - beforeUnseen <= 2, 'at most a reload and its own lookup')
+  })
+
+  it('lets a valid key through from a throttled address when the key cache is off, also one created since', async (t) => {
+    const app = await buildTestApp(t, { config: { authFailuresPerMinute: 2, keyCache: 'off' } })
+    const base = await listening(app)
+    for (let i = 0; i < 2; i++) assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 401)
+    // The address is throttled and its guesses have loaded the active keys just now.
+    assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 429)
+    const created = await app.key('dashboard')
+    assert.equal(
+      (await get(base, `Bearer ${created}`)).status,
+      200,
+      'created after the last load: waits for the next',
+    )
+    assert.equal((await get(base, `Bearer ${app.adminKey}`)).status, 200)
+    assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 429)
+  })
+
+  it('refuses a key revoked since the active keys were read, from a throttled address', async (t) => {
+    const app = await buildTestApp(t, { config: { authFailuresPerMinute: 2, keyCache: 'off' } })
+    const base = await listening(app)
+    const created = await app.request(app.adminKey, {
+      method: 'POST',
+      url: '/v1/admin/keys',
+      payload: { role: 'dashboard', label: 'soon revoked' },
+    })
+    const { id, key } = created.json<{ id: string; key: string }>()
+    for (let i = 0; i < 2; i++) assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 401)
+    assert.equal((await get(base, `Bearer ${key}`)).status, 200, 'active: in the set, then looked up')
+    const revoked = await app.request(app.adminKey, { method: 'DELETE', url: `/v1/admin/keys/${id}` })
+    assert.equal(revoked.statusCode, 204)
+    assert.equal((await get(base, `Bearer ${key}`)).status, 429, 'still in the set: looked up, found revoked')
+    // Found revoked, it left the set: using it again costs no lookup of its own, like any guess.
+    const lookups = countKeyLookups(app)
+    const started = performance.now()
+    const again = await Promise.all(Array.from({ length: 20 }, () => get(base, `Bearer ${key}`)))
+    const seconds = (performance.now() - started) / 1000
+    assert.ok(again.every((answer) => answer.status === 429))
+    assert.ok(
+      lookups.count <= 1 + Math.floor(seconds),
+      `${lookups.count} reads of api_keys in ${seconds.toFixed(1)} s`,
+    )
+  })
+
+  it('lets a key created through another instance on the same database through from a throttled address', async (t) => {
+    const first = await buildTestApp(t, { config: { authFailuresPerMinute: 2 } })
+    const other = await buildTestApp(t, { database: first.db })
+    const base = await listening(first)
+    for (let i = 0; i < 2; i++) assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 401)
+    assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 429)
+    const created = await other.request(other.adminKey, {
+      method: 'POST',
+      url: '/v1/admin/keys',
+      payload: { role: 'dashboard', label: 'made elsewhere' },
+    })
+    assert.equal(created.statusCode, 201)
+    const { key } = created.json<{ key: string }>()
+    assert.equal((await get(base, `Bearer ${key}`)).status, 200)
+    assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 429)
   })
 
   it('is off at 0', async (t) => {

@@ -36,6 +36,11 @@ export function activeApiKeyByHash(keyHash: string): Statement<ApiKeyRow> {
   return statement(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [keyHash])
 }
 
+/** The hashes of every active key (what a throttled address's keys are checked against, src/services/known-keys.ts). */
+export function activeApiKeyHashes(): Statement<{ key_hash: string }> {
+  return statement('SELECT key_hash FROM api_keys WHERE revoked_at IS NULL')
+}
+
 /** The key with this hash, active or revoked. */
 export function apiKeyByHash(keyHash: string): Statement<ApiKeyRow> {
   return statement(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash])

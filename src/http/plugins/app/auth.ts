@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Role } from '../../../domain/vocabulary.ts'
 import { AppError } from '../../../errors.ts'
-import { authenticate, authenticateFromCache, type Principal } from '../../../services/keys.ts'
+import { KnownKeys } from '../../../services/known-keys.ts'
+import { authenticate, authenticateFromCache, hashApiKey, type Principal } from '../../../services/keys.ts'
 import { AuthFailureThrottle } from '../../auth-failure-throttle.ts'
 import { matchedRoute } from '../../route-classes.ts'
 
@@ -35,13 +36,27 @@ function isPublicPrefix(url: string): boolean {
  * Authenticates every request in `onRequest`, before the body is read: an unauthenticated client cannot make
  * the service parse a large body. Routes opt out only by declaring `config: { auth: 'public' }`. An address that
  * keeps presenting unknown or revoked keys is answered 429 (src/http/auth-failure-throttle.ts), and from then on
- * until its minute ends only keys in the key cache are let through, with no database lookup.
+ * until its minute ends its keys are checked against the active keys' hashes (src/services/known-keys.ts) before
+ * any lookup: its guesses cost no lookup each, and a valid key is never refused.
  */
 async function authPlugin(app: FastifyInstance) {
   app.decorateRequest('principal', null)
   const failures = new AuthFailureThrottle(
     app.config.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
   )
+  const knownKeys = new KnownKeys(app.services)
+  // An address that has used up its failures costs the database no lookup per key: a key the key cache does not
+  // know is looked up only if it is among the active keys (one shared query a second at most), so guesses are
+  // answered 429 without a lookup and a valid key is answered as usual.
+  async function authenticateThrottled(secret: string): Promise<Principal | undefined> {
+    const cached = authenticateFromCache(app.services, secret)
+    if (cached) return cached
+    const keyHash = hashApiKey(secret)
+    if (!(await knownKeys.has(keyHash))) return undefined
+    const principal = await app.withAdmission(() => authenticate(app.services, secret))
+    if (!principal) knownKeys.forget(keyHash)
+    return principal
+  }
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.is404) return
     const route = matchedRoute(request)
@@ -54,14 +69,12 @@ async function authPlugin(app: FastifyInstance) {
       throw new AppError('UNAUTHORIZED', 'send an API key as "Authorization: Bearer <key>"')
     }
     const secret = match[1]!
-    // An address that has used up its failures costs the database nothing more: its keys are answered from the
-    // key cache alone, so a valid key used recently still works and every guess gets 429 without a lookup.
     const throttledFor = failures.retryAfter(request.ip)
     const principal =
       throttledFor === null
         ? // The key's lookup counts towards admission while it runs; the slot is given back before any body is read.
           await app.withAdmission(() => authenticate(app.services, secret))
-        : authenticateFromCache(app.services, secret)
+        : await authenticateThrottled(secret)
     if (!principal) {
       // A missing or malformed header costs no lookup and is not counted; a key that is unknown or revoked is.
       const retryAfter = throttledFor ?? failures.fail(request.ip)
