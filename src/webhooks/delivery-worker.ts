@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { appendAuditRecords } from '../audit/audit-log.ts'
-import { type Pool, withTransaction } from '../db/pool.ts'
+import { type Pool, typeParsers, withTransaction } from '../db/pool.ts'
 import { classifyStatus, nextAfterFailure } from '../domain/webhooks/retry-schedule.ts'
 import { webhookHeaders } from '../domain/webhooks/signature.ts'
 import type { WebhookDisabledReason } from '../domain/webhooks/vocabulary.ts'
@@ -115,7 +115,7 @@ export class WebhookDeliveryWorker {
 
   async #listen(): Promise<void> {
     while (this.#running) {
-      const client = new pg.Client({ connectionString: this.#settings.listenConnectionString })
+      const client = new pg.Client({ connectionString: this.#settings.listenConnectionString, types: typeParsers })
       const lost = new Promise<void>((resolve) => {
         client.on('error', () => resolve())
         client.on('end', () => resolve())
