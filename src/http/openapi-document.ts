@@ -247,6 +247,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'reviews', description: 'Judge panels routed by the book' },
   { name: 'manifests', description: 'The signed decisions of every case kind: read, list, stream' },
   { name: 'escalations', description: 'HALTed cases waiting for a person (ops)' },
+  { name: 'webhooks', description: 'Decisions pushed to orchestrators, signed as Standard Webhooks (admin)' },
   { name: 'audit', description: 'The verifiable audit log: records, stories, proofs, checkpoints' },
   { name: 'probes', description: 'Ground-truth probes (admin)' },
   { name: 'policies', description: 'Sub-agent policies (admin)' },
