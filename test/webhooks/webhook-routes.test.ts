@@ -259,3 +259,27 @@ describe('delivery of decisions', () => {
     assert.equal(resolved.data.manifest_id, envelope.manifest.manifest_id)
   })
 })
+
+describe('GET /metrics', () => {
+  it('shows pending deliveries and the oldest pending age while a receiver is down, and attempts by result', async (t) => {
+    const receiver = await WebhookReceiver.start()
+    t.after(() => receiver.close())
+    await receiver.refuse()
+    const app = await buildTestApp(t, { config: { webhooks: { ...FAST, retryScheduleMs: [60_000] } } })
+    const hook = await register(app, { url: receiver.url, events: ['manifest.issued'] })
+    const test = await app.request(app.adminKey, {
+      method: 'POST',
+      url: `/v1/webhooks/${hook.webhook_id}/test`,
+    })
+    assert.equal(test.statusCode, 202)
+    let text = ''
+    while (!/arbiter_webhook_attempts_total\{result="network_error"\} 1/.test(text)) {
+      text = (await app.request(null, { method: 'GET', url: '/metrics' })).body
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    assert.match(text, /^arbiter_webhook_deliveries_pending 1$/m)
+    const age = Number(/^arbiter_webhook_oldest_pending_age_seconds (\S+)$/m.exec(text)?.[1])
+    assert.ok(age > 0, `oldest pending age ${age}`)
+    assert.match(text, /^arbiter_webhook_attempt_duration_seconds_count 1$/m)
+  })
+})
