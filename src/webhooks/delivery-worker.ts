@@ -77,6 +77,8 @@ export class WebhookDeliveryWorker {
   #inFlight = 0
   #wakeTimer: NodeJS.Timeout | undefined
   #wake: (() => void) | undefined
+  /** A wake-up that came while the worker was claiming: the next wait returns at once instead of polling. */
+  #woken = false
   #loop: Promise<void> | undefined
   readonly #attempts = new Set<Promise<void>>()
 
@@ -111,7 +113,8 @@ export class WebhookDeliveryWorker {
 
   /** Look for due deliveries now. */
   wake(): void {
-    this.#wake?.()
+    if (this.#wake) this.#wake()
+    else this.#woken = true
   }
 
   async #listen(): Promise<void> {
@@ -142,6 +145,7 @@ export class WebhookDeliveryWorker {
 
   async #run(): Promise<void> {
     while (this.#running) {
+      this.#woken = false
       let claimedFullPage = false
       const free = this.#settings.concurrency - this.#inFlight
       if (free > 0) {
@@ -155,6 +159,7 @@ export class WebhookDeliveryWorker {
       }
       if (!this.#running) break
       if (claimedFullPage && this.#inFlight < this.#settings.concurrency) continue
+      if (this.#woken) continue
       await new Promise<void>((resolve) => {
         this.#wake = resolve
         this.#wakeTimer = setTimeout(resolve, this.#settings.pollMs)
