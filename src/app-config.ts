@@ -1,5 +1,5 @@
+import type { SequencerTiming } from './audit-log/sequencer/sequencer.ts'
 import type { Config } from './config.ts'
-import type { SequencerTiming } from './log/sequencer.ts'
 import type { KeyCacheMode } from './services/key-cache.ts'
 import type { WebhookAppSettings } from './webhooks/settings.ts'
 
