@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { appendAuditRecords } from '../audit/audit-log.ts'
+import { appendAuditRecords } from '../audit-log/append.ts'
 import { type Pool, typeParsers, withTransaction } from '../db/pool.ts'
 import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
 import { classifyStatus, nextAfterFailure } from '../domain/webhooks/retry-schedule.ts'

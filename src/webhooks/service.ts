@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
+import { type AuditEntry, appendAuditRecords } from '../audit-log/append.ts'
 import { type Pool, type Queryable, withTransaction } from '../db/pool.ts'
 import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import { encodeSecret } from '../domain/webhooks/signature.ts'
