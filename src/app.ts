@@ -20,6 +20,7 @@ import requestLogPlugin, { OneLinePerRequest } from './http/plugins/app/request-
 import servicesPlugin from './http/plugins/app/services.ts'
 import settingsPlugin from './http/plugins/app/settings.ts'
 import traceRoutePlugin from './http/plugins/app/trace-route.ts'
+import webhooksPlugin, { type WebhookAppSettings } from './http/plugins/app/webhooks.ts'
 import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
@@ -33,6 +34,7 @@ import { keyRoutes } from './http/routes/keys.ts'
 import { logRoutes } from './http/routes/log.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { probeRoutes } from './http/routes/probes.ts'
+import { webhookRoutes } from './http/routes/webhooks.ts'
 import type { SequencerTiming } from './log/sequencer.ts'
 import type { KeyCacheMode } from './services/key-cache.ts'
 
@@ -74,6 +76,8 @@ export interface AppConfig
    * prepared statements again.
    */
   namedStatements?: boolean
+  /** Webhooks: the SSRF policy of their URLs, retries and disabling, and delivery timings tests shorten. */
+  webhooks?: Partial<WebhookAppSettings>
 }
 
 export interface OverloadLimits {
@@ -180,6 +184,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
   await app.register(auditLogPlugin)
   await app.register(servicesPlugin)
+  await app.register(webhooksPlugin)
   await app.register(authPlugin)
 
   // 3. Routes: operations and administration, the shared case resources, then each case kind's own.
@@ -189,6 +194,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(auditRoutes)
   await app.register(logRoutes)
   await app.register(escalationRoutes)
+  await app.register(webhookRoutes)
   await app.register(manifestRoutes, {
     manifestSchema: manifestSchemaOfEveryKind(),
     ssePollMs: config.ssePollMs ?? 500,

@@ -43,6 +43,16 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/audit/reviews/{id}': 'getReviewStory',
   // escalations
   'GET /v1/escalations': 'listEscalations',
+  // webhooks
+  'POST /v1/webhooks': 'createWebhook',
+  'GET /v1/webhooks': 'listWebhooks',
+  'GET /v1/webhooks/{id}': 'getWebhook',
+  'PATCH /v1/webhooks/{id}': 'updateWebhook',
+  'DELETE /v1/webhooks/{id}': 'deleteWebhook',
+  'POST /v1/webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
+  'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+  'POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver': 'redeliverWebhookDelivery',
+  'POST /v1/webhooks/{id}/test': 'sendWebhookTestEvent',
   // manifests
   'GET /.well-known/jwks.json': 'getJwks',
   'GET /v1/manifests': 'listManifests',

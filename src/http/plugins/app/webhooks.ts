@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram } from 'prom-client'
+import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../domain/webhooks/retry-schedule.ts'
+import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../webhooks/delivery-worker.ts'
+import { pendingSummary } from '../../../webhooks/repository.ts'
+import type { WebhookContext } from '../../../webhooks/service.ts'
+
+/** The webhook settings an app is built with: what the environment sets, and timings tests shorten. */
+export interface WebhookAppSettings {
+  /** ARBITER_WEBHOOK_ALLOWED_HOSTS: empty allows any host. */
+  allowedHosts: string[]
+  /** ARBITER_WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean
+  maxAgeMs: number
+  disableAfterMs: number
+  /** Unset: the production schedule (about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h). */
+  retryScheduleMs: readonly number[] | undefined
+  attemptTimeoutMs: number
+  leaseMs: number
+  /** Unset: 1 s when listening, 250 ms otherwise. */
+  pollMs: number | undefined
+  concurrency: number
+  /** LISTEN for new deliveries (PostgreSQL); otherwise only poll. */
+  listen: boolean
+  /** Run the delivery worker on this app (default true). */
+  deliver: boolean
+}
+
+const DEFAULTS: WebhookAppSettings = {
+  allowedHosts: [],
+  allowPrivate: false,
+  maxAgeMs: 24 * 3_600_000,
+  disableAfterMs: 72 * 3_600_000,
+  retryScheduleMs: undefined,
+  attemptTimeoutMs: 10_000,
+  leaseMs: 30_000,
+  pollMs: undefined,
+  concurrency: 16,
+  listen: false,
+  deliver: true,
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the webhook routes pass their services, and this replica's delivery worker. */
+    webhooks: WebhookContext & { worker: WebhookDeliveryWorker }
+  }
+}
+
+/**
+ * Webhooks: the context their routes use, and this replica's delivery worker, started when the app is ready and
+ * stopped before the pools close. Its metrics join the app's registry.
+ */
+async function webhooksPlugin(app: FastifyInstance) {
+  const given = { ...DEFAULTS, ...app.config.webhooks }
+  const policy = {
+    allowedHosts: given.allowedHosts,
+    allowPrivate: given.allowPrivate,
+    settings: {
+      allowedHosts: 'ARBITER_WEBHOOK_ALLOWED_HOSTS',
+      allowPrivate: 'ARBITER_WEBHOOK_ALLOW_PRIVATE',
+      users: 'webhooks',
+    },
+  }
+  const settings: WebhookDeliverySettings = {
+    policy,
+    maxAgeMs: given.maxAgeMs,
+    disableAfterMs: given.disableAfterMs,
+    retryScheduleMs: given.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
+    attemptTimeoutMs: given.attemptTimeoutMs,
+    leaseMs: Math.max(given.leaseMs, given.attemptTimeoutMs + 1_000),
+    pollMs: given.pollMs ?? (given.listen ? 1_000 : 250),
+    concurrency: given.concurrency,
+    listenConnectionString: given.listen ? app.config.connectionString : undefined,
+  }
+  const registry = app.metrics.registry
+  const attempts = new Counter({
+    name: 'arbiter_webhook_attempts_total',
+    help: 'Webhook delivery attempts by result (success, http_error, gone, network_error, timeout, blocked)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  })
+  const deliveries = new Counter({
+    name: 'arbiter_webhook_deliveries_total',
+    help: 'Webhook deliveries settled on this replica, by result (succeeded, failed)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'arbiter_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempt latency, from sending to the end of the answer read',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  const db = app.db
+  const oldest = new Gauge({
+    name: 'arbiter_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none): alert when it grows',
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'arbiter_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet succeeded or failed, across all replicas',
+    registers: [registry],
+    async collect() {
+      try {
+        const summary = await pendingSummary(db)
+        this.set(summary.pending)
+        oldest.set(summary.oldestAgeSeconds)
+      } catch {
+        // A scrape while the database is away shows the last values rather than failing the whole page.
+      }
+    },
+  })
+  const worker = new WebhookDeliveryWorker(
+    db,
+    settings,
+    {
+      attempt: (result, seconds) => {
+        attempts.inc({ result })
+        latency.observe(seconds)
+      },
+      settled: (status) => deliveries.inc({ result: status }),
+    },
+    (message, err) => app.log.warn({ err }, message),
+  )
+  app.decorate('webhooks', { db, policy, worker })
+  if (given.deliver) app.addHook('onReady', async () => worker.start())
+  app.addHook('onClose', async () => worker.stop())
+}
+
+export default fp(webhooksPlugin, {
+  name: 'arbiter-webhooks',
+  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics', 'arbiter-audit-log'],
+})
