@@ -6,7 +6,7 @@ import type { components, paths } from './generated/openapi.ts'
 
 export type { components, paths }
 
-type Method = 'get' | 'post' | 'put' | 'delete'
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
 
 /** The operation object of a path and method, as generated. */
 export type Operation<P extends keyof paths, M extends Method> = Exclude<paths[P][M], undefined>
