@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { createServer, type IncomingHttpHeaders } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it, type TestContext } from 'node:test'
 import { verifyWebhook } from '@arbiter/client'
@@ -38,6 +38,15 @@ const adminKey = arbiter.adminKey
 const opsKey = await arbiter.key('ops')
 const orchestratorKey = await arbiter.key('orchestrator', ['orch-a'])
 
+// Closed when the file ends: an `after` called inside a test would close a receiver when that test ends.
+const receivers: Server[] = []
+after(() => {
+  for (const server of receivers) {
+    server.closeAllConnections()
+    server.close()
+  }
+})
+
 interface Received {
   headers: IncomingHttpHeaders
   body: Buffer
@@ -55,10 +64,7 @@ async function startReceiver(): Promise<{ url: string; status: number; received:
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  after(() => {
-    server.closeAllConnections()
-    server.close()
-  })
+  receivers.push(server)
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/arbiter`
   return state
 }
