@@ -32,7 +32,7 @@ export async function webhooksView(ctx: ViewContext, main: HTMLElement): Promise
   }
   const list = h('div', { 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'))
   const refresh = h('button', { type: 'button' }, 'Refresh')
-  main.append(h('p', { class: 'actions' }, refresh), list)
+  main.append(h('p', { class: 'webhook-actions' }, refresh), list)
   const load = async () => {
     list.setAttribute('aria-busy', 'true')
     try {
@@ -192,7 +192,7 @@ async function webhookCard(ctx: ViewContext, webhook: Webhook): Promise<HTMLElem
             `: ${disabled}.`,
           )
         : null,
-      h('p', { class: 'actions' }, sendTest, enable),
+      h('p', { class: 'webhook-actions' }, sendTest, enable),
       message,
       deliveriesRegion,
     ),
