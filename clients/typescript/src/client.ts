@@ -106,8 +106,9 @@ export interface ArbiterClientOptions {
  * orchestrator's latest interpretation returns it), or by construction (evaluate returns the same manifest for
  * unchanged inputs, revoking a revoked key changes nothing). The same holds for fan-outs and reviews: creation by
  * natural key, a worker's result and a judge's verdict by content, reconcile and decide by construction.
- * Resolutions, review revisions, key creation, probe registration, replacement and dry runs, and every webhook
- * write are sent once: a second delivery would be a second act (or, for a deletion, a 404 for one that worked).
+ * Resolutions, review revisions, key creation, probe registration, replacement and dry runs, and the webhook writes
+ * but a change (registration, deletion, secret rotation, redelivery, test events) are sent once: a second delivery
+ * would be a second act, or for a deletion a 404 for one that worked.
  */
 export interface ArbiterClient {
   readonly outcomes: {
@@ -235,7 +236,7 @@ export interface ArbiterClient {
     list(query?: WebhookQuery, options?: CallOptions): Promise<WebhookPage>
     /** GET /v1/webhooks/{id} (admin) */
     get(webhookId: string, options?: CallOptions): Promise<Webhook>
-    /** PATCH /v1/webhooks/{id} (admin) — `disabled: false` enables it again. Sent once. */
+    /** PATCH /v1/webhooks/{id} (admin) — `disabled: false` enables it again. Retried: the same change twice is once. */
     update(webhookId: string, body: UpdateWebhookBody, options?: CallOptions): Promise<Webhook>
     /** DELETE /v1/webhooks/{id} (admin) — the webhook and its deliveries. Sent once. */
     delete(webhookId: string, options?: CallOptions): Promise<void>
@@ -485,7 +486,7 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
           api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal }),
         ),
       update: (id, body, o) =>
-        call('PATCH', '/v1/webhooks/{id}', 'once', o, (signal) =>
+        call('PATCH', '/v1/webhooks/{id}', 'idempotent', o, (signal) =>
           api.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, body, signal }),
         ),
       delete: async (id, o) => {
