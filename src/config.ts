@@ -86,6 +86,13 @@ const envSchema = z.object({
     .transform((parts) => parts.map(Number))
     .pipe(z.array(z.number().int().min(1)).min(1, 'expected a comma list of milliseconds'))
     .optional(),
+  // For tests of a replica killed mid-delivery: one attempt's bound (a claimed delivery's lease is 1 s longer).
+  ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int()
+    .min(100)
+    .max(10_000)
+    .default(10_000),
   ARBITER_BODY_LIMIT_BYTES: z.coerce
     .number({ message: 'expected a byte count' })
     .int()
@@ -160,6 +167,8 @@ export interface Config {
   webhookDisableAfterMs: number
   /** The retry delays of webhook deliveries; unset means the production schedule (a test knob). */
   webhookRetryScheduleMs: number[] | undefined
+  /** One delivery attempt's bound, 10 s (a test knob may shorten it). */
+  webhookAttemptTimeoutMs: number
   bodyLimitBytes: number
   dbPoolMax: number
   /** Requests per key per minute; 0 disables rate limiting. */
@@ -212,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     webhookMaxAgeMs: Math.round(e.ARBITER_WEBHOOK_MAX_AGE_HOURS * HOUR_MS),
     webhookDisableAfterMs: Math.round(e.ARBITER_WEBHOOK_DISABLE_AFTER_HOURS * HOUR_MS),
     webhookRetryScheduleMs: e.ARBITER_WEBHOOK_RETRY_SCHEDULE_MS,
+    webhookAttemptTimeoutMs: e.ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS,
     bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,

@@ -78,6 +78,8 @@ export async function startRuntime(
           maxAgeMs: config.webhookMaxAgeMs,
           disableAfterMs: config.webhookDisableAfterMs,
           retryScheduleMs: config.webhookRetryScheduleMs,
+          attemptTimeoutMs: config.webhookAttemptTimeoutMs,
+          leaseMs: config.webhookAttemptTimeoutMs + 1_000,
           // The embedded database serves one process, which polls; replicas on PostgreSQL hear each other's NOTIFY.
           listen: !database.embedded,
         },

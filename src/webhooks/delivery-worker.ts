@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { appendAuditRecords } from '../audit/audit-log.ts'
-import { type Pool, withTransaction } from '../db/pool.ts'
+import { type Pool, typeParsers, withTransaction } from '../db/pool.ts'
+import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
 import { classifyStatus, nextAfterFailure } from '../domain/webhooks/retry-schedule.ts'
 import { webhookHeaders } from '../domain/webhooks/signature.ts'
 import type { WebhookDisabledReason } from '../domain/webhooks/vocabulary.ts'
@@ -13,13 +14,13 @@ import {
 import { eventBody } from './payload.ts'
 import {
   type AttemptResult,
+  attemptRecord,
   type ClaimedDelivery,
-  claimDueDeliveries,
-  disableWebhook,
-  failPendingDeliveries,
-  markWebhookFailing,
-  markWebhookHealthy,
-  recordAttempt,
+  dueDeliveriesClaim,
+  pendingDeliveriesFail,
+  webhookDisable,
+  webhookFailing,
+  webhookHealthy,
 } from './repository.ts'
 
 export interface WebhookDeliverySettings {
@@ -115,7 +116,10 @@ export class WebhookDeliveryWorker {
 
   async #listen(): Promise<void> {
     while (this.#running) {
-      const client = new pg.Client({ connectionString: this.#settings.listenConnectionString })
+      const client = new pg.Client({
+        connectionString: this.#settings.listenConnectionString,
+        types: typeParsers,
+      })
       const lost = new Promise<void>((resolve) => {
         client.on('error', () => resolve())
         client.on('end', () => resolve())
@@ -142,7 +146,7 @@ export class WebhookDeliveryWorker {
       const free = this.#settings.concurrency - this.#inFlight
       if (free > 0) {
         try {
-          const claimed = await claimDueDeliveries(this.#db, free, this.#settings.leaseMs)
+          const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
           claimedFullPage = claimed.length === free
           for (const delivery of claimed) this.#startAttempt(delivery)
         } catch (err) {
@@ -248,23 +252,22 @@ export class WebhookDeliveryWorker {
       })
       next = after.kind === 'retry' ? { status: 'pending', delayMs: after.delayMs } : { status: 'failed' }
     }
-    const recorded = await recordAttempt(this.#db, delivery, {
-      statusCode: exchange.statusCode,
-      error: exchange.error,
-      next,
-    })
-    if (!recorded) return
+    const recorded = await queryFirst(
+      this.#db,
+      attemptRecord(delivery, { statusCode: exchange.statusCode, error: exchange.error, next }),
+    )
+    if (recorded === undefined) return
     if (next.status !== 'pending') this.#observer.settled(next.status)
     if (exchange.outcome === 'success') {
-      await markWebhookHealthy(this.#db, delivery.webhook_id)
+      await runStatement(this.#db, webhookHealthy(delivery.webhook_id))
       return
     }
     if (exchange.outcome === 'gone') {
       await this.#disable(delivery.webhook_id, 'gone', `the receiver answered 410 Gone`)
       return
     }
-    const failing = await markWebhookFailing(this.#db, delivery.webhook_id)
-    if (failing?.enabled && failing.failingForMs >= s.disableAfterMs) {
+    const failing = await queryFirst(this.#db, webhookFailing(delivery.webhook_id))
+    if (failing?.enabled && failing.failing_for_ms >= s.disableAfterMs) {
       await this.#disable(delivery.webhook_id, 'failing', 'every attempt failed for too long')
     }
   }
@@ -272,9 +275,9 @@ export class WebhookDeliveryWorker {
   /** Disables a webhook in one transaction with its audit record; its pending deliveries fail. */
   async #disable(webhookId: string, reason: WebhookDisabledReason, detail: string): Promise<void> {
     await withTransaction(this.#db, async (tx) => {
-      const row = await disableWebhook(tx, webhookId, reason)
+      const row = await queryFirst(tx, webhookDisable(webhookId, reason))
       if (row === undefined) return
-      await failPendingDeliveries(tx, webhookId, `webhook disabled: ${detail}`)
+      await runStatement(tx, pendingDeliveriesFail(webhookId, `webhook disabled: ${detail}`))
       await appendAuditRecords(tx, [
         {
           kind: 'webhook.disabled',

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/pool.ts'
+import { queryFirst } from '../db/statement.ts'
 import { toEscalationView } from '../engine/escalations.ts'
 import { envelopeText } from '../engine/manifests.ts'
-import { findEventEscalation, findEventManifest } from './repository.ts'
+import { eventEscalation, eventManifest } from './repository.ts'
 
 /** What an event names, as stored in webhook_events. */
 export interface StoredEvent {
@@ -29,11 +30,11 @@ export async function eventBody(db: Queryable, event: StoredEvent): Promise<stri
 async function eventData(db: Queryable, event: StoredEvent): Promise<string | null> {
   if (event.type === 'webhook.test') return JSON.stringify({ webhook_id: event.webhook_id })
   if (event.manifest_id === null) return null
-  const envelope = await findEventManifest(db, event.manifest_id)
+  const envelope = await queryFirst(db, eventManifest(event.manifest_id))
   if (envelope === undefined) return null
   if (event.type === 'manifest.issued') return envelopeText(envelope)
   if (event.case_kind === null || event.case_id === null) return null
-  const escalation = await findEventEscalation(db, event.case_kind, event.case_id)
+  const escalation = await queryFirst(db, eventEscalation(event.case_kind, event.case_id))
   if (escalation === undefined) return null
   const view = toEscalationView(escalation)
   // An escalation is shown as it was when the event happened: an `opened` event delivered after the resolution

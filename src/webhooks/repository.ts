@@ -1,5 +1,5 @@
-import type { Queryable } from '../db/pool.ts'
 import type { EscalationListRow } from '../db/repositories/escalations.ts'
+import { named, type Statement, statement } from '../db/statement.ts'
 import type { MANIFEST_DIRECTIVES, ManifestKind, ManifestVerdict } from '../domain/vocabulary.ts'
 import type {
   WEBHOOK_TEST_EVENT,
@@ -40,49 +40,39 @@ export interface WebhookRow {
   failing_since: Date | null
 }
 
-const WEBHOOK_COLUMNS = `id, list_seq::int AS list_seq, url, events, filter, description, secret, previous_secret,
+const WEBHOOK_COLUMNS = `id, list_seq, url, events, filter, description, secret, previous_secret,
   previous_secret_expires_at, created_at, updated_at, disabled_at, disabled_reason, failing_since`
 
-export async function insertWebhook(
-  db: Queryable,
+export function webhookInsert(
   row: Pick<WebhookRow, 'id' | 'url' | 'events' | 'filter' | 'description' | 'secret' | 'created_at'>,
-): Promise<WebhookRow> {
-  const { rows } = await db.query<WebhookRow>(
+): Statement<WebhookRow> {
+  return statement(
     `INSERT INTO webhooks (id, url, events, filter, description, secret, created_at, updated_at)
      VALUES ($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $7)
      RETURNING ${WEBHOOK_COLUMNS}`,
     [row.id, row.url, row.events, JSON.stringify(row.filter), row.description, row.secret, row.created_at],
   )
-  return rows[0]!
 }
 
-export async function findWebhook(
-  db: Queryable,
-  id: string,
-  options: { lock?: boolean } = {},
-): Promise<WebhookRow | undefined> {
-  const { rows } = await db.query<WebhookRow>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
-  )
-  return rows[0]
+export function webhookById(id: string): Statement<WebhookRow> {
+  return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [id])
 }
 
-export async function listWebhooks(
-  db: Queryable,
-  afterSeq: number | null,
-  limit: number,
-): Promise<WebhookRow[]> {
-  const { rows } = await db.query<WebhookRow>(
+/** The webhook, locked until the transaction ends (no row when unknown). */
+export function webhookLock(id: string): Statement<WebhookRow> {
+  return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 FOR UPDATE`, [id])
+}
+
+/** A page of webhooks in registration order. Their rows are small, so `limit` bounds the page's bytes too. */
+export function webhooksPage(afterSeq: number | null, limit: number): Statement<WebhookRow> {
+  return statement(
     `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE list_seq > coalesce($1::bigint, 0) ORDER BY list_seq LIMIT $2`,
     [afterSeq, limit],
   )
-  return rows
 }
 
 /** Writes the fields an update may change. */
-export async function updateWebhook(
-  db: Queryable,
+export function webhookUpdate(
   row: Pick<
     WebhookRow,
     | 'id'
@@ -95,8 +85,8 @@ export async function updateWebhook(
     | 'failing_since'
     | 'updated_at'
   >,
-): Promise<WebhookRow> {
-  const { rows } = await db.query<WebhookRow>(
+): Statement<WebhookRow> {
+  return statement(
     `UPDATE webhooks SET url = $2, events = $3::text[], filter = $4::jsonb, description = $5, disabled_at = $6,
        disabled_reason = $7, failing_since = $8, updated_at = $9
      WHERE id = $1
@@ -113,35 +103,34 @@ export async function updateWebhook(
       row.updated_at,
     ],
   )
-  return rows[0]!
 }
 
-export async function rotateWebhookSecret(
-  db: Queryable,
+/** The current secret becomes the previous one, which signs too until `previousExpiresAt`. */
+export function webhookSecretRotation(
   id: string,
   secret: string,
   previousExpiresAt: Date,
   at: Date,
-): Promise<WebhookRow> {
-  const { rows } = await db.query<WebhookRow>(
+): Statement<WebhookRow> {
+  return statement(
     `UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = $3, secret = $2, updated_at = $4
      WHERE id = $1
      RETURNING ${WEBHOOK_COLUMNS}`,
     [id, secret, previousExpiresAt, at],
   )
-  return rows[0]!
 }
 
-export async function deleteWebhook(db: Queryable, id: string): Promise<void> {
-  await db.query('DELETE FROM webhooks WHERE id = $1', [id])
+/** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
+export function webhookDelete(id: string): Statement {
+  return statement('DELETE FROM webhooks WHERE id = $1', [id])
 }
 
 /**
  * Marks the pending deliveries of a webhook that was just disabled as failed: a disabled webhook is not called,
  * and a delivery left pending would count as pending for ever. Redeliver sends one again.
  */
-export async function failPendingDeliveries(db: Queryable, webhookId: string, reason: string): Promise<void> {
-  await db.query(
+export function pendingDeliveriesFail(webhookId: string, reason: string): Statement {
+  return statement(
     `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2
      WHERE webhook_id = $1 AND status = 'pending'`,
     [webhookId, reason],
@@ -169,64 +158,64 @@ export interface DeliveryRow {
   created_at: Date
 }
 
-const DELIVERY_COLUMNS = `d.id, d.list_seq::int AS list_seq, d.webhook_id, d.event_id, e.type, d.status, d.attempts,
+const DELIVERY_COLUMNS = `d.id, d.list_seq, d.webhook_id, d.event_id, e.type, d.status, d.attempts,
   d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.created_at`
 
-export async function listDeliveries(
-  db: Queryable,
+/** A page of a webhook's deliveries, oldest first. Their rows are small, so `limit` bounds the page's bytes too. */
+export function deliveriesPage(
   webhookId: string,
   filter: { status?: WebhookDeliveryStatus | undefined; afterSeq: number | null },
   limit: number,
-): Promise<DeliveryRow[]> {
-  const { rows } = await db.query<DeliveryRow>(
+): Statement<DeliveryRow> {
+  return statement(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
      WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND d.list_seq > coalesce($3::bigint, 0)
      ORDER BY d.list_seq LIMIT $4`,
     [webhookId, filter.status ?? null, filter.afterSeq, limit],
   )
-  return rows
 }
 
-export async function findDelivery(
-  db: Queryable,
-  webhookId: string,
-  deliveryId: string,
-): Promise<DeliveryRow | undefined> {
-  const { rows } = await db.query<DeliveryRow>(
+export function deliveryById(webhookId: string, deliveryId: string): Statement<DeliveryRow> {
+  return statement(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
      WHERE d.webhook_id = $1 AND d.id = $2`,
     [webhookId, deliveryId],
   )
-  return rows[0]
 }
 
 /**
  * Makes a delivery due now, whatever its status: a settled one is pending again, with its maximum age counted
- * from now. An attempt in flight keeps its lease (its result is then ignored, `lease_token` being cleared), so
- * this never starts a second concurrent attempt: the delivery is due again only once the lease deadline passes…
- * unless it was not in flight, in which case it is due at once.
+ * from now. One with an attempt in flight keeps its lease deadline, so this never starts a second concurrent
+ * attempt: that attempt's answer is recorded, and if it fails the next one follows the schedule.
  */
-export async function redeliver(db: Queryable, webhookId: string, deliveryId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
+export function deliveryRedeliver(webhookId: string, deliveryId: string): Statement<{ id: string }> {
+  return statement(
     `UPDATE webhook_deliveries SET status = 'pending', retry_from = now(),
        next_attempt_at = CASE WHEN lease_token IS NULL THEN now() ELSE next_attempt_at END
-     WHERE webhook_id = $1 AND id = $2`,
+     WHERE webhook_id = $1 AND id = $2
+     RETURNING id`,
     [webhookId, deliveryId],
   )
-  return (rowCount ?? 0) > 0
 }
 
-/** Stores a `webhook.test` event and its one delivery, due now. */
-export async function insertTestEvent(db: Queryable, webhookId: string, eventId: string, deliveryId: string) {
-  await db.query(
+/** Stores a `webhook.test` event and its one delivery, due now, and wakes the delivery workers. */
+export function testEventInsert(webhookId: string, eventId: string, deliveryId: string): Statement {
+  return statement(
     `WITH event AS (
        INSERT INTO webhook_events (id, type, webhook_id, created_at) VALUES ($2, 'webhook.test', $1, clock_timestamp())
+       RETURNING id),
+     delivery AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at, retry_from)
+       SELECT $3, $1, event.id, 'pending', now(), now(), now() FROM event
        RETURNING id)
-     INSERT INTO webhook_deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at, retry_from)
-     SELECT $3, $1, event.id, 'pending', now(), now(), now() FROM event`,
+     SELECT pg_notify('arbiter_webhooks', '') FROM delivery`,
     [webhookId, eventId, deliveryId],
   )
-  await db.query(`SELECT pg_notify('arbiter_webhooks', '')`)
+}
+
+/** Wakes the delivery workers of every replica (the triggers that store events do the same). */
+export function deliveryWorkersWake(): Statement {
+  return statement(`SELECT pg_notify('arbiter_webhooks', '')`)
 }
 
 /** A delivery claimed by this replica for one attempt, with what the attempt needs. */
@@ -245,6 +234,7 @@ export interface ClaimedDelivery {
   case_id: string | null
   url: string
   secret: string
+  /** The secret a rotation replaced, while it still signs. */
   previous_secret: string | null
 }
 
@@ -255,12 +245,8 @@ export interface ClaimedDelivery {
  * replicas; a replica that dies mid-attempt delays the delivery by its lease, never loses it. The queue is read a
  * page at a time, so a flood of pending deliveries costs no memory here.
  */
-export async function claimDueDeliveries(
-  db: Queryable,
-  limit: number,
-  leaseMs: number,
-): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimedDelivery>(
+export function dueDeliveriesClaim(limit: number, leaseMs: number): Statement<ClaimedDelivery> {
+  return named(
     `WITH due AS (
        SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND w.disabled_at IS NULL
@@ -281,7 +267,6 @@ export async function claimDueDeliveries(
      FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN webhooks w ON w.id = c.webhook_id`,
     [limit, leaseMs],
   )
-  return rows
 }
 
 /** What an attempt came to, as stored. */
@@ -293,36 +278,34 @@ export interface AttemptResult {
 }
 
 /**
- * Records an attempt, only if its lease is still the delivery's (else another attempt has taken over, or the
- * delivery was redelivered by hand, and this answer is dropped). Returns whether it was recorded.
+ * Records an attempt, only if its lease is still the delivery's (else the delivery was settled meanwhile, e.g.
+ * failed with its disabled webhook, and this answer is dropped). Returns the delivery's id when recorded.
  */
-export async function recordAttempt(
-  db: Queryable,
+export function attemptRecord(
   claimed: Pick<ClaimedDelivery, 'id' | 'lease_token'>,
   result: AttemptResult,
-): Promise<boolean> {
-  const pending = result.next.status === 'pending'
-  const { rowCount } = await db.query(
+): Statement<{ id: string }> {
+  return named(
     `UPDATE webhook_deliveries SET
        attempts = attempts + 1, status = $3, lease_token = NULL, last_status_code = $4, last_error = $5,
        last_attempt_at = now(),
        next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $6::int * interval '1 millisecond' END
-     WHERE id = $1 AND lease_token = $2`,
+     WHERE id = $1 AND lease_token = $2
+     RETURNING id`,
     [
       claimed.id,
       claimed.lease_token,
       result.next.status,
       result.statusCode,
       result.error,
-      pending ? (result.next as { delayMs: number }).delayMs : 0,
+      result.next.status === 'pending' ? result.next.delayMs : 0,
     ],
   )
-  return (rowCount ?? 0) > 0
 }
 
 /** A success clears the webhook's failing streak. */
-export async function markWebhookHealthy(db: Queryable, webhookId: string): Promise<void> {
-  await db.query('UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [
+export function webhookHealthy(webhookId: string): Statement {
+  return named('UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [
     webhookId,
   ])
 }
@@ -331,74 +314,52 @@ export async function markWebhookHealthy(db: Queryable, webhookId: string): Prom
  * A failure starts the failing streak (if none) and says how long it has lasted, by the database's clock, and
  * whether the webhook is still enabled.
  */
-export async function markWebhookFailing(
-  db: Queryable,
-  webhookId: string,
-): Promise<{ failingForMs: number; enabled: boolean } | undefined> {
-  const { rows } = await db.query<{ failing_for_ms: number; enabled: boolean }>(
+export function webhookFailing(webhookId: string): Statement<{ failing_for_ms: number; enabled: boolean }> {
+  return named(
     `UPDATE webhooks SET failing_since = coalesce(failing_since, now()) WHERE id = $1
      RETURNING (extract(epoch FROM now() - failing_since) * 1000)::float8 AS failing_for_ms,
        disabled_at IS NULL AS enabled`,
     [webhookId],
   )
-  const row = rows[0]
-  return row && { failingForMs: row.failing_for_ms, enabled: row.enabled }
 }
 
-/** Disables an enabled webhook (returns it, or undefined when it was already disabled or is gone). */
-export async function disableWebhook(
-  db: Queryable,
-  webhookId: string,
-  reason: WebhookDisabledReason,
-): Promise<WebhookRow | undefined> {
-  const { rows } = await db.query<WebhookRow>(
+/** Disables an enabled webhook (no row when it was already disabled or is gone). */
+export function webhookDisable(webhookId: string, reason: WebhookDisabledReason): Statement<WebhookRow> {
+  return statement(
     `UPDATE webhooks SET disabled_at = now(), disabled_reason = $2, updated_at = now()
      WHERE id = $1 AND disabled_at IS NULL
      RETURNING ${WEBHOOK_COLUMNS}`,
     [webhookId, reason],
   )
-  return rows[0]
 }
 
 /** Pending deliveries and the age of the oldest, for /metrics. */
-export async function pendingSummary(db: Queryable): Promise<{ pending: number; oldestAgeSeconds: number }> {
-  const { rows } = await db.query<{ pending: number; oldest_age_seconds: number | null }>(
+export function pendingDeliveriesSummary(): Statement<{
+  pending: number
+  oldest_age_seconds: number | null
+}> {
+  return statement(
     `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest_age_seconds
      FROM webhook_deliveries WHERE status = 'pending'`,
   )
-  return { pending: rows[0]?.pending ?? 0, oldestAgeSeconds: rows[0]?.oldest_age_seconds ?? 0 }
 }
 
 /** The manifest envelope an event names. */
-export async function findEventManifest(
-  db: Queryable,
+export function eventManifest(
   manifestId: string,
-): Promise<
-  { manifest_jcs: string; manifest_digest: string; jws: string; audit_seq: number | null } | undefined
-> {
-  const { rows } = await db.query<{
-    manifest_jcs: string
-    manifest_digest: string
-    jws: string
-    audit_seq: number | null
-  }>('SELECT manifest_jcs, manifest_digest, jws, audit_seq::int AS audit_seq FROM manifests WHERE id = $1', [
+): Statement<{ manifest_jcs: string; manifest_digest: string; jws: string; audit_seq: number | null }> {
+  return named('SELECT manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = $1', [
     manifestId,
   ])
-  return rows[0]
 }
 
 /** The escalation of a case with its HALT manifest's text, as the escalation list reads it. */
-export async function findEventEscalation(
-  db: Queryable,
-  caseKind: string,
-  caseId: string,
-): Promise<EscalationListRow | undefined> {
-  const { rows } = await db.query<EscalationListRow>(
+export function eventEscalation(caseKind: string, caseId: string): Statement<EscalationListRow> {
+  return statement(
     `SELECT e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
        e.list_seq, m.manifest_jcs
      FROM escalations e JOIN manifests m ON m.id = e.manifest_id
      WHERE e.case_kind = $1 AND e.case_id = $2`,
     [caseKind, caseId],
   )
-  return rows[0]
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
 import { type Pool, type Queryable, withTransaction } from '../db/pool.ts'
+import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import { encodeSecret } from '../domain/webhooks/signature.ts'
 import type { WebhookDeliveryStatus, WebhookEventType } from '../domain/webhooks/vocabulary.ts'
 import { AppError } from '../errors.ts'
@@ -9,19 +10,21 @@ import { checkRequestUrl, type SsrfPolicy } from '../probes/ssrf-guard.ts'
 import type { Actor } from '../services/context.ts'
 import {
   type DeliveryRow,
-  deleteWebhook,
-  failPendingDeliveries,
-  findDelivery,
-  findWebhook,
-  insertTestEvent,
-  insertWebhook,
-  listDeliveries,
-  listWebhooks,
-  redeliver,
-  rotateWebhookSecret,
-  updateWebhook,
+  deliveriesPage,
+  deliveryById,
+  deliveryRedeliver,
+  deliveryWorkersWake,
+  pendingDeliveriesFail,
+  testEventInsert,
   type WebhookFilter,
   type WebhookRow,
+  webhookDelete,
+  webhookInsert,
+  webhookLock,
+  webhookById as webhookRow,
+  webhookSecretRotation,
+  webhooksPage,
+  webhookUpdate,
 } from './repository.ts'
 
 /** What the webhook use cases need: the database and the SSRF policy URLs are checked against. */
@@ -148,15 +151,18 @@ export async function createWebhook(
   checkUrl(ctx, input.url)
   const secret = newSecret()
   const row = await withTransaction(ctx.db, async (tx) => {
-    const created = await insertWebhook(tx, {
-      id: randomUUID(),
-      url: input.url,
-      events: [...new Set(input.events)],
-      filter: storedFilter(input.filter),
-      description: input.description ?? null,
-      secret,
-      created_at: new Date(),
-    })
+    const created = await queryOne(
+      tx,
+      webhookInsert({
+        id: randomUUID(),
+        url: input.url,
+        events: [...new Set(input.events)],
+        filter: storedFilter(input.filter),
+        description: input.description ?? null,
+        secret,
+        created_at: new Date(),
+      }),
+    )
     await appendAuditRecords(tx, [webhookEntry('webhook.created', created, actor)])
     return created
   })
@@ -164,7 +170,7 @@ export async function createWebhook(
 }
 
 export async function getWebhook(ctx: Pick<WebhookContext, 'db'>, id: string): Promise<WebhookView> {
-  const row = await findWebhook(ctx.db, id)
+  const row = await queryFirst(ctx.db, webhookRow(id))
   if (!row) throw notFound(id)
   return toWebhookView(row)
 }
@@ -175,14 +181,17 @@ export async function pageWebhooks(
 ): Promise<Page<WebhookView>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listWebhooks(ctx.db, afterSeq, limit),
+    (afterSeq, limit) => queryRows(ctx.db, webhooksPage(afterSeq, limit)),
     (row) => row.list_seq,
     toWebhookView,
   )
 }
 
 /** How a route finds the webhook its path names (for a 404 before the body is judged). */
-export const webhookById = { noun: 'webhook', find: (db: Queryable, id: string) => findWebhook(db, id) }
+export const webhookById = {
+  noun: 'webhook',
+  find: (db: Queryable, id: string) => queryFirst(db, webhookRow(id)),
+}
 
 /**
  * PATCH: the members given replace the stored ones (`filter` as a whole). `disabled: true` disables it (its
@@ -196,26 +205,29 @@ export async function patchWebhook(
   actor: Actor,
 ): Promise<WebhookView> {
   return withTransaction(ctx.db, async (tx) => {
-    const current = await findWebhook(tx, id, { lock: true })
+    const current = await queryFirst(tx, webhookLock(id))
     if (!current) throw notFound(id)
     if (patch.url !== undefined) checkUrl(ctx, patch.url)
     const disabling = patch.disabled === true && current.disabled_at === null
     const enabling = patch.disabled === false && current.disabled_at !== null
     const now = new Date()
-    const row = await updateWebhook(tx, {
-      id,
-      url: patch.url ?? current.url,
-      events: patch.events ? [...new Set(patch.events)] : current.events,
-      filter: patch.filter !== undefined ? storedFilter(patch.filter) : current.filter,
-      description: patch.description !== undefined ? patch.description : current.description,
-      disabled_at: disabling ? now : enabling ? null : current.disabled_at,
-      disabled_reason: disabling ? 'disabled_by_admin' : enabling ? null : current.disabled_reason,
-      failing_since: enabling ? null : current.failing_since,
-      updated_at: now,
-    })
+    const row = await queryOne(
+      tx,
+      webhookUpdate({
+        id,
+        url: patch.url ?? current.url,
+        events: patch.events ? [...new Set(patch.events)] : current.events,
+        filter: patch.filter !== undefined ? storedFilter(patch.filter) : current.filter,
+        description: patch.description !== undefined ? patch.description : current.description,
+        disabled_at: disabling ? now : enabling ? null : current.disabled_at,
+        disabled_reason: disabling ? 'disabled_by_admin' : enabling ? null : current.disabled_reason,
+        failing_since: enabling ? null : current.failing_since,
+        updated_at: now,
+      }),
+    )
     const entries = [webhookEntry('webhook.updated', row, actor, { enabled: row.disabled_at === null })]
     if (disabling) {
-      await failPendingDeliveries(tx, id, 'webhook disabled')
+      await runStatement(tx, pendingDeliveriesFail(id, 'webhook disabled'))
       entries.push(webhookEntry('webhook.disabled', row, actor, { reason: 'disabled_by_admin' }))
     }
     await appendAuditRecords(tx, entries)
@@ -225,9 +237,9 @@ export async function patchWebhook(
 
 export async function removeWebhook(ctx: WebhookContext, id: string, actor: Actor): Promise<void> {
   await withTransaction(ctx.db, async (tx) => {
-    const current = await findWebhook(tx, id, { lock: true })
+    const current = await queryFirst(tx, webhookLock(id))
     if (!current) throw notFound(id)
-    await deleteWebhook(tx, id)
+    await runStatement(tx, webhookDelete(id))
     await appendAuditRecords(tx, [webhookEntry('webhook.deleted', current, actor)])
   })
 }
@@ -240,15 +252,12 @@ export async function rotateSecret(
 ): Promise<WebhookWithSecret> {
   const secret = newSecret()
   const row = await withTransaction(ctx.db, async (tx) => {
-    const current = await findWebhook(tx, id, { lock: true })
+    const current = await queryFirst(tx, webhookLock(id))
     if (!current) throw notFound(id)
     const now = new Date()
-    const rotated = await rotateWebhookSecret(
+    const rotated = await queryOne(
       tx,
-      id,
-      secret,
-      new Date(now.getTime() + ROTATION_OVERLAP_MS),
-      now,
+      webhookSecretRotation(id, secret, new Date(now.getTime() + ROTATION_OVERLAP_MS), now),
     )
     await appendAuditRecords(tx, [
       webhookEntry('webhook.secret_rotated', rotated, actor, {
@@ -266,10 +275,10 @@ export async function pageDeliveries(
   query: { status?: WebhookDeliveryStatus | undefined },
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
-  if (!(await findWebhook(ctx.db, id))) throw notFound(id)
+  if (!(await queryFirst(ctx.db, webhookRow(id)))) throw notFound(id)
   return readSeqPage(
     page,
-    (afterSeq, limit) => listDeliveries(ctx.db, id, { status: query.status, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, deliveriesPage(id, { status: query.status, afterSeq }, limit)),
     (row) => row.list_seq,
     toDeliveryView,
   )
@@ -281,21 +290,21 @@ export async function redeliverDelivery(
   id: string,
   deliveryId: string,
 ): Promise<DeliveryView> {
-  if (!(await findWebhook(ctx.db, id))) throw notFound(id)
-  if (!(await redeliver(ctx.db, id, deliveryId))) {
+  if (!(await queryFirst(ctx.db, webhookRow(id)))) throw notFound(id)
+  if (!(await queryFirst(ctx.db, deliveryRedeliver(id, deliveryId)))) {
     throw new AppError('NOT_FOUND', `no delivery ${deliveryId} of webhook ${id}`)
   }
-  await ctx.db.query(`SELECT pg_notify('arbiter_webhooks', '')`)
-  return toDeliveryView((await findDelivery(ctx.db, id, deliveryId))!)
+  await runStatement(ctx.db, deliveryWorkersWake())
+  return toDeliveryView(await queryOne(ctx.db, deliveryById(id, deliveryId)))
 }
 
 /** A `webhook.test` event to this webhook alone. */
 export async function sendTestEvent(ctx: Pick<WebhookContext, 'db'>, id: string): Promise<DeliveryView> {
-  const webhook = await findWebhook(ctx.db, id)
+  const webhook = await queryFirst(ctx.db, webhookRow(id))
   if (!webhook) throw notFound(id)
   if (webhook.disabled_at !== null)
     throw new AppError('CONFLICT', `webhook ${id} is disabled; enable it first`)
   const deliveryId = randomUUID()
-  await insertTestEvent(ctx.db, id, randomUUID(), deliveryId)
-  return toDeliveryView((await findDelivery(ctx.db, id, deliveryId))!)
+  await runStatement(ctx.db, testEventInsert(id, randomUUID(), deliveryId))
+  return toDeliveryView(await queryOne(ctx.db, deliveryById(id, deliveryId)))
 }

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram } from 'prom-client'
+import { queryOne } from '../../../db/statement.ts'
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../domain/webhooks/retry-schedule.ts'
 import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../webhooks/delivery-worker.ts'
-import { pendingSummary } from '../../../webhooks/repository.ts'
+import { pendingDeliveriesSummary } from '../../../webhooks/repository.ts'
 import type { WebhookContext } from '../../../webhooks/service.ts'
 
 /** The webhook settings an app is built with: what the environment sets, and timings tests shorten. */
@@ -105,9 +106,9 @@ async function webhooksPlugin(app: FastifyInstance) {
     registers: [registry],
     async collect() {
       try {
-        const summary = await pendingSummary(db)
+        const summary = await queryOne(db, pendingDeliveriesSummary())
         this.set(summary.pending)
-        oldest.set(summary.oldestAgeSeconds)
+        oldest.set(summary.oldest_age_seconds ?? 0)
       } catch {
         // A scrape while the database is away shows the last values rather than failing the whole page.
       }
