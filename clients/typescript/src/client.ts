@@ -106,9 +106,9 @@ export interface ArbiterClientOptions {
  * orchestrator's latest interpretation returns it), or by construction (evaluate returns the same manifest for
  * unchanged inputs, revoking a revoked key changes nothing). The same holds for fan-outs and reviews: creation by
  * natural key, a worker's result and a judge's verdict by content, reconcile and decide by construction.
- * Resolutions, review revisions, key creation, probe registration, replacement and dry runs, and the webhook writes
- * but a change (registration, deletion, secret rotation, redelivery, test events) are sent once: a second delivery
- * would be a second act, or for a deletion a 404 for one that worked.
+ * Resolutions, review revisions, key creation, probe registration, replacement and dry runs, and webhook
+ * registration, deletion, secret rotation, redelivery and test events are sent once: a second delivery would be a
+ * second act (for a deletion, a 404 for one that worked).
  */
 export interface ArbiterClient {
   readonly outcomes: {

@@ -35,4 +35,5 @@ export {
   verifyWebhook,
   type WebhookEvent,
   type WebhookHeaders,
+  type WebhookManifestEnvelope,
 } from './verify-webhook.ts'

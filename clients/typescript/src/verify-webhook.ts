@@ -1,15 +1,25 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ArbiterVerificationError } from './errors.ts'
-import type { Escalation, ManifestEnvelope } from './types.ts'
+import type { Escalation, ManifestEnvelope, ReconciliationEnvelope, ReviewEnvelope } from './types.ts'
 
 /** Seconds a delivery's `webhook-timestamp` may be away from now: older deliveries are refused as replays. */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300
 
-/** What Arbiter posts to a webhook: the event's type, when it happened, and what it is about. */
+/** A manifest of any case kind: an outcome's, a fan-out's reconciliation or a review's. */
+export type WebhookManifestEnvelope = ManifestEnvelope | ReconciliationEnvelope | ReviewEnvelope
+
+/**
+ * What Arbiter posts to a webhook: the event's type, when it happened, and what it is about — the manifest envelope,
+ * or the escalation as `GET /v1/escalations` lists it with the envelope of its HALT manifest.
+ */
 export type WebhookEvent =
-  | { type: 'manifest.issued'; timestamp: string; data: ManifestEnvelope }
-  | { type: 'escalation.opened' | 'escalation.resolved'; timestamp: string; data: Escalation }
-  | { type: 'webhook.test'; timestamp: string; data: Record<string, unknown> }
+  | { type: 'manifest.issued'; timestamp: string; data: WebhookManifestEnvelope }
+  | {
+      type: 'escalation.opened' | 'escalation.resolved'
+      timestamp: string
+      data: Escalation & { envelope: WebhookManifestEnvelope }
+    }
+  | { type: 'webhook.test'; timestamp: string; data: { webhook_id: string } }
 
 /**
  * A request's headers as a receiver holds them: a fetch `Headers`, Node's `IncomingHttpHeaders` (lower-case
