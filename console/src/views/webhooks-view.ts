@@ -99,16 +99,18 @@ async function webhookCard(ctx: ViewContext, webhook: Webhook): Promise<HTMLElem
     )
   }
 
-  const act = async (label: string, run: () => Promise<Delivery>) => {
+  /** Runs one action whose answer is the delivery it queued; `action` completes "Only an admin key may …". */
+  const act = async (done: string, action: string, run: () => Promise<Delivery>): Promise<boolean> => {
     message.textContent = ''
     try {
       const changed = await run()
       rows = replaceDelivery(rows, changed)
       drawDeliveries()
-      message.textContent = `${label}: delivery ${changed.delivery_id} is pending.`
+      message.textContent = `${done}: delivery ${changed.delivery_id} is pending.`
+      return true
     } catch (err) {
-      if (ctx.signal.aborted) return
-      message.replaceChildren(refusal(err, label.toLowerCase()))
+      if (!ctx.signal.aborted) message.replaceChildren(refusal(err, action))
+      return false
     }
   }
 
@@ -118,15 +120,16 @@ async function webhookCard(ctx: ViewContext, webhook: Webhook): Promise<HTMLElem
       { type: 'button', 'aria-label': `Redeliver ${delivery.type} ${delivery.event_id}` },
       'Redeliver',
     )
-    redeliver.addEventListener('click', () => {
+    redeliver.addEventListener('click', async () => {
       redeliver.disabled = true
-      void act('Redelivered', () =>
+      const queued = await act('Redelivered', 'redeliver', () =>
         ctx.api.post<Delivery>(
           `${base}/deliveries/${encodeURIComponent(delivery.delivery_id)}/redeliver`,
           undefined,
           ctx.signal,
         ),
       )
+      if (!queued) redeliver.disabled = false
     })
     return h(
       'tr',
@@ -153,7 +156,10 @@ async function webhookCard(ctx: ViewContext, webhook: Webhook): Promise<HTMLElem
   const sendTest = h('button', { type: 'button' }, 'Send a test event')
   sendTest.addEventListener(
     'click',
-    () => void act('Test event sent', () => ctx.api.post<Delivery>(`${base}/test`, undefined, ctx.signal)),
+    () =>
+      void act('Test event sent', 'send test events', () =>
+        ctx.api.post<Delivery>(`${base}/test`, undefined, ctx.signal),
+      ),
   )
   const disabled = disabledText(webhook)
   const enable = disabled ? h('button', { type: 'button' }, 'Enable again') : null
