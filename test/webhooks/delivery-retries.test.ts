@@ -67,7 +67,7 @@ describe('a receiver that is down, then back', () => {
     t.after(() => receiver.close())
     const app = await buildTestApp(t, {
       config: {
-        webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: SCHEDULE, attemptTimeoutMs: 500 },
+        webhooks: { allowPrivate: true, pollMs: 20, retryScheduleMs: SCHEDULE, attemptTimeoutMs: 2000 },
       },
     })
     const hook = await register(app, { url: receiver.url, events: ['manifest.issued'] })
