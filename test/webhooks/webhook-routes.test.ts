@@ -177,16 +177,22 @@ describe('delivery of decisions', () => {
         'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
       }),
     )
-    const deliveries = await app.request(app.adminKey, {
-      method: 'GET',
-      url: `/v1/webhooks/${hook.webhook_id}/deliveries?status=succeeded`,
-    })
-    const items = deliveries.json().items
+    // The receiver has the request before Arbiter has recorded its answer: wait for the record.
+    let items: { event_id: string; attempts: number; last_status_code: number; next_attempt_at: null }[] = []
+    while (items.length === 0) {
+      const deliveries = await app.request(app.adminKey, {
+        method: 'GET',
+        url: `/v1/webhooks/${hook.webhook_id}/deliveries?status=succeeded`,
+      })
+      items = deliveries.json().items
+      if (items.length === 0) await new Promise((resolve) => setTimeout(resolve, 25))
+    }
     assert.equal(items.length, 1)
-    assert.equal(items[0].event_id, request!.id)
-    assert.equal(items[0].attempts, 1)
-    assert.equal(items[0].last_status_code, 204)
-    assert.equal(items[0].next_attempt_at, null)
+    assert.equal(items[0]!.event_id, request!.id)
+    assert.equal(items[0]!.attempts, 1)
+    assert.equal(items[0]!.last_status_code, 204)
+    assert.equal(items[0]!.next_attempt_at, null)
+    assert.equal(receiver.requests.length, 1)
   })
 
   it('signs with both secrets after a rotation, and sends test events to that webhook alone', async (t) => {
@@ -251,5 +257,29 @@ describe('delivery of decisions', () => {
     assert.equal(resolved.type, 'escalation.resolved')
     assert.equal(resolved.data.status, 'resolved')
     assert.equal(resolved.data.manifest_id, envelope.manifest.manifest_id)
+  })
+})
+
+describe('GET /metrics', () => {
+  it('shows pending deliveries and the oldest pending age while a receiver is down, and attempts by result', async (t) => {
+    const receiver = await WebhookReceiver.start()
+    t.after(() => receiver.close())
+    await receiver.refuse()
+    const app = await buildTestApp(t, { config: { webhooks: { ...FAST, retryScheduleMs: [60_000] } } })
+    const hook = await register(app, { url: receiver.url, events: ['manifest.issued'] })
+    const test = await app.request(app.adminKey, {
+      method: 'POST',
+      url: `/v1/webhooks/${hook.webhook_id}/test`,
+    })
+    assert.equal(test.statusCode, 202)
+    let text = ''
+    while (!/arbiter_webhook_attempts_total\{result="network_error"\} 1/.test(text)) {
+      text = (await app.request(null, { method: 'GET', url: '/metrics' })).body
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    assert.match(text, /^arbiter_webhook_deliveries_pending 1$/m)
+    const age = Number(/^arbiter_webhook_oldest_pending_age_seconds (\S+)$/m.exec(text)?.[1])
+    assert.ok(age > 0, `oldest pending age ${age}`)
+    assert.match(text, /^arbiter_webhook_attempt_duration_seconds_count 1$/m)
   })
 })
