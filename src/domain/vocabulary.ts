@@ -5,6 +5,7 @@
 import { FANOUT_AUDIT_KINDS, FANOUT_DIRECTIVES, FANOUT_VERDICTS } from './fanout/vocabulary.ts'
 import { OUTCOME_AUDIT_KINDS, OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
 import { REVIEW_AUDIT_KINDS, REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
+import { WEBHOOK_AUDIT_KINDS } from './webhooks/vocabulary.ts'
 
 /** Kinds of disagreement Arbiter settles. Each is a case: stored inputs, a lock, a decision, a manifest. */
 export const CASE_KINDS = ['outcome', 'fanout', 'review'] as const
@@ -64,6 +65,7 @@ export const AUDIT_KINDS = [
   ...REVIEW_AUDIT_KINDS,
   ...ENGINE_AUDIT_KINDS,
   ...ADMIN_AUDIT_KINDS,
+  ...WEBHOOK_AUDIT_KINDS,
 ] as const
 export type AuditKind = (typeof AUDIT_KINDS)[number]
 
