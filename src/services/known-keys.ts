@@ -54,8 +54,8 @@ export class KnownKeys {
   }
 
   private async load(): Promise<void> {
-    const wait = this.lastStart + RELOAD_INTERVAL_MS - this.now()
-    if (wait > 0) await sleep(wait)
+    // A timer may fire a little early by this clock: loads must still start RELOAD_INTERVAL_MS apart.
+    for (let wait = this.waitBeforeLoad(); wait > 0; wait = this.waitBeforeLoad()) await sleep(wait)
     await this.running.catch(() => {})
     // From here on a miss asks for the load after this one: this one may have started before its key existed.
     this.pending = null
@@ -65,5 +65,9 @@ export class KnownKeys {
     })
     this.running = run
     await run
+  }
+
+  private waitBeforeLoad(): number {
+    return this.lastStart + RELOAD_INTERVAL_MS - this.now()
   }
 }
