@@ -12,7 +12,7 @@ import {
   parseVerifierKey,
   signNote,
   verifyNote,
-} from '../src/note.ts'
+} from '../src/node.ts'
 import { ed25519FromSeed, fromHex, parseGoSignerKey, readVector } from './vectors.ts'
 
 interface GoNoteVectors {

@@ -6,10 +6,10 @@ import {
   inclusionProof,
   ProofError,
   rootFromInclusionProof,
+  rootFromLeafHashes,
   verifyConsistency,
   verifyInclusion,
-} from '../src/proof.ts'
-import { rootFromLeafHashes } from '../src/rfc9162.ts'
+} from '../src/node.ts'
 import { b64, hex, readVectorDir, referenceLeafHashes } from './vectors.ts'
 
 interface InclusionVector {

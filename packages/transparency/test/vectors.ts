@@ -2,7 +2,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { leafHash } from '../src/rfc9162.ts'
+import { leafHash } from '../src/node.ts'
 
 export const VECTORS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'vectors')
 
