@@ -1,11 +1,8 @@
+import { platform } from './platform.ts'
+
 /** Standard, padded base64 (RFC 4648 §4): how hashes, keys and signatures are written. */
 export function encodeBase64(bytes: Uint8Array): string {
-  let binary = ''
-  // In slices: String.fromCharCode takes its bytes as arguments, and arguments are limited in number.
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
-  }
-  return btoa(binary)
+  return platform.encodeBase64(bytes)
 }
 
 const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
@@ -17,8 +14,8 @@ const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9
  */
 export function decodeBase64(text: string): Uint8Array | undefined {
   if (!CANONICAL_BASE64.test(text)) return undefined
-  const bytes = bytesOf(atob(text))
-  return encodeBase64(bytes) === text ? bytes : undefined
+  const bytes = platform.decodeBase64(text)
+  return platform.encodeBase64(bytes) === text ? bytes : undefined
 }
 
 /** Unpadded base64url (RFC 4648 §5), as JOSE writes key material. */
@@ -29,11 +26,6 @@ export function encodeBase64Url(bytes: Uint8Array): string {
 /** Decodes unpadded base64url; undefined for anything else. */
 export function decodeBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined
-  return bytesOf(atob(text.replace(/-/g, '+').replace(/_/g, '/')))
-}
-
-function bytesOf(binary: string): Uint8Array {
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
+  const padding = '='.repeat((4 - (text.length % 4)) % 4)
+  return decodeBase64(text.replace(/-/g, '+').replace(/_/g, '/') + padding)
 }

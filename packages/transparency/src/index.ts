@@ -1,5 +1,5 @@
 // The portable build (browsers, and any host with WebCrypto); Node resolves to ./node.ts.
-export { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from './base64.ts'
+export { decodeBase64, encodeBase64 } from './base64.ts'
 export {
   CanonicalJsonError,
   type CanonicalPart,

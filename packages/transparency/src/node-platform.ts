@@ -1,5 +1,4 @@
 import { createPublicKey, hash, type KeyObject, sign, verify } from 'node:crypto'
-import { encodeBase64Url } from './base64.ts'
 import { type Platform, usePlatform } from './platform.ts'
 
 /** Public keys already imported, by the raw bytes a verifier holds (verifiers are reused across notes). */
@@ -8,7 +7,10 @@ const keyObjects = new WeakMap<Uint8Array, KeyObject>()
 function publicKeyObject(raw: Uint8Array): KeyObject {
   let key = keyObjects.get(raw)
   if (key === undefined) {
-    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64Url(raw) }, format: 'jwk' })
+    key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(raw).toString('base64url') },
+      format: 'jwk',
+    })
     keyObjects.set(raw, key)
   }
   return key
@@ -23,6 +25,12 @@ export const nodePlatform: Platform = {
   sha256(parts) {
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
     return Buffer.from(hash('sha256', bytes, 'binary'), 'latin1')
+  },
+  encodeBase64(bytes) {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+  },
+  decodeBase64(text) {
+    return Buffer.from(text, 'base64')
   },
   verifyEd25519Sync(publicKey, message, signature) {
     try {

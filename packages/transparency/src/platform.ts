@@ -18,6 +18,10 @@ export interface KeyObjectLike {
 export interface Platform {
   /** SHA-256 of the parts, concatenated. Synchronous: a tree is hashed node by node, millions at a time. */
   sha256(parts: readonly Uint8Array[]): Uint8Array
+  /** Standard padded base64 of the bytes. */
+  encodeBase64(bytes: Uint8Array): string
+  /** The bytes of base64 text already known to be canonical. */
+  decodeBase64(text: string): Uint8Array
   /** Ed25519 verification without awaiting, where the host offers it (Node); undefined elsewhere. */
   readonly verifyEd25519Sync?: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean
   /** Ed25519 signing with a node:crypto private key, where the host has one (Node); undefined elsewhere. */
@@ -30,6 +34,20 @@ const portable: Platform = {
     const hash = sha256Js.create()
     for (const part of parts) hash.update(part)
     return hash.digest()
+  },
+  encodeBase64(bytes) {
+    let binary = ''
+    // In slices: String.fromCharCode takes its bytes as arguments, and arguments are limited in number.
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+    }
+    return btoa(binary)
+  },
+  decodeBase64(text) {
+    const binary = atob(text)
+    const bytes = new Uint8Array(binary.length)
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
+    return bytes
   },
 }
 
