@@ -41,6 +41,7 @@ export {
   verifyManifestEnvelope,
 } from './jws.ts'
 export {
+  type Ed25519Jwk,
   type Ed25519Key,
   ed25519KeyId,
   formatVerifierKey,

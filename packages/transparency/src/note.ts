@@ -4,8 +4,15 @@ import { type KeyObjectLike, platform, verifyEd25519 } from './platform.ts'
 
 export type { KeyObjectLike } from './platform.ts'
 
-/** An Ed25519 key: its 32 raw public-key bytes, or a node:crypto KeyObject (public or private). */
-export type Ed25519Key = Uint8Array | KeyObjectLike
+/** An Ed25519 public key as a JWK (RFC 8037), as a JWKS lists it; members other than these are not read. */
+export interface Ed25519Jwk {
+  readonly kty: string
+  readonly crv?: string | undefined
+  readonly x?: string | undefined
+}
+
+/** An Ed25519 key: its 32 raw public-key bytes, its JWK, or a node:crypto KeyObject (public or private). */
+export type Ed25519Key = Uint8Array | Ed25519Jwk | KeyObjectLike
 
 /** A key that signs notes: its name (for a log, the origin) and its Ed25519 private key (Node build only). */
 export interface NoteSigner {
@@ -229,20 +236,25 @@ function keyIdOf(name: string, rawKey: Uint8Array): number {
   return new DataView(digest.buffer, digest.byteOffset, 4).getUint32(0)
 }
 
-/** The raw public key of an Ed25519 key given as bytes or as a (public or private) KeyObject. */
+/** The raw public key of an Ed25519 key given as bytes, as a JWK or as a (public or private) KeyObject. */
 function rawPublicKey(key: Ed25519Key): Uint8Array {
+  let raw: Uint8Array | undefined
   if (key instanceof Uint8Array) {
-    if (key.length !== ED25519_PUBLIC_KEY_SIZE) {
-      throw new NoteError('malformed', `an Ed25519 public key is ${ED25519_PUBLIC_KEY_SIZE} bytes`)
-    }
-    return key
+    raw = key
+  } else if (isKeyObject(key)) {
+    // The JWK of a private key carries its public half as `x` too.
+    if (key.asymmetricKeyType === 'ed25519') raw = decodeBase64Url(key.export({ format: 'jwk' }).x ?? '')
+  } else if (key.kty === 'OKP' && key.crv === 'Ed25519') {
+    raw = decodeBase64Url(key.x ?? '')
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new NoteError('malformed', 'the key is not an Ed25519 key')
-  // The JWK of a private key carries its public half as `x` too.
-  const raw = decodeBase64Url(key.export({ format: 'jwk' }).x ?? '')
-  if (raw?.length !== ED25519_PUBLIC_KEY_SIZE)
-    throw new NoteError('malformed', 'the key is not an Ed25519 key')
+  if (raw?.length !== ED25519_PUBLIC_KEY_SIZE) {
+    throw new NoteError('malformed', 'not an Ed25519 public key (32 raw bytes, a JWK or a KeyObject)')
+  }
   return raw
+}
+
+function isKeyObject(key: Ed25519Jwk | KeyObjectLike): key is KeyObjectLike {
+  return typeof (key as Partial<KeyObjectLike>).export === 'function'
 }
 
 function hexKeyId(keyId: number): string {
