@@ -1,8 +1,17 @@
 import { problemAlert } from '../api.ts'
 import { serves } from '../capabilities.ts'
 import { append, facts, h, jsonBlock, section, timeOf } from '../dom.ts'
-import type { AuditRecord, InclusionProof } from '../shapes.ts'
-import { bytesEqual, canonicalJson, decodeBase64, leafHash, verifyInclusion } from '../vendor/transparency.js'
+import type { AuditRecord, CheckpointAnswer, InclusionProof } from '../shapes.ts'
+import {
+  bytesEqual,
+  canonicalJson,
+  decodeBase64,
+  type JsonWebKeySet,
+  leafHash,
+  noteVerifier,
+  openCheckpointAsync,
+  verifyInclusion,
+} from '../vendor/transparency.js'
 import type { View, ViewContext } from '../view.ts'
 import { knownRecords } from './story-timeline.ts'
 
@@ -61,6 +70,8 @@ async function showProof(
   if (record) ctx.heading.textContent = `Inclusion proof of seq ${record.seq}`
   const checkpoint = proof.checkpoint?.checkpoint ?? null
   const checks = verify(proof, record)
+  const signed = await signatureCheck(ctx, proof.checkpoint)
+  if (signed) checks.push(signed)
   append(main, [
     h(
       'ul',
@@ -135,4 +146,44 @@ function verify(proof: InclusionProof, record: AuditRecord | undefined): Check[]
       : { ok: false, text: 'The path does NOT lead to the signed checkpoint’s root.' },
   )
   return checks
+}
+
+/**
+ * Checks the checkpoint note's Ed25519 signature against the service's published keys (the note's key name is its
+ * origin), and that the note names the tree and root the checkpoint's JSON does, which the path was checked
+ * against. WebCrypto verifies the signature: only in a secure context (HTTPS, or localhost).
+ */
+async function signatureCheck(ctx: ViewContext, answer: CheckpointAnswer | null): Promise<Check | null> {
+  const note = answer?.note
+  if (!answer || !note) return null
+  if (!globalThis.isSecureContext) {
+    return {
+      ok: null,
+      text: 'This page is not in a secure context (HTTPS or localhost), so it cannot check the checkpoint’s signature.',
+    }
+  }
+  let jwks: JsonWebKeySet
+  try {
+    jwks = await ctx.api.get<JsonWebKeySet>('/.well-known/jwks.json', ctx.signal)
+  } catch {
+    return {
+      ok: null,
+      text: 'The service’s public keys could not be read to check the checkpoint’s signature.',
+    }
+  }
+  const origin = note.slice(0, note.indexOf('\n'))
+  for (const key of jwks.keys) {
+    let opened: Awaited<ReturnType<typeof openCheckpointAsync>>
+    try {
+      opened = await openCheckpointAsync(note, noteVerifier(origin, key))
+    } catch {
+      continue // another key (rotation), or not an Ed25519 key
+    }
+    const { treeSize, rootHash } = opened.checkpoint
+    const root = decodeBase64(answer.checkpoint.root_hash ?? '')
+    return treeSize === answer.checkpoint.tree_size && root !== undefined && bytesEqual(rootHash, root)
+      ? { ok: true, text: 'The checkpoint is signed by this Arbiter’s log key.' }
+      : { ok: false, text: 'The signed checkpoint note names a different tree than the checkpoint.' }
+  }
+  return { ok: false, text: 'The checkpoint note is NOT signed by any of this Arbiter’s keys.' }
 }

@@ -6,7 +6,7 @@ export type { KeyObjectLike } from './platform.ts'
 
 /** An Ed25519 public key as a JWK (RFC 8037), as a JWKS lists it; members other than these are not read. */
 export interface Ed25519Jwk {
-  readonly kty: string
+  readonly kty?: string | undefined
   readonly crv?: string | undefined
   readonly x?: string | undefined
 }
