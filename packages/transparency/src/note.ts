@@ -167,6 +167,7 @@ interface OpenedNote {
   text: string
   textBytes: Uint8Array
   checks: SignatureCheck[]
+  /** The lines by known keys: verified once every check has passed. */
   verified: NoteSignature[]
   unverified: NoteSignature[]
 }
