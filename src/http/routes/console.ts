@@ -48,6 +48,8 @@ const PAGE_DIR = join(REPOSITORY_ROOT, 'console')
 const SCRIPT_DIR = join(REPOSITORY_ROOT, 'dist', 'console')
 const require = createRequire(import.meta.url)
 const UPLOT_DIR = dirname(require.resolve('uplot'))
+// The package's dist/ (its Node build's folder), where its build also writes the browser bundle.
+const TRANSPARENCY_DIST = dirname(require.resolve('@arbiter/transparency'))
 
 /** Fixed files by their URL under /console/; compiled scripts are matched by SCRIPT_PATH below. */
 const FIXED_ASSETS: Record<string, string> = {
@@ -57,7 +59,7 @@ const FIXED_ASSETS: Record<string, string> = {
   // Beside the compiled modules, so they import it by a relative path (no import map: that would be inline script).
   'app/vendor/uplot.js': join(UPLOT_DIR, 'uPlot.esm.js'),
   // The service's own RFC 9162 / RFC 8785 code, bundled for the browser, so the console checks proofs with it.
-  'app/vendor/transparency.js': require.resolve('@arbiter/transparency/browser.js'),
+  'app/vendor/transparency.js': join(TRANSPARENCY_DIST, 'browser.js'),
   'vendor/uplot.css': join(UPLOT_DIR, 'uPlot.min.css'),
 }
 
