@@ -3,8 +3,8 @@ import { canonicalJson } from '@arbiter/transparency'
 
 // RFC 8785 has one implementation in the repository, the one the clients and the console verify with.
 export {
-  type CanonicalPart,
   CanonicalJsonError,
+  type CanonicalPart,
   canonicalJson,
   canonicalJsonValue,
   canonicalParts,
