@@ -1,4 +1,5 @@
-import { type EscalationListRow, listEscalations } from '../db/repositories/escalations.ts'
+import { type EscalationListRow, escalationsPage } from '../db/repositories/escalations.ts'
+import { queryRows } from '../db/statement.ts'
 import type { DivergenceReceipt } from '../domain/outcome/divergence-receipt.ts'
 import type { EscalationCase, EscalationStatus, ManifestVerdict } from '../domain/vocabulary.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
@@ -41,7 +42,7 @@ export async function pageEscalations(
 ): Promise<Page<EscalationView>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listEscalations(ctx.db, { ...query, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, escalationsPage({ ...query, afterSeq }, limit)),
     (row) => row.list_seq,
     toEscalationView,
   )

@@ -3,8 +3,8 @@ import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audi
 import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
-import { findProbe } from '../../db/repositories/probes.ts'
-import { combineWrites, runStatement } from '../../db/statement.ts'
+import { probeById } from '../../db/repositories/probes.ts'
+import { combineWrites, queryFirst, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
@@ -144,7 +144,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
       )
     }
     const rules = decided.rules
-    if (rules.probe && !(await findProbe(tx, rules.probe.probe_id))) {
+    if (rules.probe && !(await queryFirst(tx, probeById(rules.probe.probe_id)))) {
       throw new AppError('UNPROCESSABLE', `probe ${rules.probe.probe_id} is not registered`, {}, [
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])
