@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { generateKeyPairSync } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -8,22 +7,11 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { CompactSign, exportJWK } from 'jose'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+// The console's browser tests' launcher: the same Chromium, started the same way.
+import { launchChromium } from '../../../test/console/browser.ts'
 import { canonicalJson, noteVerifier, sha256Digest, signNote } from '../src/node.ts'
 import { readVectorFiles } from './vectors.ts'
-
-/** Debian's chromium, started as the console's browser tests start it (no network services on a closed network). */
-const CHROMIUM_PATH = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 const TEST_DIR = path.dirname(fileURLToPath(import.meta.url))
 
@@ -68,12 +56,8 @@ describe('the package in Chromium (portable build: SHA-256 in JavaScript, Ed2551
   let page: Page
 
   before(async () => {
-    assert.ok(
-      existsSync(CHROMIUM_PATH),
-      `${CHROMIUM_PATH} is missing: apt-get install -y chromium (.ci/run does)`,
-    )
     server = await serve(await bundle())
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
     page = await browser.newPage()
     await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
   })

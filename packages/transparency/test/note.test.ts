@@ -54,6 +54,17 @@ function insertAtByte(line: string, offset: number, text: string): string {
   )
 }
 
+/** Go's text signed by another key, under PeterNeumann's name and key ID. */
+function forgedByImpostor(): string {
+  const impostor = signNote(go.text, {
+    name: 'PeterNeumann',
+    privateKey: generateKeyPairSync('ed25519').privateKey,
+  })
+  const signature = Buffer.from(/ (\S+)\n$/.exec(impostor)![1]!, 'base64')
+  signature.writeUInt32BE(peterVerifier.keyId)
+  return `${go.text}\n— PeterNeumann ${signature.toString('base64')}\n`
+}
+
 function refusal(fn: () => unknown): NoteErrorReason {
   try {
     fn()
@@ -243,15 +254,8 @@ describe('verifyNote', () => {
   })
 
   it('refuses a signature by the right name and key ID but the wrong key', () => {
-    const impostor = signNote(go.text, {
-      name: 'PeterNeumann',
-      privateKey: generateKeyPairSync('ed25519').privateKey,
-    })
-    const signature = Buffer.from(/ (\S+)\n$/.exec(impostor)![1]!, 'base64')
-    signature.writeUInt32BE(peterVerifier.keyId)
-    const forged = `${go.text}\n— PeterNeumann ${signature.toString('base64')}\n`
     assert.equal(
-      refusal(() => verifyNote(forged, [peterVerifier])),
+      refusal(() => verifyNote(forgedByImpostor(), [peterVerifier])),
       'invalid-signature',
     )
   })
@@ -365,18 +369,10 @@ describe('verifyNoteAsync (Ed25519 through WebCrypto)', () => {
   })
 
   it('refuses what verifyNote refuses, for the same reason', async () => {
-    const impostor = signNote(go.text, {
-      name: 'PeterNeumann',
-      privateKey: generateKeyPairSync('ed25519').privateKey,
-    })
-    // Signed by another key, under Peter's name and key ID.
-    const signature = Buffer.from(/ (\S+)\n$/.exec(impostor)![1]!, 'base64')
-    signature.writeUInt32BE(peterVerifier.keyId)
-    const forged = `${go.text}\n— PeterNeumann ${signature.toString('base64')}\n`
     const cases: [string, NoteVerifier[]][] = [
       [go.signedByPeter.replace('cryptography', 'cryptographY'), [peterVerifier]],
       [`${go.text}\n${insertAtByte(go.peterSignatureLine, 60, 'ABCD')}`, [peterVerifier]],
-      [forged, [peterVerifier]],
+      [forgedByImpostor(), [peterVerifier]],
       [twoSigned, []],
       [`${go.text}\n${go.enochSignatureLine}`, [enochVerifier, enochVerifier]],
       [`${go.text}\n${go.peterSignatureLine.repeat(101)}`, [peterVerifier]],

@@ -35,7 +35,7 @@ export interface VectorCase {
   run(): void | Promise<void>
 }
 
-interface InclusionVector {
+export interface InclusionVector {
   leafIdx: number
   treeSize: number
   root: string
@@ -44,7 +44,7 @@ interface InclusionVector {
   desc: string
   wantErr: boolean
 }
-interface ConsistencyVector {
+export interface ConsistencyVector {
   size1: number
   size2: number
   root1: string
