@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
+import { pageAuditRecords, streamAuditRecords } from '../../audit-log/reads.ts'
 import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { auditRecordSchema } from '../schemas/audit.ts'
 import {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
+import type { AuditRecord } from '../../audit-log/core/records.ts'
 import { auditRecordExample } from '../../cases/outcome/examples.ts'
-import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
 import { AUDIT_KINDS } from '../../domain/vocabulary.ts'
 import { freeJson } from './common.ts'
 
