@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { createOutcomeBody, interpretationBody } from '../cases/outcome/schemas.ts'
 import { createReviewBody, decideBody, verdictBody } from '../cases/review/schemas.ts'
 import { freeJson, uuidParam } from '../http/schemas/common.ts'
-import { escalationQuery } from '../http/schemas/escalations.ts'
+import { escalationQueryOf } from '../http/schemas/escalations.ts'
 import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../http/schemas/fanouts.ts'
 import type { ToolInput } from './tool-input.ts'
 
@@ -210,7 +210,7 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
       "manifest's `manifest_id`, its verdict and what the disagreement was. Filter by `status` (open | resolved) " +
       'and `case`; page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the previous page ' +
       'as `cursor`. Ops or admin key.',
-    input: { ids: {}, body: escalationQuery },
+    input: { ids: {}, body: escalationQueryOf(['outcome', 'fanout']) },
     readOnly: true,
     run: (client, _ids, body) => client.escalations.list(body as never),
   },

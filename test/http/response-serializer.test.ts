@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { fanoutSchema, reconciliationEnvelopeSchema } from '../../src/cases/fanout/schemas.ts'
-import { outcomeStorySchema } from '../../src/cases/outcome/routes.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
+import { OUTCOME_STORY } from '../../src/cases/outcome/routes.ts'
+import { caseStorySchema } from '../../src/http/case-routes.ts'
 import {
   createOutcomeBody,
   interpretationCreatedSchema,
@@ -27,6 +29,8 @@ import {
 import { takenAsIs } from '../../src/http/schemas/taken-as-is.ts'
 import { buildTestApp } from '../helpers/app.ts'
 import { createOutcome, interpret } from '../helpers/fixtures.ts'
+
+const outcomeStorySchema = caseStorySchema(OUTCOME_STORY, registeredCaseSchemas().auditRecord)
 
 /** What zod's own encode writes for `value`, or the error it throws. */
 function byZod(schema: z.ZodType, value: unknown): { text: string | undefined } | { error: true } {

@@ -168,7 +168,7 @@ export const fanoutCase: CaseKind<
   manifestId: (fanout) => fanout.manifest_id,
   round: () => 0,
   auditSubject: (fanout) => ({ orchestrator_id: fanout.orchestrator_id, data: { fanout_id: fanout.id } }),
-  auditQuery: (id) => ({ fanoutId: id }),
+  auditQuery: (id) => ({ data: { fanout_id: id } }),
 
   async loadInput(tx: Queryable, fanout, now, request) {
     const rows = await latestResults(tx, fanout.id)
