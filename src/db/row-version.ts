@@ -1,6 +1,6 @@
 import type { QueryResultRow } from 'pg'
 import type { Queryable } from './pool.ts'
-import { named } from './statement.ts'
+import { named, queryFirst } from './statement.ts'
 
 /**
  * The row of `table` with this id, and its row version (xmin: every write to the row gives it a new one), without
@@ -13,10 +13,13 @@ export async function findWithRowVersion<Row extends QueryResultRow>(
   columns: string,
   id: string,
 ): Promise<{ case: Row; version: string } | undefined> {
-  const { rows } = await db.query<Row & { row_version: string }>(
-    named(`SELECT ${columns}, xmin::text AS row_version FROM ${table} WHERE id = $1`, [id]),
+  const found = await queryFirst(
+    db,
+    named<Row & { row_version: string }>(
+      `SELECT ${columns}, xmin::text AS row_version FROM ${table} WHERE id = $1`,
+      [id],
+    ),
   )
-  const found = rows[0]
   if (found === undefined) return undefined
   const { row_version, ...row } = found
   return { case: row as unknown as Row, version: row_version }

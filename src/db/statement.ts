@@ -1,8 +1,18 @@
-import type { QueryResultRow } from 'pg'
-import type { NamedQuery, Queryable } from './pool.ts'
+import type { QueryResult, QueryResultRow } from 'pg'
+import { shiftPlaceholders } from './placeholders.ts'
+import { preparesStatements, type Queryable } from './pool.ts'
 
-/** A parameterised SQL statement, built apart from running it so several can be sent as one. */
-export interface Statement {
+export { shiftPlaceholders } from './placeholders.ts'
+
+/** The type of a statement's rows, carried by its type only (a statement holds no rows). */
+declare const ROW: unique symbol
+
+/**
+ * A parameterised SQL statement, built apart from running it: a repository function returns one, and the caller
+ * runs it with `queryRows`, `queryFirst` or `runStatement` on the pool or inside a transaction, or sends several
+ * as one (`combineWrites`, `guardedWrites`).
+ */
+export interface Statement<Row extends QueryResultRow = QueryResultRow> {
   text: string
   values: unknown[]
   /**
@@ -10,24 +20,88 @@ export interface Statement {
    * each connection keeps every statement it prepared.
    */
   prepare?: boolean
+  readonly [ROW]?: Row
+}
+
+/** `text` with its `values`, whose rows are `Row`s. */
+export function statement<Row extends QueryResultRow = QueryResultRow>(
+  text: string,
+  values: unknown[] = [],
+): Statement<Row> {
+  return { text, values }
+}
+
+/**
+ * `text` as a statement prepared once per connection: parsed and planned once, then only bound and run, which
+ * saves the database most of its work on the statements every request sends. Only for a text that is one of a
+ * few, never built from data: each connection keeps every statement it prepared. A pool made without
+ * `namedStatements` runs it unprepared (PoolOptions.namedStatements).
+ */
+export function named<Row extends QueryResultRow = QueryResultRow>(
+  text: string,
+  values: unknown[],
+): Statement<Row> {
+  return { text, values, prepare: true }
 }
 
 const names = new Map<string, string>()
 
-/**
- * `text` as a named statement: parsed and planned once per connection, then only bound and run, which saves the
- * database most of its work on the statements every request sends. The same text gets the same name everywhere.
- * Only for a text that is one of a few, never built from data: each connection keeps every statement it prepared.
- * (A pool made with `namedStatements: false` runs it unnamed: see PoolOptions.namedStatements.)
- */
-export function named(text: string, values: unknown[]): NamedQuery {
+/** The name `text` is prepared under: the same text gets the same name everywhere. */
+function nameOf(text: string): string {
   let name = names.get(text)
   if (name === undefined) {
     name = `arbiter_${names.size + 1}`
     names.set(text, name)
   }
-  return { name, text, values }
+  return name
 }
+
+/**
+ * Runs `statement` on `db`: the one place a statement meets the database. It is prepared (sent with a name) only
+ * when it asks to be and `db` prepares statements.
+ */
+export function execute<Row extends QueryResultRow>(
+  db: Queryable,
+  statement: Statement<Row>,
+): Promise<QueryResult<Row>> {
+  return statement.prepare && preparesStatements(db)
+    ? db.query<Row>({ name: nameOf(statement.text), text: statement.text, values: statement.values })
+    : db.query<Row>(statement.text, statement.values)
+}
+
+/** Runs `statement` and answers its rows. */
+export async function queryRows<Row extends QueryResultRow>(
+  db: Queryable,
+  statement: Statement<Row>,
+): Promise<Row[]> {
+  return (await execute(db, statement)).rows
+}
+
+/** Runs `statement` and answers its first row (undefined when it returned none). */
+export async function queryFirst<Row extends QueryResultRow>(
+  db: Queryable,
+  statement: Statement<Row>,
+): Promise<Row | undefined> {
+  return (await execute(db, statement)).rows[0]
+}
+
+/** Runs `statement` and answers its first row, which it must return. */
+export async function queryOne<Row extends QueryResultRow>(
+  db: Queryable,
+  statement: Statement<Row>,
+): Promise<Row> {
+  const row = (await execute(db, statement)).rows[0]
+  if (row === undefined) throw new Error(`statement returned no row: ${statement.text.slice(0, 80)}`)
+  return row
+}
+
+/** Runs `statement` for its effect. */
+export async function runStatement(db: Queryable, statement: Statement): Promise<void> {
+  await execute(db, statement)
+}
+
+/** Runs `statement` and answers its rows (the older name of `queryRows`). */
+export const queryStatement = queryRows
 
 /**
  * A statement text built around another statement's fixed text (e.g. the audit intake's INSERT inside a creation's
@@ -44,11 +118,6 @@ export function builtOnce(build: (part: string) => string): (part: string) => st
     }
     return text
   }
-}
-
-/** `text` with every `$n` placeholder moved up by `offset`. */
-export function shiftPlaceholders(text: string, offset: number): string {
-  return offset === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)
 }
 
 /**
@@ -140,19 +209,4 @@ function combinedText(root: TextNode, statements: readonly Statement[], build: (
 /** How many combined texts are kept (for tests: each combination of prepared parts is built once). */
 export function keptCombinedTexts(): number {
   return combinedTexts
-}
-
-export async function runStatement(db: Queryable, statement: Statement): Promise<void> {
-  await queryStatement(db, statement)
-}
-
-/** Runs `statement` and answers its rows. */
-export async function queryStatement<R extends QueryResultRow = QueryResultRow>(
-  db: Queryable,
-  statement: Statement,
-): Promise<R[]> {
-  const result = statement.prepare
-    ? await db.query<R>(named(statement.text, statement.values))
-    : await db.query<R>(statement.text, statement.values)
-  return result.rows
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
-import { findRevokedKeyIds } from '../db/repositories/api-keys.ts'
+import { revokedApiKeyIds } from '../db/repositories/api-keys.ts'
 import { latestManifestSeq, listManifests } from '../db/repositories/manifests.ts'
+import { queryRows } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { envelopeText } from './manifests.ts'
@@ -146,8 +147,8 @@ export class ManifestFeed {
     }
     const keyIds = [...this.perKey.keys()]
     if (keyIds.length === 0) return
-    findRevokedKeyIds(this.ctx.db, keyIds).then(
-      (revoked) => this.closeStreamsOf(new Set(revoked)),
+    queryRows(this.ctx.db, revokedApiKeyIds(keyIds)).then(
+      (revoked) => this.closeStreamsOf(new Set(revoked.map((row) => row.id))),
       (err) => this.options.onError(err),
     )
   }

@@ -1,8 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import pg from 'pg'
-// The pool module sets how int8 columns are read (as numbers); a worker is a fresh module graph.
-import '../db/pool.ts'
 import { eachAuditRecordForCheck } from '../audit/repository.ts'
+import { typeParsers } from '../db/pool.ts'
 import { readNodesCompletedIn } from '../db/repositories/merkle-nodes.ts'
 import { ChunkChecker, type ChunkTask } from './verify-chunks.ts'
 
@@ -15,6 +14,7 @@ const port = parentPort!
 const client = new pg.Client({
   connectionString: (workerData as { connectionString: string }).connectionString,
   application_name: 'arbiter-verify',
+  types: typeParsers,
 })
 client.on('error', () => {})
 const connected = client.connect()

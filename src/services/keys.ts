@@ -4,16 +4,18 @@ import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import {
   type ApiKeyRow,
-  countActiveAdminKeys,
-  countKeyListeners,
-  findActiveKeyByHash,
-  findKeyByHash,
-  insertApiKey,
-  listApiKeys,
-  lockAdminBootstrap,
-  notifyKeyChange,
-  revokeApiKey,
+  activeAdminKeyCount,
+  activeApiKeyByHash,
+  adminBootstrapLock,
+  apiKeyByHash,
+  apiKeyInsert,
+  apiKeyLock,
+  apiKeyRevoke,
+  apiKeysPage,
+  keyChangeNotify,
+  keyListenerCount,
 } from '../db/repositories/api-keys.ts'
+import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import type { Role } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
 import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
@@ -71,7 +73,7 @@ export async function authenticate(
   const cached = cache?.lookup(keyHash)
   if (cached) return cached
   const generation = cache?.generation ?? 0
-  const row = await findActiveKeyByHash(ctx.db, keyHash)
+  const row = await queryFirst(ctx.db, activeApiKeyByHash(keyHash))
   if (!row) return undefined
   const principal = { keyId: row.id, role: row.role, orchestratorIds: row.orchestrator_ids }
   cache?.remember(keyHash, principal, generation)
@@ -107,14 +109,17 @@ function checkKeyInput(input: CreateKeyInput): string[] {
 async function insertKeyWithAudit(db: Queryable, input: CreateKeyInput, actor: Actor) {
   const orchestratorIds = checkKeyInput(input)
   const secret = input.secret ?? generateApiKeySecret()
-  const row = await insertApiKey(db, {
-    id: randomUUID(),
-    role: input.role,
-    orchestratorIds,
-    label: input.label,
-    keyHash: hashApiKey(secret),
-    createdAt: new Date(),
-  })
+  const row = await queryOne(
+    db,
+    apiKeyInsert({
+      id: randomUUID(),
+      role: input.role,
+      orchestratorIds,
+      label: input.label,
+      keyHash: hashApiKey(secret),
+      createdAt: new Date(),
+    }),
+  )
   await appendAuditRecords(db, [
     {
       kind: 'key.created',
@@ -137,7 +142,7 @@ export async function pageKeys(
   ctx: Pick<ServiceContext, 'db'>,
   page: PageRequest,
 ): Promise<Page<ApiKeyView>> {
-  return readCreatedPage(page, (after, limit) => listApiKeys(ctx.db, after, limit), toApiKeyView)
+  return readCreatedPage(page, (after, limit) => queryRows(ctx.db, apiKeysPage(after, limit)), toApiKeyView)
 }
 
 /**
@@ -155,15 +160,14 @@ export async function revokeKey(
   let changed = false
   let committed = false
   try {
-    await withTransaction(ctx.db, async (client) => {
-      const revoked = await revokeApiKey(client, id, new Date())
-      if (!revoked.row) throw new AppError('NOT_FOUND', `no key ${id}`)
-      changed = revoked.changed
+    await withTransaction(ctx.db, async (tx) => {
+      const row = await queryFirst(tx, apiKeyLock(id))
+      if (!row) throw new AppError('NOT_FOUND', `no key ${id}`)
+      changed = row.revoked_at === null
       if (changed) {
-        await notifyKeyChange(client, `revoke:${nonce}:${id}`)
-        await appendAuditRecords(client, [
-          { kind: 'key.revoked', actor, data: { key_id: id, role: revoked.row.role } },
-        ])
+        await runStatement(tx, apiKeyRevoke(id, new Date()))
+        await runStatement(tx, keyChangeNotify(`revoke:${nonce}:${id}`))
+        await appendAuditRecords(tx, [{ kind: 'key.revoked', actor, data: { key_id: id, role: row.role } }])
       }
     })
     committed = true
@@ -179,7 +183,7 @@ export async function revokeKey(
     await ctx.keyCache?.awaitAcks(nonce, 0)
     return
   }
-  const listeners = await countKeyListeners(ctx.db)
+  const listeners = (await queryOne(ctx.db, keyListenerCount())).n
   if (ctx.keyCache) await ctx.keyCache.awaitAcks(nonce, listeners)
   // A revoker with no cache of its own (the CLI) hears no acks: it waits until no cache that missed it serves.
   else if (listeners > 0) await new Promise((resolve) => setTimeout(resolve, FRESH_MS))
@@ -194,11 +198,12 @@ export async function ensureAdminKey(
   bootstrapSecret: string | undefined,
 ): Promise<{ created: 'generated'; key: string } | { created: 'bootstrap' | 'none' }> {
   return withTransaction(ctx.db, async (client) => {
-    await lockAdminBootstrap(client)
-    if ((await countActiveAdminKeys(client)) > 0) return { created: 'none' as const }
+    await runStatement(client, adminBootstrapLock())
+    if ((await queryOne(client, activeAdminKeyCount())).n > 0) return { created: 'none' as const }
     if (bootstrapSecret !== undefined) {
       // The same secret may already exist as a revoked key; reusing a revoked secret would revive it.
-      if (await findKeyByHash(client, hashApiKey(bootstrapSecret))) return { created: 'none' as const }
+      if (await queryFirst(client, apiKeyByHash(hashApiKey(bootstrapSecret))))
+        return { created: 'none' as const }
       await insertKeyWithAudit(
         client,
         { role: 'admin', label: 'bootstrap', secret: bootstrapSecret },

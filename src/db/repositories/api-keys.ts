@@ -1,6 +1,7 @@
 import pg from 'pg'
 import type { Role } from '../../domain/vocabulary.ts'
-import type { Queryable } from '../pool.ts'
+import { typeParsers } from '../pool.ts'
+import { runStatement, type Statement, statement } from '../statement.ts'
 
 /** api_keys: id, role, orchestrator_ids (orchestrator keys only), label, key_hash (sha256 of the secret),
  * created_at, revoked_at (null while active). */
@@ -15,83 +16,68 @@ export interface ApiKeyRow {
 
 const COLUMNS = 'id, role, orchestrator_ids, label, created_at, revoked_at'
 
-export async function insertApiKey(
-  db: Queryable,
-  key: { id: string; role: Role; orchestratorIds: string[]; label: string; keyHash: string; createdAt: Date },
-): Promise<ApiKeyRow> {
-  const { rows } = await db.query<ApiKeyRow>(
+export function apiKeyInsert(key: {
+  id: string
+  role: Role
+  orchestratorIds: string[]
+  label: string
+  keyHash: string
+  createdAt: Date
+}): Statement<ApiKeyRow> {
+  return statement(
     `INSERT INTO api_keys (id, role, orchestrator_ids, label, key_hash, created_at)
      VALUES ($1, $2, $3::text[], $4, $5, $6) RETURNING ${COLUMNS}`,
     [key.id, key.role, key.orchestratorIds, key.label, key.keyHash, key.createdAt],
   )
-  return rows[0]!
 }
 
-/** The active key with this hash, or undefined (unknown or revoked). */
-export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await db.query<ApiKeyRow>(
-    `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-    [keyHash],
-  )
-  return rows[0]
+/** The active key with this hash (no row: unknown or revoked). */
+export function activeApiKeyByHash(keyHash: string): Statement<ApiKeyRow> {
+  return statement(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [keyHash])
 }
 
 /** The key with this hash, active or revoked. */
-export async function findKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash])
-  return rows[0]
+export function apiKeyByHash(keyHash: string): Statement<ApiKeyRow> {
+  return statement(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash])
 }
 
-export async function listApiKeys(
-  db: Queryable,
+/** A page of keys in creation order, after `afterCreated` (from the start when null). */
+export function apiKeysPage(
   afterCreated: { at: Date; id: string } | null,
   limit: number,
-) {
-  const { rows } = await db.query<ApiKeyRow>(
+): Statement<ApiKeyRow> {
+  return statement(
     `SELECT ${COLUMNS} FROM api_keys
      WHERE ($1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid))
      ORDER BY created_at, id LIMIT $3`,
     [afterCreated?.at ?? null, afterCreated?.id ?? null, limit],
   )
-  return rows
 }
 
 /** Those of `ids` that name revoked keys. */
-export async function findRevokedKeyIds(db: Queryable, ids: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    'SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NOT NULL',
-    [ids],
-  )
-  return rows.map((row) => row.id)
+export function revokedApiKeyIds(ids: string[]): Statement<{ id: string }> {
+  return statement('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NOT NULL', [ids])
 }
 
-/** Marks the key revoked; returns the row as it was locked (undefined when unknown). */
-export async function revokeApiKey(
-  db: Queryable,
-  id: string,
-  at: Date,
-): Promise<{ row?: ApiKeyRow; changed: boolean }> {
-  const { rows } = await db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [id])
-  const row = rows[0]
-  if (!row) return { changed: false }
-  if (row.revoked_at) return { row, changed: false }
-  await db.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [id, at])
-  return { row: { ...row, revoked_at: at }, changed: true }
+/** The key, locked until the transaction ends (no row when unknown). */
+export function apiKeyLock(id: string): Statement<ApiKeyRow> {
+  return statement(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE`, [id])
+}
+
+export function apiKeyRevoke(id: string, at: Date): Statement {
+  return statement('UPDATE api_keys SET revoked_at = $2 WHERE id = $1', [id, at])
 }
 
 // Arbitrary constant naming "first admin key" in pg_advisory_xact_lock: replicas starting together create one.
 const BOOTSTRAP_LOCK_KEY = 7_246_153_002
 
 /** Serializes "create the first admin key" across replicas until the transaction ends. */
-export async function lockAdminBootstrap(db: Queryable): Promise<void> {
-  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [BOOTSTRAP_LOCK_KEY])
+export function adminBootstrapLock(): Statement {
+  return statement('SELECT pg_advisory_xact_lock($1::bigint)', [BOOTSTRAP_LOCK_KEY])
 }
 
-export async function countActiveAdminKeys(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL`,
-  )
-  return rows[0]!.n
+export function activeAdminKeyCount(): Statement<{ n: number }> {
+  return statement(`SELECT count(*)::int AS n FROM api_keys WHERE role = 'admin' AND revoked_at IS NULL`)
 }
 
 /** The channel replicas hear key changes on (revocations, and the key caches' own heartbeats and acks). */
@@ -100,17 +86,16 @@ export const KEY_CHANNEL = 'arbiter_api_keys'
 export const KEY_LISTENER_NAME = 'arbiter-key-cache'
 
 /** Tells every listening replica, when the transaction commits, that a key changed. */
-export async function notifyKeyChange(db: Queryable, payload: string): Promise<void> {
-  await db.query('SELECT pg_notify($1, $2)', [KEY_CHANNEL, payload])
+export function keyChangeNotify(payload: string): Statement {
+  return statement('SELECT pg_notify($1, $2)', [KEY_CHANNEL, payload])
 }
 
 /** Key caches listening on this database right now (their LISTEN connections). */
-export async function countKeyListeners(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
+export function keyListenerCount(): Statement<{ n: number }> {
+  return statement(
     `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
     [KEY_LISTENER_NAME],
   )
-  return rows[0]?.n ?? 0
 }
 
 /** A dedicated connection listening on KEY_CHANNEL; `notify` sends on it (heartbeats, acks). */
@@ -123,7 +108,12 @@ export async function listenForKeyChanges(
   connectionString: string,
   handlers: { onMessage: (payload: string) => void; onLost: (err: Error) => void },
 ): Promise<KeyListener> {
-  const client = new pg.Client({ connectionString, application_name: KEY_LISTENER_NAME, keepAlive: true })
+  const client = new pg.Client({
+    connectionString,
+    application_name: KEY_LISTENER_NAME,
+    keepAlive: true,
+    types: typeParsers,
+  })
   let lost = false
   const lose = (err: Error) => {
     if (lost) return
@@ -145,7 +135,7 @@ export async function listenForKeyChanges(
   }
   return {
     notify: async (payload) => {
-      await notifyKeyChange(client, payload)
+      await runStatement(client, keyChangeNotify(payload))
     },
     close: async () => {
       lost = true
