@@ -23,11 +23,19 @@ export const CASE_KIND_MODULES: readonly CaseKindModule[] = [
   {
     kind: outcomeCase,
     idField: 'outcome_id',
-    vocabulary: { auditKinds: OUTCOME_AUDIT_KINDS, verdicts: OUTCOME_VERDICTS, directives: OUTCOME_DIRECTIVES },
+    vocabulary: {
+      auditKinds: OUTCOME_AUDIT_KINDS,
+      verdicts: OUTCOME_VERDICTS,
+      directives: OUTCOME_DIRECTIVES,
+    },
     manifestSchema: outcomeManifestSchema,
     routes: outcomeRoutes,
     escalationFields: { interpretation_divergence_receipt: divergenceReceiptSchema },
-    examples: { auditRecord: auditRecordExample, escalation: escalationExample, envelope: haltEnvelopeExample },
+    examples: {
+      auditRecord: auditRecordExample,
+      escalation: escalationExample,
+      envelope: haltEnvelopeExample,
+    },
   },
   {
     kind: reviewCase,

@@ -1,7 +1,6 @@
-import type pg from 'pg'
 import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.ts'
 import { PG, pgErrorCode } from '../db/pg-errors.ts'
-import { type Queryable, withTransaction } from '../db/pool.ts'
+import { type Pool, type Queryable, type Transaction, withTransaction } from '../db/pool.ts'
 import { combineWrites, runStatement, type Statement } from '../db/statement.ts'
 
 /*
@@ -16,14 +15,18 @@ import { combineWrites, runStatement, type Statement } from '../db/statement.ts'
 export interface InputWrite {
   /** The input's own rows (INSERT, UPDATE; none reading what another part writes). */
   writes: readonly Statement[]
-  /** An UPDATE of the case row (its totals, or only `SET id = id`): the new row version. */
-  touch: Statement
+  /**
+   * An UPDATE of the case row (its totals, or only `SET id = id`): the new row version; or the name of the trigger
+   * on the input's table that writes the case row (a kind whose rows older replicas may still write).
+   */
+  touch: Statement | { trigger: string }
   audit: readonly AuditEntry[]
 }
 
 /** Writes an input, its case row's new version and its records as one statement, in `tx` (a transaction). */
 export async function writeInput(tx: Queryable, input: InputWrite): Promise<void> {
-  await runStatement(tx, combineWrites([...input.writes, input.touch, auditAppend(input.audit)]))
+  const touch = 'trigger' in input.touch ? [] : [input.touch]
+  await runStatement(tx, combineWrites([...input.writes, ...touch, auditAppend(input.audit)]))
   auditAppended(tx)
 }
 
@@ -36,12 +39,14 @@ export interface InputSteps<T> {
    * it to the transaction. Absent when this input can only take the transaction.
    */
   first?: ((db: Queryable) => Promise<T | undefined>) | undefined
+  /** Whether `first`'s answer wrote (default: every answer did); a replay answered from its read wrote nothing. */
+  wrote?: (answer: T) => boolean
   /** The transaction: locks the case, judges the input (revision, resend, refusal, 403, 404, 409, 422, limits). */
-  locked: (tx: pg.PoolClient) => Promise<T>
+  locked: (tx: Transaction) => Promise<T>
 }
 
 /** Takes an input: `first` when it writes it, else `locked`. */
-export async function submitInput<T>(db: pg.Pool, steps: InputSteps<T>): Promise<T> {
+export async function submitInput<T>(db: Pool, steps: InputSteps<T>): Promise<T> {
   if (steps.first) {
     let written: T | undefined
     try {
@@ -50,7 +55,7 @@ export async function submitInput<T>(db: pg.Pool, steps: InputSteps<T>): Promise
       if (pgErrorCode(err) !== PG.UNIQUE_VIOLATION) throw err
     }
     if (written !== undefined) {
-      auditAppended(db)
+      if (steps.wrote?.(written) ?? true) auditAppended(db)
       return written
     }
   }

@@ -95,7 +95,10 @@ function buildSchemas(modules: readonly CaseKindModule[]): SharedCaseSchemas {
   if (!first) throw new Error('no case kind is registered')
   return {
     words,
-    auditRecord: auditRecordSchemaOf(words.auditKinds, sharedExamples(modules, (e) => e.auditRecord)),
+    auditRecord: auditRecordSchemaOf(
+      words.auditKinds,
+      sharedExamples(modules, (e) => e.auditRecord),
+    ),
     manifest: rest.length === 0 ? first : z.union([first, ...rest]),
   }
 }

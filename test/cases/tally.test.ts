@@ -53,7 +53,10 @@ describe('a case kind the shared code has never seen (test/cases/tally)', () => 
       ['v1', 'no'],
       ['v2', 'maybe'],
     ])
-      assert.equal((await call(app, writer, 'POST', `/v1/tallies/${id}/votes`, { voter, choice })).statusCode, 201)
+      assert.equal(
+        (await call(app, writer, 'POST', `/v1/tallies/${id}/votes`, { voter, choice })).statusCode,
+        201,
+      )
     const halted = await call(app, writer, 'POST', `/v1/tallies/${id}/evaluate`)
     assert.equal(halted.statusCode, 200, halted.body)
     const halt = halted.json().manifest
@@ -81,7 +84,10 @@ describe('a case kind the shared code has never seen (test/cases/tally)', () => 
     const resolution = resolved.json().manifest
     assert.equal(resolution.verdict, 'HUMAN_RESOLVED')
     assert.equal(resolution.supersedes, halt.manifest_id)
-    assert.equal((await call(app, ops, 'POST', `/v1/tallies/${id}/resolution`, { winner: 'yes' })).statusCode, 409)
+    assert.equal(
+      (await call(app, ops, 'POST', `/v1/tallies/${id}/resolution`, { winner: 'yes' })).statusCode,
+      409,
+    )
     const closed = await call(app, ops, 'GET', '/v1/escalations?case=tally&status=resolved')
     assert.equal(closed.json().items[0].tally_id, id)
 

@@ -3,9 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import type { z } from 'zod'
 import * as outcome from '../../src/cases/outcome/examples.ts'
-import { registeredCaseSchemas } from '../../src/cases/registry.ts'
 import { OUTCOME_STORY } from '../../src/cases/outcome/routes.ts'
-import { caseStorySchema } from '../../src/http/case-routes.ts'
 import {
   appendEvidenceBody,
   createOutcomeBody,
@@ -16,6 +14,8 @@ import {
   pendingSchema,
   resolutionBody,
 } from '../../src/cases/outcome/schemas.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
+import { caseStorySchema } from '../../src/http/case-routes.ts'
 import * as shared from '../../src/http/examples.ts'
 import { listOperations } from '../../src/http/openapi-document.ts'
 import { groundTruthSchema } from '../../src/http/schemas/ground-truth.ts'

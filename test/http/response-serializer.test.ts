@@ -3,9 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { fanoutSchema, reconciliationEnvelopeSchema } from '../../src/cases/fanout/schemas.ts'
-import { registeredCaseSchemas } from '../../src/cases/registry.ts'
 import { OUTCOME_STORY } from '../../src/cases/outcome/routes.ts'
-import { caseStorySchema } from '../../src/http/case-routes.ts'
 import {
   createOutcomeBody,
   interpretationCreatedSchema,
@@ -13,7 +11,9 @@ import {
   outcomeSchema,
   pendingSchema,
 } from '../../src/cases/outcome/schemas.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
 import { reviewEnvelopeSchema, reviewSchema, verdictAnswerSchema } from '../../src/cases/review/schemas.ts'
+import { caseStorySchema } from '../../src/http/case-routes.ts'
 import { problemSchema } from '../../src/http/errors.ts'
 import {
   ResponseNotSerializable,

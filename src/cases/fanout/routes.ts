@@ -14,7 +14,7 @@ import {
   fanoutResultBody,
   reconcileFanoutBody,
 } from '../../http/schemas/fanouts.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { createFanoutExample, fanoutViewExample, resolutionExample, storyExample } from './examples.ts'
 import { fanoutCase } from './kind.ts'
 import {
@@ -28,7 +28,6 @@ import { createFanout, getFanout, pageFanouts, submitResult } from './service.ts
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 
 /** The same schema, documented with examples (the OpenAPI document shows them beside the request or answer). */
 const withExamples = <T extends z.ZodType>(schema: T, ...examples: unknown[]): T =>

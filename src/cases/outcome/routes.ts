@@ -8,7 +8,7 @@ import { type CaseStory, caseResolutionRoute, caseStoryRoute } from '../../http/
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { outcomeStoryExample } from './examples.ts'
 import { outcomeCase } from './kind.ts'
 import {
@@ -30,7 +30,6 @@ import { getSubagentPolicy, removeSubagentPolicy, setSubagentPolicy } from './su
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 const ADMIN = ['admin'] as const
 
 export const OUTCOME_STORY: CaseStory = {
@@ -227,7 +226,6 @@ export const outcomeRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app
   )
 
   caseStoryRoute(app, outcomeCase, OUTCOME_STORY, options.auditRecordSchema)
-
 
   app.put(
     '/v1/subagents/:subagent_id/policy',

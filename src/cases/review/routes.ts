@@ -8,7 +8,7 @@ import { caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { reviewCase } from './kind.ts'
 import type { ReviewRow } from './repository.ts'
 import {
@@ -27,7 +27,6 @@ import { createReview, getReview, pageReviews, startRevision, submitVerdict } fr
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 
 /**
  * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order

@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
 import type { AuditQuery } from '../../audit/service.ts'
+import { pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
 import { type CaseKindModule, sharedCaseSchemas } from '../case-kinds.ts'
 import {
   authProblems,

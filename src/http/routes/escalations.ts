@@ -18,10 +18,9 @@ export interface EscalationRouteOptions {
 function escalationSchemaOf(kinds: readonly CaseKindModule[]) {
   const { words } = sharedCaseSchemas(kinds)
   const escalating = kinds.filter((m) => words.escalationCases.includes(m.kind.name))
-  const haltFields = Object.entries(Object.assign({}, ...escalating.map((m) => m.escalationFields ?? {}))) as [
-    string,
-    z.ZodType,
-  ][]
+  const haltFields = Object.entries(
+    Object.assign({}, ...escalating.map((m) => m.escalationFields ?? {})),
+  ) as [string, z.ZodType][]
   const schema = z
     .object({
       case: z.enum(words.escalationCases),

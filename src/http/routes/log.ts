@@ -25,7 +25,10 @@ export function wantsNoteText(accept: string | undefined): boolean {
   return text > 0 && text >= json
 }
 
-export const logRoutes: FastifyPluginAsyncZod<{ kinds: readonly CaseKindModule[] }> = async (app, options) => {
+export const logRoutes: FastifyPluginAsyncZod<{ kinds: readonly CaseKindModule[] }> = async (
+  app,
+  options,
+) => {
   const auditRecordSchema = sharedCaseSchemas(options.kinds).auditRecord
   const log = app.services.auditLog
 

@@ -19,5 +19,8 @@ export function auditRecordSchemaOf(auditKinds: [string, ...string[]], examples:
       prev_hash: z.string(),
       hash: z.string(),
     })
-    .meta({ id: 'AuditRecord', ...(examples.length > 0 ? { examples } : {}) }) satisfies z.ZodType<AuditRecord>
+    .meta({
+      id: 'AuditRecord',
+      ...(examples.length > 0 ? { examples } : {}),
+    }) satisfies z.ZodType<AuditRecord>
 }

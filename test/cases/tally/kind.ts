@@ -30,7 +30,10 @@ export interface TallyContent {
 }
 
 /** The tally's transition function. */
-export function nextStatus(status: TallyStatus, directive: TallyContent['directive'] | 'RESOLVE'): TallyStatus {
+export function nextStatus(
+  status: TallyStatus,
+  directive: TallyContent['directive'] | 'RESOLVE',
+): TallyStatus {
   if (directive === 'RESOLVE') {
     if (status !== 'halted') throw new AppError('CONFLICT', `a ${status} tally awaits no resolution`)
     return 'resolved'
@@ -51,75 +54,80 @@ function decided(content: TallyContent, final: boolean, escalation: Decided<Tall
   return { kind: 'decided' as const, decided: { content, final, escalation } }
 }
 
-export const tallyCase: CaseKind<TallyRow, string[], TallyContent, { votes_needed: number }, { winner: string }> =
-  {
-    name: 'tally',
-    manifestKind: 'tally',
-    noun: 'tally',
-    lock: (tx, id) => readTally(tx, id, true),
-    find: (db, id) => readTally(db, id, false),
-    caseId: (row) => row.id,
-    status: (row) => row.status,
-    manifestId: (row) => row.manifest_id,
-    round: () => 0,
-    auditSubject: (row) => ({ data: { tally_id: row.id } }),
-    auditQuery: (id) => ({ data: { tally_id: id } }),
-    async loadInput(tx, row) {
-      const { rows } = await tx.query<{ choice: string }>(
-        'SELECT choice FROM tally_votes WHERE tally_id = $1 ORDER BY voter',
-        [row.id],
-      )
-      return rows.map((vote) => vote.choice)
+export const tallyCase: CaseKind<
+  TallyRow,
+  string[],
+  TallyContent,
+  { votes_needed: number },
+  { winner: string }
+> = {
+  name: 'tally',
+  manifestKind: 'tally',
+  noun: 'tally',
+  lock: (tx, id) => readTally(tx, id, true),
+  find: (db, id) => readTally(db, id, false),
+  caseId: (row) => row.id,
+  status: (row) => row.status,
+  manifestId: (row) => row.manifest_id,
+  round: () => 0,
+  auditSubject: (row) => ({ data: { tally_id: row.id } }),
+  auditQuery: (id) => ({ data: { tally_id: id } }),
+  async loadInput(tx, row) {
+    const { rows } = await tx.query<{ choice: string }>(
+      'SELECT choice FROM tally_votes WHERE tally_id = $1 ORDER BY voter',
+      [row.id],
+    )
+    return rows.map((vote) => vote.choice)
+  },
+  inputsDigest: (_row, votes) => votes.join(','),
+  decide(row, votes) {
+    if (votes.length < 2) return { kind: 'pending', pending: { votes_needed: 2 - votes.length } }
+    const unanimous = new Set(votes).size === 1
+    const content = (verdict: TallyContent['verdict'], directive: TallyContent['directive']) => ({
+      tally_id: row.id,
+      verdict,
+      directive,
+      votes,
+      winner: unanimous ? votes[0]! : null,
+    })
+    if (unanimous) return decided(content('UNANIMOUS', 'PROCEED'), true, null)
+    if (votes.length === 2) return decided(content('SPLIT', 'REEVALUATE'), false, null)
+    return decided(content('DEADLOCK', 'HALT'), true, { data: { votes } })
+  },
+  recordDecision: (row, decision, manifestId) => ({
+    text: 'UPDATE tallies SET status = $2, manifest_id = $3 WHERE id = $1',
+    values: [row.id, nextStatus(row.status, decision.content.directive), manifestId],
+  }),
+  resolution: {
+    async checkAnswer(tx, row, answer) {
+      const { rows } = await tx.query('SELECT 1 FROM tally_votes WHERE tally_id = $1 AND choice = $2', [
+        row.id,
+        answer.winner,
+      ])
+      if (rows.length === 0) throw new AppError('UNPROCESSABLE', `nobody voted for ${answer.winner}`)
     },
-    inputsDigest: (_row, votes) => votes.join(','),
-    decide(row, votes) {
-      if (votes.length < 2) return { kind: 'pending', pending: { votes_needed: 2 - votes.length } }
-      const unanimous = new Set(votes).size === 1
-      const content = (verdict: TallyContent['verdict'], directive: TallyContent['directive']) => ({
-        tally_id: row.id,
-        verdict,
-        directive,
-        votes,
-        winner: unanimous ? votes[0]! : null,
-      })
-      if (unanimous) return decided(content('UNANIMOUS', 'PROCEED'), true, null)
-      if (votes.length === 2) return decided(content('SPLIT', 'REEVALUATE'), false, null)
-      return decided(content('DEADLOCK', 'HALT'), true, { data: { votes } })
+    haltManifestId(row) {
+      nextStatus(row.status, 'RESOLVE')
+      return row.manifest_id!
     },
-    recordDecision: (row, decision, manifestId) => ({
-      text: 'UPDATE tallies SET status = $2, manifest_id = $3 WHERE id = $1',
-      values: [row.id, nextStatus(row.status, decision.content.directive), manifestId],
-    }),
-    resolution: {
-      async checkAnswer(tx, row, answer) {
-        const { rows } = await tx.query('SELECT 1 FROM tally_votes WHERE tally_id = $1 AND choice = $2', [
-          row.id,
-          answer.winner,
-        ])
-        if (rows.length === 0) throw new AppError('UNPROCESSABLE', `nobody voted for ${answer.winner}`)
-      },
-      haltManifestId(row) {
-        nextStatus(row.status, 'RESOLVE')
-        return row.manifest_id!
-      },
-      resolve(row, halt, answer) {
-        return {
-          content: {
-            tally_id: row.id,
-            verdict: 'HUMAN_RESOLVED',
-            directive: 'PROCEED',
-            votes: halt.votes as string[],
-            winner: answer.winner,
-          },
-          data: { winner: answer.winner },
-        }
-      },
-      async recordResolution(tx, row, manifestId) {
-        await tx.query('UPDATE tallies SET status = $2, manifest_id = $3 WHERE id = $1', [
-          row.id,
-          nextStatus(row.status, 'RESOLVE'),
-          manifestId,
-        ])
-      },
+    resolve(row, halt, answer) {
+      return {
+        content: {
+          tally_id: row.id,
+          verdict: 'HUMAN_RESOLVED',
+          directive: 'PROCEED',
+          votes: halt.votes as string[],
+          winner: answer.winner,
+        },
+        data: { winner: answer.winner },
+      }
     },
-  }
+    async recordResolution(tx, row, manifestId) {
+      await tx.query('UPDATE tallies SET status = $2, manifest_id = $3 WHERE id = $1', [
+        row.id,
+        nextStatus(row.status, 'RESOLVE'),
+        manifestId,
+      ])
+    },
+  },
+}

@@ -31,7 +31,8 @@ export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, 
       config: { auth: WRITERS },
       schema: { response: { 201: tallySchema, ...authProblems } },
     },
-    async (request, reply) => reply.code(201).send(await createTally(app.services, principalOf(request).keyId)),
+    async (request, reply) =>
+      reply.code(201).send(await createTally(app.services, principalOf(request).keyId)),
   )
 
   app.post(
@@ -66,7 +67,12 @@ export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, 
       },
     },
     async (request, reply) => {
-      const result = await evaluateCase(app.services, tallyCase, request.params.id, principalOf(request).keyId)
+      const result = await evaluateCase(
+        app.services,
+        tallyCase,
+        request.params.id,
+        principalOf(request).keyId,
+      )
       if (result.kind === 'pending')
         return reply.code(202).send({ status: 'pending' as const, ...result.pending })
       return sendEnvelope(reply, 200, result.envelope)

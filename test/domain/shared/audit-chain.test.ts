@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import { registeredCaseSchemas } from '../../../src/cases/registry.ts'
 import {
   type AuditRecord,
   ChainVerifier,
@@ -14,7 +15,6 @@ import {
   splitAtHash,
 } from '../../../src/domain/shared/audit-chain.ts'
 import { canonicalJson, type JsonValue, sha256 } from '../../../src/domain/shared/canonical-json.ts'
-import { registeredCaseSchemas } from '../../../src/cases/registry.ts'
 import { systemEntry } from '../../helpers/log-client.ts'
 
 // Strings that look like the key `hash` is spliced before, often enough to matter.
