@@ -1,10 +1,10 @@
 import { type ArbiterClient, ArbiterVerificationError } from '@arbiter/client'
 import { z } from 'zod'
+import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../cases/fanout/schemas.ts'
 import { createOutcomeBody, interpretationBody } from '../cases/outcome/schemas.ts'
 import { createReviewBody, decideBody, verdictBody } from '../cases/review/schemas.ts'
 import { freeJson, uuidParam } from '../http/schemas/common.ts'
 import { escalationQueryOf } from '../http/schemas/escalations.ts'
-import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../http/schemas/fanouts.ts'
 import type { ToolInput } from './tool-input.ts'
 
 /**

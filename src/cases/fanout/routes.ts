@@ -8,19 +8,17 @@ import { caseResolutionRoute, caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import {
-  createFanoutBody,
-  fanoutResolutionBody,
-  fanoutResultBody,
-  reconcileFanoutBody,
-} from '../../http/schemas/fanouts.ts'
 import { sendEnvelope } from '../../http/send-json.ts'
 import { createFanoutExample, fanoutViewExample, resolutionExample, storyExample } from './examples.ts'
 import { fanoutCase } from './kind.ts'
 import {
+  createFanoutBody,
   fanoutPendingSchema,
+  fanoutResolutionBody,
+  fanoutResultBody,
   fanoutSchema,
   fanoutStatusSchema,
+  reconcileFanoutBody,
   reconciliationEnvelopeSchema,
   resultAnswerSchema,
 } from './schemas.ts'

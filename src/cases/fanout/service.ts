@@ -15,7 +15,6 @@ import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/sh
 import { byField } from '../../domain/shared/order.ts'
 import { submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, limitExceeded, type ProblemFieldError } from '../../errors.ts'
-import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
@@ -36,6 +35,7 @@ import {
   resultInsert,
   type StoredSubtask,
 } from './repository.ts'
+import type { CreateFanoutBody, FanoutResultBody } from './schemas.ts'
 
 /** Problem paths point into the request body, as schema errors do (`body/facts/1`). */
 const inBody = (errors: ProblemFieldError[]) =>
