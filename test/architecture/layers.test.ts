@@ -100,6 +100,27 @@ describe('the layers of src/', () => {
     )
   })
 
+  it('keeps shared code free of any case kind: only the registry and the app name the kinds', () => {
+    // A case kind is its folder and its registry line; what is shared (the engine, the shared routes and
+    // schemas, storage, the domain's shared words) is built from the registered kinds and imports none of them.
+    const isKindCode = (path: string) => /^(cases|domain)\/(outcome|fanout|review)\//.test(path)
+    const mayNameKinds = (file: string) =>
+      file.startsWith('cases/') || /^domain\/(outcome|fanout|review)\//.test(file) || file === 'app.ts'
+    // Probes answer in an outcome's readings (success, partial, failure): ground truth is the outcome kind's so far.
+    const knownDebt = [
+      'http/schemas/ground-truth.ts → domain/outcome/vocabulary.ts',
+      'http/routes/probes.ts → domain/outcome/vocabulary.ts',
+      'probes/probe-definition.ts → domain/outcome/vocabulary.ts',
+    ]
+    assert.deepEqual(
+      violations(
+        (file) => !mayNameKinds(file) && !isMcp(file) && !isEntryPoint(file),
+        (target) => isKindCode(target) || target === 'cases/registry.ts',
+      ).filter((violation) => !knownDebt.includes(violation)),
+      [],
+    )
+  })
+
   it('builds the MCP server on the client: from src/ it takes only the request schemas, never the service', () => {
     // An agent's call must go through the same HTTP API, auth and audit as any other client's: no engine, services
     // or database in the MCP process.
