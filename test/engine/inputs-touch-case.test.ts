@@ -98,17 +98,22 @@ describe('every path that writes an input touches the case row', () => {
     // The transaction's path writes the same verdict row; the trigger on review_verdicts touches the review for
     // any writer of it. Shown with a row inserted by hand and rolled back.
     const client = await app.app.services.db.connect()
-    t.after(() => client.release())
-    await client.query('BEGIN')
-    const before = (await client.query('SELECT xmin::text AS v FROM reviews WHERE id = $1', [id])).rows[0].v
-    await client.query(
-      `INSERT INTO review_verdicts (id, review_id, revision, judge_id, attempt, status, body, verdict_digest,
-         received_at)
-       SELECT gen_random_uuid(), id, revision, 'c2', 1, 'DONE', '{}', 'sha256:x', now() FROM reviews WHERE id = $1`,
-      [id],
-    )
-    const after = (await client.query('SELECT xmin::text AS v FROM reviews WHERE id = $1', [id])).rows[0].v
-    await client.query('ROLLBACK')
+    let before: string
+    let after: string
+    try {
+      await client.query('BEGIN')
+      before = (await client.query('SELECT xmin::text AS v FROM reviews WHERE id = $1', [id])).rows[0].v
+      await client.query(
+        `INSERT INTO review_verdicts (id, review_id, revision, judge_id, attempt, status, body, verdict_digest,
+           received_at)
+         SELECT gen_random_uuid(), id, revision, 'c2', 1, 'DONE', '{}', 'sha256:x', now() FROM reviews WHERE id = $1`,
+        [id],
+      )
+      after = (await client.query('SELECT xmin::text AS v FROM reviews WHERE id = $1', [id])).rows[0].v
+    } finally {
+      await client.query('ROLLBACK')
+      client.release()
+    }
     assert.notEqual(after, before, 'a verdict written by any statement touches its review')
   })
 
