@@ -17,7 +17,7 @@ export async function openDatabase(
   onMaintenance?: (run: MaintenanceRun) => void,
 ): Promise<{ connectionString: string; poolMax: number; embedded?: EmbeddedPostgres }> {
   if (config.databaseUrl) return { connectionString: config.databaseUrl, poolMax: config.dbPoolMax }
-  // Loaded only when used: PGlite's WebAssembly build costs ~40 MB of memory a server-backed process never needs.
+  // Loaded only when used: PGlite's WebAssembly build costs memory a server-backed process never needs.
   const { EMBEDDED_POOL_MAX, startEmbeddedPostgres } = await import('./db/embedded.ts')
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, onMaintenance })
   return { connectionString: embedded.connectionString, poolMax: EMBEDDED_POOL_MAX, embedded }

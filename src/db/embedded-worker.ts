@@ -15,17 +15,20 @@ import { PGliteWireServer } from './pglite-wire-server.ts'
  * may never come. 'serve' opens the directory (or an in-memory database) and serves it until told to stop.
  */
 
-// V8 compiles PostgreSQL's 9 MB of WebAssembly with its baseline compiler, then recompiles hot functions with
-// its optimizing one, whose working memory stays in the allocator for good: 60-90 MB of resident memory, while
-// the database's time goes mostly to the wire, the file system and PGlite's JavaScript. Baseline code only. The
-// flag is process-wide: any other WebAssembly the process compiles from now on (undici's HTTP parser) is affected
-// alike.
+// V8 compiles PostgreSQL's WebAssembly with its baseline compiler, then recompiles hot functions with its
+// optimizing one, whose working memory stays in the allocator for good (bench/README.md, "Figures behind the
+// code"), while the database's time goes mostly to the wire, the file system and PGlite's JavaScript. Baseline
+// code only, set with Node's documented `v8.setFlagsFromString`. V8's flags are the process's, and a worker
+// thread cannot be given V8 flags of its own (its `execArgv` refuses them): any other WebAssembly the process
+// compiles from now on (undici's HTTP parser) gets baseline code too. docs/embedded-database.md says why this is
+// accepted.
 v8.setFlagsFromString('--liftoff-only')
 
 // PGlite lets its WebAssembly memory grow to 2 GB, and memory never shrinks: one query building a huge value
 // would keep the process that large for good. Past this cap PostgreSQL's allocation fails and the statement ends
 // with PostgreSQL's "out of memory" error; the database carries on. PGlite offers no option for the maximum, so
-// the constructor it calls is capped, in this thread only (each thread has its own WebAssembly object).
+// the standard constructor it calls is capped, in this thread only (each thread has its own WebAssembly object;
+// docs/embedded-database.md).
 const MAX_WASM_MEMORY_MB = 256
 capWebAssemblyMemory(MAX_WASM_MEMORY_MB)
 

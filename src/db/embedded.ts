@@ -11,9 +11,8 @@ import type { WireAddress, WireListen } from './pglite-wire-server.ts'
 /**
  * Connections the app's pool should hold on the embedded database. It runs one transaction at a time whatever
  * the pool, but with a second connection the next request's statements are already waiting in the database's
- * thread when a transaction ends, instead of a round trip behind it: measured on the decide flow (10 clients,
- * bench/embedded-load.ts) about a third more requests/s and a lower p99 than with one; three or four did no better
- * than two.
+ * thread when a transaction ends, instead of a round trip behind it; more connections do no better (measured
+ * with bench/embedded-load.ts: bench/README.md, "Figures behind the code").
  */
 export const EMBEDDED_POOL_MAX = 2
 

@@ -45,9 +45,7 @@ export interface PoolOptions {
   onError?: (err: Error) => void
   /**
    * Prepare the statements marked `prepare` once per connection (default false: they run unnamed, as short-lived
-   * pools such as the CLI's need). Never on the embedded database: its connections share one session, where a
-   * name one connection prepared would clash with the same name prepared by another. The app's pool on a
-   * PostgreSQL server prepares them (AppConfig.namedStatements).
+   * pools such as the CLI's need). The app's pool prepares them (AppConfig.namedStatements).
    */
   namedStatements?: boolean
 }

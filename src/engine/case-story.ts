@@ -1,5 +1,6 @@
 import { caseAuditRecords } from '../audit/service.ts'
-import { findManifest } from '../db/repositories/manifests.ts'
+import { manifestById } from '../db/repositories/manifests.ts'
+import { queryFirst } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import type { CaseKind, ManifestContent } from './case-kind.ts'
@@ -15,6 +16,6 @@ export async function caseStory<Case, Input, Content extends ManifestContent, Pe
   // Read your writes: every change committed before this request is in the log before it is read.
   const records = await caseAuditRecords(ctx, kind.auditQuery(caseId))
   const manifestId = kind.manifestId(c)
-  const manifest = manifestId === null ? null : ((await findManifest(ctx.db, manifestId)) ?? null)
+  const manifest = manifestId === null ? null : ((await queryFirst(ctx.db, manifestById(manifestId))) ?? null)
   return { id: kind.caseId(c), status: kind.status(c), records, manifest }
 }

@@ -1,4 +1,5 @@
-import { type EscalationListRow, listEscalations } from '../db/repositories/escalations.ts'
+import { type EscalationListRow, escalationsPage } from '../db/repositories/escalations.ts'
+import { queryRows } from '../db/statement.ts'
 import type { EscalationStatus } from '../domain/vocabulary.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -32,7 +33,7 @@ export async function pageEscalations(
 ): Promise<Page<EscalationView>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listEscalations(ctx.db, { ...query, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, escalationsPage({ ...query, afterSeq }, limit)),
     (row) => row.list_seq,
     toEscalationView,
   )

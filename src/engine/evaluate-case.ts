@@ -4,8 +4,9 @@ import { PG, pgErrorCode } from '../db/pg-errors.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import { escalationInsert } from '../db/repositories/escalations.ts'
-import { findManifest, type ManifestRow } from '../db/repositories/manifests.ts'
-import { findProbeRun } from '../db/repositories/probe-runs.ts'
+import { type ManifestRow, manifestById } from '../db/repositories/manifests.ts'
+import { probeRunByKey } from '../db/repositories/probe-runs.ts'
+import { queryFirst } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import type { Actor, ServiceContext } from '../services/context.ts'
@@ -189,7 +190,7 @@ async function currentManifest<Case>(
   c: Case,
 ): Promise<ManifestRow | undefined> {
   const id = kind.manifestId(c)
-  const row = id === null ? undefined : await findManifest(tx, id)
+  const row = id === null ? undefined : await queryFirst(tx, manifestById(id))
   return row && row.case_round === kind.round(c) ? row : undefined
 }
 
@@ -216,7 +217,9 @@ async function evaluationStep<Case, Input, Content extends ManifestContent, Pend
   }
   const ref = { kind: kind.name, id: kind.caseId(c) }
   const probeRunKey = { case: ref, inputsDigest }
-  const probeRun = kind.groundTruth?.attached(c) ? await findProbeRun(tx, probeRunKey) : undefined
+  const probeRun = kind.groundTruth?.attached(c)
+    ? await queryFirst(tx, probeRunByKey(probeRunKey))
+    : undefined
   const groundTruth = (probeRun?.record ?? null) as GroundTruthRecord | null
   const decision = await decideCase(ctx.decisionWorkers, kind, c, input, groundTruth)
 

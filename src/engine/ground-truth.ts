@@ -2,12 +2,13 @@ import { appendAuditRecords } from '../audit/audit-log.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import {
-  claimProbeRun,
   type ProbeRunKey,
   type ProbeRunRow,
-  releaseProbeRun,
-  storeProbeRunRecord,
+  probeRunClaim,
+  probeRunRecordStore,
+  probeRunRelease,
 } from '../db/repositories/probe-runs.ts'
+import { runStatement } from '../db/statement.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import type { Actor, ServiceContext } from '../services/context.ts'
 import { probeExecutedEntry, runRegisteredProbe } from '../services/probes.ts'
@@ -49,7 +50,7 @@ export async function claimGroundTruth<Case>(
   const run = await source.prepare(tx, c)
   const { timeout_ms, retries } = run.probe.definition
   const worstCaseMs = timeout_ms * (retries + 1) + PROBE_ATTEMPT_SLACK_MS
-  await claimProbeRun(tx, key, new Date(now.getTime() + worstCaseMs + PROBE_CLAIM_SLACK_MS))
+  await runStatement(tx, probeRunClaim(key, new Date(now.getTime() + worstCaseMs + PROBE_CLAIM_SLACK_MS)))
   return { kind: 'run_probe', claim: { ...run, key, subject } }
 }
 
@@ -62,12 +63,12 @@ export async function executeGroundTruth(
   try {
     const record: GroundTruthRecord = await runRegisteredProbe(ctx, claim.probe, claim.params, claim.template)
     await withTransaction(ctx.db, async (tx) => {
-      await storeProbeRunRecord(tx, claim.key, record)
+      await runStatement(tx, probeRunRecordStore(claim.key, record))
       await appendAuditRecords(tx, [caseAuditEntry(claim.subject, probeExecutedEntry(record, actor))])
     })
   } catch (err) {
     // Give the round back at once: otherwise every caller would wait out the claim before trying again.
-    await releaseProbeRun(ctx.db, claim.key).catch(() => {})
+    await runStatement(ctx.db, probeRunRelease(claim.key)).catch(() => {})
     throw err
   }
 }

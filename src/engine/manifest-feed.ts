@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import { revokedApiKeyIds } from '../db/repositories/api-keys.ts'
-import { latestManifestSeq, listManifests } from '../db/repositories/manifests.ts'
-import { queryRows } from '../db/statement.ts'
+import { latestManifestSeq, manifestsPage } from '../db/repositories/manifests.ts'
+import { queryOne, queryRows } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { envelopeText } from './manifests.ts'
@@ -113,7 +113,7 @@ export class ManifestFeed {
       release,
       open: async (raw, lastEventId) => {
         if (released) return
-        stream.cursor = lastEventId ?? (await latestManifestSeq(this.ctx.db))
+        stream.cursor = lastEventId ?? (await queryOne(this.ctx.db, latestManifestSeq())).seq ?? 0
         if (stream.revoked || released || this.closed) {
           raw.end()
           release()
@@ -224,13 +224,13 @@ export class ManifestFeed {
       do {
         this.pumpAgain = false
         if (this.streams.size === 0) return
-        const latest = await latestManifestSeq(this.ctx.db)
+        const latest = (await queryOne(this.ctx.db, latestManifestSeq())).seq ?? 0
         for (;;) {
           const behind = this.readyStreamsBehind(latest)
           if (behind.length === 0) break
           const cursor = Math.min(...behind.map((stream) => stream.cursor))
           const group = behind.filter((stream) => stream.cursor === cursor)
-          const rows = await listManifests(this.ctx.db, { afterSeq: cursor }, BATCH)
+          const rows = await queryRows(this.ctx.db, manifestsPage({ afterSeq: cursor }, BATCH))
           this.options.onPageRead?.()
           if (rows.length === 0) {
             // Nothing placed after the cursor after all: wait for the next tick.

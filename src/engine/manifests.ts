@@ -2,14 +2,15 @@ import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.
 import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {
-  findEnvelope,
+  envelopeById,
   type ManifestRow,
   manifestInsert,
-  manifestsQuery,
+  manifestsPage,
 } from '../db/repositories/manifests.ts'
 import {
   combineWrites,
   guardedWrites,
+  queryFirst,
   queryStatement,
   runStatement,
   type Statement,
@@ -168,7 +169,7 @@ export async function getManifest(
   ctx: Pick<ServiceContext, 'db'>,
   manifestId: string,
 ): Promise<StoredEnvelope> {
-  const envelope = await findEnvelope(ctx.db, manifestId)
+  const envelope = await queryFirst(ctx.db, envelopeById(manifestId))
   if (!envelope) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
   return envelope
 }
@@ -199,7 +200,7 @@ export async function pageManifests(
       cases.length > 1
         ? []
         : ctx.auditLog.readYourWrites<ManifestRow>(
-            manifestsQuery({ ...rest, case: cases[0], afterSeq }, limit),
+            manifestsPage({ ...rest, case: cases[0], afterSeq }, limit),
             'audit_seq',
           ),
     (row) => row.audit_seq ?? 0,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { withTransaction } from '../db/pool.ts'
-import { resolveEscalation } from '../db/repositories/escalations.ts'
-import { findManifest } from '../db/repositories/manifests.ts'
+import { escalationResolve } from '../db/repositories/escalations.ts'
+import { manifestById } from '../db/repositories/manifests.ts'
+import { queryFirst, runStatement } from '../db/statement.ts'
 import { HUMAN_RESOLVED } from '../domain/vocabulary.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -28,14 +29,14 @@ export async function resolveCase<Case, Input, Content extends ManifestContent, 
     if (c === undefined) throw new AppError('NOT_FOUND', `no ${kind.noun} ${caseId}`)
     await handler.checkAnswer?.(tx, c, answer)
     const haltId = handler.haltManifestId(c)
-    const haltRow = await findManifest(tx, haltId)
+    const haltRow = await queryFirst(tx, manifestById(haltId))
     if (!haltRow) throw new Error(`${kind.noun} ${caseId} names a missing manifest ${haltId}`)
     const { content, data } = handler.resolve(c, parseManifest(haltRow), answer, by)
     if (content.verdict !== HUMAN_RESOLVED) throw new Error(`a resolution's verdict is ${HUMAN_RESOLVED}`)
     const ref = { kind: kind.name, id: kind.caseId(c) }
     const manifestId = randomUUID()
     // Rows naming the new manifest first; issuing appends to the audit log, which holds its lock until commit.
-    await resolveEscalation(tx, ref, manifestId, new Date())
+    await runStatement(tx, escalationResolve(ref, manifestId, new Date()))
     await handler.recordResolution(tx, c, manifestId)
     const subject = kind.auditSubject(c)
     return issueSignedManifest(tx, ctx, {

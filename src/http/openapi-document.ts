@@ -1,8 +1,12 @@
 /**
  * What the OpenAPI document says beyond the routes' zod schemas, written in one place: each operation's
  * `operationId`, the pages that are public but not JSON, and the finishing pass over the generated document
- * (error answers as problem+json, optional bodies, no unused components). The swagger plugin applies it.
+ * (error answers as problem+json, optional bodies, no unused components, free JSON's definition). The swagger
+ * plugin applies it.
  */
+
+import { JSON_VALUE_ID } from './schemas/common.ts'
+import { withJsonValueDefinition } from './schemas/taken-as-is.ts'
 
 type Json = Record<string, unknown>
 
@@ -246,6 +250,10 @@ export const TAGS: readonly { name: string; description: string }[] = [
 
 export function finishOpenApiDocument<T extends object>(document: T): T {
   for (const { key, operation } of listOperations(document as Json)) finishOperation(key, operation)
+  const components = (document as Json).components as { schemas?: Record<string, Json> } | undefined
+  // The converter writes a component used in requests apart from its answers' one, under `<id>Input`.
+  for (const id of [JSON_VALUE_ID, `${JSON_VALUE_ID}Input`])
+    withJsonValueDefinition(components?.schemas, id, `#/components/schemas/${id}`)
   dropUnusedSchemas(document as Json)
   return withTags(document as Json) as T
 }

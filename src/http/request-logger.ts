@@ -5,9 +5,9 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 
 /**
  * A request's logger, made only when something is logged: fastify asks for a child logger for every request,
- * and pino's child writes (and redacts) its bindings when it is made, which on the decide path cost about 1% of
- * the server's CPU and 2% of what it allocates, mostly for requests that never log anything at the configured
- * level. A line below the level is dropped without the child; the first line that is written makes it, and
+ * and pino's child writes (and redacts) its bindings when it is made: work and allocation on every request, mostly
+ * for requests that never log anything at the configured level (bench/README.md, "Figures behind the code"). A
+ * line below the level is dropped without the child; the first line that is written makes it, and
  * every later call goes to it, so what is written is what the child writes. The request's own one line at its
  * end (`writeLine`) goes through the parent with the bindings in front, the same JSON without the child.
  */

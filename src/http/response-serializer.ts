@@ -1,5 +1,5 @@
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js'
-import type { z } from 'zod'
+import { z } from 'zod'
 import { isTakenAsIs } from './schemas/taken-as-is.ts'
 
 /**
@@ -102,13 +102,11 @@ export function writerOf(schema: z.ZodType): Writer {
   return built
 }
 
-// The zod 4 definition fields this module reads.
+// The fields of a zod 4 schema's public definition (`schema.def`) this module reads.
 interface Def {
   type: string
   /** The checks added to the schema (`.int()`, `.max()`, `.refine()`, …). */
-  checks?: { _zod: { def: { check: string } } }[]
-  /** Set when the schema is itself a check (`z.uuid()`, `z.int()`): its kind. */
-  check?: string
+  checks?: z.core.$ZodCheck[]
   shape?: Record<string, z.ZodType>
   catchall?: z.ZodType
   element?: z.ZodType
@@ -117,26 +115,48 @@ interface Def {
   coerce?: boolean
 }
 
+/** The checks of a schema: those added to it, and the schema itself when it is one (`z.uuid()`, `z.int()`). */
+function checksOf(schema: z.ZodType, def: Def): z.core.$ZodCheck[] {
+  const own = def.checks ?? []
+  return schema instanceof z.core.$ZodCheck ? [schema, ...own] : own
+}
+
 // The checks of a string this writer leaves unchecked: its format (`z.uuid()`, `.regex()`) and its length bounds.
-const STRING_FORMATS_AND_BOUNDS = new Set(['string_format', 'min_length', 'max_length', 'length_equals'])
+const STRING_FORMATS_AND_BOUNDS = [
+  z.core.$ZodCheckStringFormat,
+  z.core.$ZodCheckMinLength,
+  z.core.$ZodCheckMaxLength,
+  z.core.$ZodCheckLengthEquals,
+]
+
+// The checks of a number this writer applies itself: its format (`.int()`, `z.int32()`) and its bounds.
+const NUMBER_FORMATS_AND_BOUNDS = [
+  z.core.$ZodCheckNumberFormat,
+  z.core.$ZodCheckGreaterThan,
+  z.core.$ZodCheckLessThan,
+]
+
+function allOf(
+  checks: z.core.$ZodCheck[],
+  kinds: readonly (abstract new (...args: never[]) => unknown)[],
+): boolean {
+  return checks.every((check) => kinds.some((kind) => check instanceof kind))
+}
 
 function buildWriter(schema: z.ZodType): Writer {
-  const def = schema._zod.def as unknown as Def
-  const checks = def.checks ?? []
+  const def = schema.def as unknown as Def
+  const checks = checksOf(schema, def)
   // Free JSON is taken as it is: zod's encode of it returns the value itself.
   if (isTakenAsIs(schema)) return asItIs
   if (def.type === 'string') {
     // Any other check (a refinement, `.trim()` rewriting the value) makes the part zod's.
-    const unchecked = [...checks.map((c) => c._zod.def.check), ...(def.check ? [def.check] : [])]
-    return unchecked.every((check) => STRING_FORMATS_AND_BOUNDS.has(check))
-      ? typed('string', 'a string')
-      : zodWriter(schema)
+    return allOf(checks, STRING_FORMATS_AND_BOUNDS) ? typed('string', 'a string') : zodWriter(schema)
   }
-  if (def.type === 'number') return numberWriter(schema, def)
+  if (def.type === 'number') return numberWriter(schema, def, checks)
   // Every other part with a check of any kind (bounds, refinements) is zod's.
-  if (checks.length > 0 || def.check !== undefined) return zodWriter(schema)
+  if (checks.length > 0) return zodWriter(schema)
   // `.exactOptional()` is an optional that refuses an explicit undefined.
-  if (schema._zod.traits.has('$ZodExactOptional')) return zodWriter(schema)
+  if (schema instanceof z.ZodExactOptional) return zodWriter(schema)
   switch (def.type) {
     case 'boolean':
       return typed('boolean', 'a boolean')
@@ -146,9 +166,10 @@ function buildWriter(schema: z.ZodType): Writer {
         return 'null'
       }
     case 'enum':
-    case 'literal':
       // The values zod itself accepts (an enum's, not the reverse names of a numeric TypeScript enum).
-      return oneOf(schema._zod.values!)
+      return oneOf(new Set((schema as z.ZodEnum).options))
+    case 'literal':
+      return oneOf((schema as z.ZodLiteral).values)
     case 'nullable': {
       const inner = writerOf(def.innerType!)
       return (value) => (value === null ? 'null' : inner(value))
@@ -181,20 +202,21 @@ function buildWriter(schema: z.ZodType): Writer {
 }
 
 function objectWriter(schema: z.ZodType, def: Def): Writer | undefined {
-  const strict = def.catchall?._zod.def.type === 'never'
+  const strict = def.catchall instanceof z.ZodNever
   // A loose object keeps keys it does not name: zod writes those.
   if (def.catchall !== undefined && !strict) return undefined
   const shape = (schema as z.ZodObject).shape as Record<string, z.ZodType>
   // zod leaves a `__proto__` member out of what it outputs.
   const names = Object.keys(shape).filter((key) => key !== '__proto__')
+  // Whether the output may lack a key, as zod states it in the object's JSON Schema (an optional may be absent;
+  // a default or a catch does not make the key optional in what is answered).
+  const { required = [] } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' })
   const keys = names.map((key) => ({
     key,
     // `"key":`, written once.
     prefix: `${JSON.stringify(key)}:`,
     write: writerOf(shape[key]!),
-    // An absent key is refused unless its schema's output may lack it (an optional: as zod encodes, a default
-    // or a catch does not make the key optional in what is answered).
-    required: shape[key]!._zod.optout === undefined,
+    required: required.includes(key),
   }))
   const known = new Set(Object.keys(shape))
   return (value) => {
@@ -232,63 +254,69 @@ const asItIs: Writer = (value) => {
   return JSON.stringify(value)
 }
 
-/** A number check this writer applies itself: an integer or float format's range, or a bound. */
-interface NumberCheckDef {
-  check: string
-  when?: unknown
-  format?: string
-  value?: unknown
-  inclusive?: boolean
-}
-
 /**
  * A number: finite, and held to its checks when they are all formats (`.int()`, `z.int32()`) and bounds (`.min()`,
  * `.max()`, `.positive()`), as zod checks them; with any other check (a multiple, a refinement) the part is zod's.
+ * The bounds are read from the schema's JSON Schema, which states each as inclusive or exclusive.
  */
-function numberWriter(schema: z.ZodType, def: Def): Writer {
+function numberWriter(schema: z.ZodType, def: Def, checks: z.core.$ZodCheck[]): Writer {
   // A coercing number (`z.coerce.number()`) rewrites what it is given: zod's.
-  if (def.coerce) return zodWriter(schema)
-  const checks = [
-    ...(def.check !== undefined ? [def as unknown as NumberCheckDef] : []),
-    ...(def.checks ?? []).map((c) => c._zod.def as NumberCheckDef),
-  ]
+  if (def.coerce || !allOf(checks, NUMBER_FORMATS_AND_BOUNDS)) return zodWriter(schema)
   const tests: ((value: number) => boolean)[] = []
-  for (const check of checks) {
-    // A check applied only `when` a condition holds is zod's to apply.
-    if (check.when !== undefined) return zodWriter(schema)
-    if (
-      check.check === 'number_format' &&
-      check.format !== undefined &&
-      check.format in NUMBER_FORMAT_RANGES
-    ) {
-      const [minimum, maximum] = NUMBER_FORMAT_RANGES[check.format as keyof typeof NUMBER_FORMAT_RANGES]
-      const integer = check.format.includes('int')
-      tests.push((value) => (!integer || Number.isInteger(value)) && value >= minimum && value <= maximum)
-    } else if (
-      (check.check === 'greater_than' || check.check === 'less_than') &&
-      typeof check.value === 'number'
-    ) {
-      const bound = check.value
-      tests.push(
-        check.check === 'greater_than'
-          ? check.inclusive
-            ? (value) => value >= bound
-            : (value) => value > bound
-          : check.inclusive
-            ? (value) => value <= bound
-            : (value) => value < bound,
-      )
-    } else {
-      return zodWriter(schema)
-    }
+  const format = (schema as z.ZodNumber).format
+  if (format !== null) {
+    if (!(format in NUMBER_FORMAT_RANGES)) return zodWriter(schema)
+    const [minimum, maximum] = NUMBER_FORMAT_RANGES[format as keyof typeof NUMBER_FORMAT_RANGES]
+    const integer = format.includes('int')
+    tests.push((value) => (!integer || Number.isInteger(value)) && value >= minimum && value <= maximum)
   }
-  const expected = tests.length === 0 ? 'a number' : 'a number its schema accepts'
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = z.toJSONSchema(schema, {
+    io: 'output',
+    unrepresentable: 'any',
+  })
+  const bounds: number[] = []
+  for (const [bound, test] of [
+    [minimum, (value: number, min: number) => value >= min],
+    [maximum, (value: number, max: number) => value <= max],
+    [exclusiveMinimum, (value: number, min: number) => value > min],
+    [exclusiveMaximum, (value: number, max: number) => value < max],
+  ] as const) {
+    if (typeof bound !== 'number') continue
+    bounds.push(bound)
+    tests.push((value) => test(value, bound))
+  }
+  const accepts = (value: number) => Number.isFinite(value) && tests.every((test) => test(value))
+  // A check the schema's description does not show (one that applies only `when` a condition holds) would make
+  // these tests disagree with zod: asked at the edges of every bound and format, zod must answer the same.
+  const probes = [
+    ...NUMBER_PROBES,
+    ...bounds.flatMap((bound) => [bound - 1, bound - 0.5, bound, bound + 0.5, bound + 1]),
+  ]
+  if (probes.some((value) => accepts(value) !== schema.safeParse(value).success)) return zodWriter(schema)
+  const expected = checks.length === 0 ? 'a number' : 'a number its schema accepts'
   return (value) => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ResponseMismatch(expected)
-    for (const test of tests) if (!test(value)) throw new ResponseMismatch(expected)
+    if (typeof value !== 'number' || !accepts(value)) throw new ResponseMismatch(expected)
     return JSON.stringify(value)
   }
 }
+
+const NUMBER_PROBES = [
+  0,
+  -0,
+  1,
+  -1,
+  1.5,
+  -1.5,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 32,
+  2 ** 53,
+  -(2 ** 53),
+  1e39,
+  -1e39,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+]
 
 /** The ranges of zod's number formats (`z.int()` is `safeint`). */
 const NUMBER_FORMAT_RANGES = {
@@ -330,5 +358,5 @@ function resolveSchema(schema: unknown): z.ZodType {
 }
 
 function isZod(value: unknown): value is z.ZodType {
-  return typeof value === 'object' && value !== null && '_zod' in value
+  return value instanceof z.core.$ZodType
 }

@@ -14,8 +14,9 @@ import {
   sequencingPendingUpTo,
 } from '../db/repositories/audit-intake.ts'
 import { readLogId } from '../db/repositories/log-identity.ts'
-import { findManifest } from '../db/repositories/manifests.ts'
+import { manifestById } from '../db/repositories/manifests.ts'
 import { readNodes } from '../db/repositories/merkle-nodes.ts'
+import { queryFirst } from '../db/statement.ts'
 import type { AuditRecord } from '../domain/shared/audit-chain.ts'
 import { AppError } from '../errors.ts'
 import {
@@ -221,12 +222,12 @@ export class VerifiableLog {
   /** Proof that a manifest was logged: its manifest.issued record and that record's inclusion proof. */
   async manifestInclusion(manifestId: string): Promise<ManifestInclusion> {
     const state = await this.logState()
-    let manifest = await findManifest(this.db, manifestId)
+    let manifest = await queryFirst(this.db, manifestById(manifestId))
     if (!manifest) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
     if (manifest.audit_seq === null) {
       // Committed after this request arrived, so not waited for: wait once more.
       await this.catchUp()
-      manifest = await findManifest(this.db, manifestId)
+      manifest = await queryFirst(this.db, manifestById(manifestId))
     }
     const seq = manifest?.audit_seq
     if (seq === null || seq === undefined) {

@@ -5,7 +5,8 @@ import { type Jwks, verifyCompactAgainstJwks } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import { type CheckpointRow, checkpointsBetween } from '../db/repositories/audit-checkpoints.ts'
 import { readNodes, readNodesAbove, readNodesCompletedIn } from '../db/repositories/merkle-nodes.ts'
-import { listSigningKeys } from '../db/repositories/signing-keys.ts'
+import { signingKeysAll } from '../db/repositories/signing-keys.ts'
+import { queryRows } from '../db/statement.ts'
 import { GENESIS_HASH } from '../domain/shared/audit-chain.ts'
 import { AppError } from '../errors.ts'
 import { WORKER_HEAP } from '../worker-heap.ts'
@@ -270,7 +271,7 @@ interface CheckpointKeys {
 }
 
 async function checkpointKeys(db: Queryable): Promise<CheckpointKeys> {
-  const jwks = { keys: await listSigningKeys(db) }
+  const jwks = { keys: (await queryRows(db, signingKeysAll())).map((row) => row.public_jwk) }
   const publicKeys = jwks.keys.map((jwk) =>
     createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }),
   )

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { uuidParam } from '../http/schemas/common.ts'
+import { JSON_VALUE_ID, uuidParam } from '../http/schemas/common.ts'
+import { withJsonValueDefinition } from '../http/schemas/taken-as-is.ts'
 
 /*
  * A tool's arguments are the route's JSON body with the route's path ids beside it, as extra fields
@@ -55,6 +56,7 @@ export function toolInputJsonSchema(input: ToolInput): JsonSchemaObject {
       >)
     : { type: 'object', properties: {}, additionalProperties: false }
   const defs = root.$defs as Record<string, Record<string, unknown>> | undefined
+  withJsonValueDefinition(defs, JSON_VALUE_ID, `#/$defs/${JSON_VALUE_ID}`)
   // A schema registered under a name comes out as `{$ref: '#/$defs/Name'}`: a host wants the object at the root.
   const ref = typeof root.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(root.$ref)?.[1] : undefined
   if (ref !== undefined && defs?.[ref]) {

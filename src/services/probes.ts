@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
 import { type Queryable, withTransaction } from '../db/pool.ts'
-import { findProbe, insertProbe, listProbes, type ProbeRow, updateProbe } from '../db/repositories/probes.ts'
+import {
+  type ProbeRow,
+  probeById as probeByIdStatement,
+  probeInsert,
+  probesPage,
+  probeUpdate,
+} from '../db/repositories/probes.ts'
+import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
 import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'
 import { AppError } from '../errors.ts'
 import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
@@ -55,7 +62,7 @@ export async function registerProbe(ctx: ServiceContext, input: ProbeDefinitionI
     updated_at: now,
   }
   await withTransaction(ctx.db, async (tx) => {
-    await insertProbe(tx, row)
+    await runStatement(tx, probeInsert(row))
     await appendAuditRecords(tx, [probeEntry('probe.registered', row, actor)])
   })
   return toProbeView(row)
@@ -69,7 +76,7 @@ export async function replaceProbe(
   actor: Actor,
 ) {
   return withTransaction(ctx.db, async (tx) => {
-    const current = await findProbe(tx, probeId, { lock: true })
+    const current = await queryFirst(tx, probeByIdStatement(probeId, { lock: true }))
     if (!current) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
     // After the lookup: a refused URL is a 400 about the body, which an unknown probe's 404 comes before.
     const { definition, digest } = prepareDefinition(ctx, input)
@@ -81,17 +88,20 @@ export async function replaceProbe(
       probe_digest: digest,
       updated_at: new Date(),
     }
-    await updateProbe(tx, row)
+    await runStatement(tx, probeUpdate(row))
     await appendAuditRecords(tx, [probeEntry('probe.updated', row, actor)])
     return toProbeView(row)
   })
 }
 
 /** How a route finds the probe its path names (for a 404 before the body is judged). */
-export const probeById = { noun: 'probe', find: (db: Queryable, id: string) => findProbe(db, id) }
+export const probeById = {
+  noun: 'probe',
+  find: (db: Queryable, id: string) => queryFirst(db, probeByIdStatement(id)),
+}
 
 export async function getProbe(ctx: Pick<ServiceContext, 'db'>, probeId: string) {
-  const row = await findProbe(ctx.db, probeId)
+  const row = await queryFirst(ctx.db, probeByIdStatement(probeId))
   if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
   return toProbeView(row)
 }
@@ -100,7 +110,7 @@ export async function pageProbes(
   ctx: Pick<ServiceContext, 'db'>,
   page: PageRequest,
 ): Promise<Page<ProbeView>> {
-  return readCreatedPage(page, (after, limit) => listProbes(ctx.db, after, limit), toProbeView)
+  return readCreatedPage(page, (after, limit) => queryRows(ctx.db, probesPage(after, limit)), toProbeView)
 }
 
 export type ProbeView = ReturnType<typeof toProbeView>
@@ -118,7 +128,7 @@ export async function dryRunProbe(
   },
   actor: Actor,
 ): Promise<GroundTruthRecord> {
-  const row = await findProbe(ctx.db, probeId)
+  const row = await queryFirst(ctx.db, probeByIdStatement(probeId))
   if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
   const record = await runRegisteredProbe(ctx, row, input.params ?? {}, input.outcome ?? null)
   const entry = probeExecutedEntry(record, actor)

@@ -2,7 +2,8 @@ import { appendAuditRecords } from '../audit/audit-log.ts'
 import { buildJwks } from '../crypto/jwks.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import { type Pool, withTransaction } from '../db/pool.ts'
-import { insertSigningKey, listSigningKeys } from '../db/repositories/signing-keys.ts'
+import { signingKeyInsert, signingKeysAll } from '../db/repositories/signing-keys.ts'
+import { queryFirst, queryRows } from '../db/statement.ts'
 import type { ServiceContext } from './context.ts'
 
 /**
@@ -12,7 +13,7 @@ import type { ServiceContext } from './context.ts'
  */
 export async function registerSigningKey(db: Pool, key: SigningKey): Promise<void> {
   await withTransaction(db, async (tx) => {
-    if (!(await insertSigningKey(tx, key))) return
+    if (!(await queryFirst(tx, signingKeyInsert(key)))) return
     await appendAuditRecords(tx, [
       {
         kind: 'signing_key.added',
@@ -25,5 +26,5 @@ export async function registerSigningKey(db: Pool, key: SigningKey): Promise<voi
 
 /** GET /.well-known/jwks.json: the public key of every key that ever signed, so old manifests keep verifying. */
 export async function publishedJwks(ctx: Pick<ServiceContext, 'db'>) {
-  return buildJwks(await listSigningKeys(ctx.db))
+  return buildJwks((await queryRows(ctx.db, signingKeysAll())).map((row) => row.public_jwk))
 }

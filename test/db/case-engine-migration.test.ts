@@ -4,7 +4,8 @@ import { describe, it } from 'node:test'
 import { signCanonical, verifyEnvelope } from '../../src/crypto/jws.ts'
 import { migrate, readMigrations } from '../../src/db/migrate.ts'
 import { createPool } from '../../src/db/pool.ts'
-import { insertSigningKey } from '../../src/db/repositories/signing-keys.ts'
+import { signingKeyInsert } from '../../src/db/repositories/signing-keys.ts'
+import { runStatement } from '../../src/db/statement.ts'
 import { canonicalJson, sha256 } from '../../src/domain/shared/canonical-json.ts'
 import { buildTestApp, newSigningKey } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
@@ -25,7 +26,7 @@ describe('migration 002_case_engine', () => {
     await migrate(pool, migrations.slice(0, 1))
 
     const key = await newSigningKey()
-    await insertSigningKey(pool, key)
+    await runStatement(pool, signingKeyInsert(key))
     const outcomeId = randomUUID()
     const manifestId = randomUUID()
     const oldManifest = {

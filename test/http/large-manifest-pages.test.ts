@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { summarizeManifest } from '../../console/src/shapes.ts'
 import { PAGE_BYTES } from '../../src/db/bounded-page.ts'
-import { listManifests } from '../../src/db/repositories/manifests.ts'
+import { manifestsPage } from '../../src/db/repositories/manifests.ts'
+import { queryRows } from '../../src/db/statement.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate } from '../helpers/fixtures.ts'
 import { openStream } from '../helpers/sse-client.ts'
@@ -71,7 +72,7 @@ describe('large manifests, listed and streamed', () => {
     )
 
     // The stream's replay reads the same bounded pages: no read holds the whole backlog.
-    const rows = await listManifests(app.app.services.db, { afterSeq: 0 }, 100)
+    const rows = await queryRows(app.app.services.db, manifestsPage({ afterSeq: 0 }, 100))
     const held = rows.reduce((sum, row) => sum + row.manifest_jcs.length + row.jws.length, 0)
     assert.ok(rows.length < issued.length && held <= PAGE_BYTES, `a replay page held ${held} bytes`)
   })

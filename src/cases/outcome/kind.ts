@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/pool.ts'
-import { findProbe } from '../../db/repositories/probes.ts'
+import { probeById } from '../../db/repositories/probes.ts'
+import { queryFirst } from '../../db/statement.ts'
 import { actionOwnerErrors } from '../../domain/outcome/action-owner.ts'
 import {
   chooseActionOwner,
@@ -243,7 +244,7 @@ export const outcomeCase: CaseKind<
   groundTruth: {
     attached: (outcome) => outcome.probe_id !== null,
     async prepare(tx, outcome) {
-      const probe = await findProbe(tx, outcome.probe_id!)
+      const probe = await queryFirst(tx, probeById(outcome.probe_id!))
       if (!probe) throw new Error(`outcome ${outcome.id} references missing probe ${outcome.probe_id}`)
       return {
         probe,

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { type Transaction, withTransaction } from '../../db/pool.ts'
-import { findProbe } from '../../db/repositories/probes.ts'
-import { runStatement } from '../../db/statement.ts'
+import { probeById } from '../../db/repositories/probes.ts'
+import { queryFirst, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
@@ -144,7 +144,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
       )
     }
     const rules = decided.rules
-    if (rules.probe && !(await findProbe(tx, rules.probe.probe_id))) {
+    if (rules.probe && !(await queryFirst(tx, probeById(rules.probe.probe_id)))) {
       throw new AppError('UNPROCESSABLE', `probe ${rules.probe.probe_id} is not registered`, {}, [
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])

@@ -1,6 +1,7 @@
 import { appendAuditRecords } from '../../audit/audit-log.ts'
 import { withTransaction } from '../../db/pool.ts'
-import { findProbe } from '../../db/repositories/probes.ts'
+import { probeById } from '../../db/repositories/probes.ts'
+import { queryFirst } from '../../db/statement.ts'
 import { breach, LIMITS } from '../../domain/limits.ts'
 import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from '../../domain/outcome/vocabulary.ts'
 import { sortedUnique } from '../../domain/shared/order.ts'
@@ -51,7 +52,7 @@ export async function setSubagentPolicy(
     )
   }
   return withTransaction(ctx.db, async (tx) => {
-    if (row.probe_id !== null && !(await findProbe(tx, row.probe_id))) {
+    if (row.probe_id !== null && !(await queryFirst(tx, probeById(row.probe_id)))) {
       throw new AppError('UNPROCESSABLE', `probe ${row.probe_id} is not registered`, {}, [
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])

@@ -3,7 +3,8 @@ import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audi
 import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
-import { findFinalManifestOfRound } from '../../db/repositories/manifests.ts'
+import { finalManifestOfRound } from '../../db/repositories/manifests.ts'
+import { queryFirst } from '../../db/statement.ts'
 import { type BoundVerdict, verdictLimitBreach } from '../../domain/review/manifest-bound.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
@@ -306,10 +307,9 @@ async function verdictRefusalError(
   }
   let manifestId = 'manifest_id' in refusal ? refusal.manifest_id : review.manifest_id
   if (refusal.code === 'stale_revision' && submittedRevision < review.revision) {
-    const ended = await findFinalManifestOfRound(
+    const ended = await queryFirst(
       tx,
-      { kind: reviewCase.name, id: review.id },
-      submittedRevision,
+      finalManifestOfRound({ kind: reviewCase.name, id: review.id }, submittedRevision),
     )
     manifestId = ended?.id ?? manifestId
   }

@@ -1,7 +1,6 @@
 import type { CaseRef, EscalationStatus } from '../../domain/vocabulary.ts'
 import { boundedPageQuery } from '../bounded-page.ts'
-import type { Queryable } from '../pool.ts'
-import type { Statement } from '../statement.ts'
+import { type Statement, statement } from '../statement.ts'
 
 /**
  * escalations: one per HALTed case. case_kind + case_id; manifest_id (the HALT); status (open → resolved when a
@@ -28,8 +27,9 @@ export function escalationInsert(of: CaseRef, manifestId: string, openedAt: Date
   }
 }
 
-export async function resolveEscalation(db: Queryable, of: CaseRef, manifestId: string, at: Date) {
-  await db.query(
+/** The case's escalation, resolved by the manifest `manifestId`. */
+export function escalationResolve(of: CaseRef, manifestId: string, at: Date): Statement {
+  return statement(
     `UPDATE escalations SET status = 'resolved', resolved_at = $4, resolution_manifest_id = $3
      WHERE case_kind = $1 AND case_id = $2`,
     [of.kind, of.id, manifestId, at],
@@ -58,16 +58,9 @@ const ESCALATION_PAGE = boundedPageQuery({
   limit: '$4',
 })
 
-export async function listEscalations(
-  db: Queryable,
+export function escalationsPage(
   filter: { status?: EscalationStatus | undefined; caseKind?: string | undefined; afterSeq: number | null },
   limit: number,
-): Promise<EscalationListRow[]> {
-  const { rows } = await db.query<EscalationListRow>(ESCALATION_PAGE, [
-    filter.status ?? null,
-    filter.caseKind ?? null,
-    filter.afterSeq,
-    limit,
-  ])
-  return rows
+): Statement<EscalationListRow> {
+  return statement(ESCALATION_PAGE, [filter.status ?? null, filter.caseKind ?? null, filter.afterSeq, limit])
 }

@@ -1,6 +1,5 @@
 import { boundedPageQuery } from '../bounded-page.ts'
-import type { Queryable } from '../pool.ts'
-import type { Statement } from '../statement.ts'
+import { named, type Statement, statement } from '../statement.ts'
 
 /**
  * manifests: every signed manifest of every case kind, one feed.
@@ -78,38 +77,31 @@ export function manifestInsert(row: ManifestRow): Statement {
   }
 }
 
-export async function findManifest(db: Queryable, id: string): Promise<ManifestRow | undefined> {
-  const { rows } = await db.query<ManifestRow>(`SELECT ${COLUMNS} FROM manifests WHERE id = $1`, [id])
-  return rows[0]
+export function manifestById(id: string): Statement<ManifestRow> {
+  return statement(`SELECT ${COLUMNS} FROM manifests WHERE id = $1`, [id])
 }
 
 /**
  * The envelope of one manifest, and only it: GET /v1/manifests/{id} serves these four columns, and every column
  * more is work for PostgreSQL (its output function) and for the driver (a field to describe and parse) on the
- * busiest read.
+ * busiest read. Prepared: it is that read's one statement.
  */
-export async function findEnvelope(
-  db: Queryable,
+export function envelopeById(
   id: string,
-): Promise<Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'> | undefined> {
-  const { rows } = await db.query<
-    Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'>
-  >('SELECT manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = $1', [id])
-  return rows[0]
+): Statement<Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest' | 'jws' | 'audit_seq'>> {
+  return named('SELECT manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = $1', [id])
 }
 
 /** The final manifest of one round of a case (a review's revision), if that round has been decided. */
-export async function findFinalManifestOfRound(
-  db: Queryable,
+export function finalManifestOfRound(
   ref: { kind: string; id: string },
   round: number,
-): Promise<ManifestRow | undefined> {
-  const { rows } = await db.query<ManifestRow>(
+): Statement<ManifestRow> {
+  return statement(
     `SELECT ${COLUMNS} FROM manifests
      WHERE case_kind = $1 AND case_id = $2 AND case_round = $3 AND final AND verdict <> 'HUMAN_RESOLVED'`,
     [ref.kind, ref.id, round],
   )
-  return rows[0]
 }
 
 export interface ManifestFilter {
@@ -126,36 +118,24 @@ export interface ManifestFilter {
 /**
  * The statement of a page of manifests in log order (`audit_seq` after `filter.afterSeq`), keyset-paged and
  * bounded in bytes (its rows carry `page_rows`, see src/db/bounded-page.ts), for a read-your-writes read
- * (VerifiableLog.readYourWrites, by `audit_seq`): a manifest the sequencer has not placed yet is not listed.
+ * (VerifiableLog.readYourWrites, by `audit_seq`; the manifest feed reads it as it is): a manifest the sequencer
+ * has not placed yet is not listed.
  */
-export function manifestsQuery(filter: ManifestFilter, limit: number) {
-  return {
-    text: MANIFEST_PAGE,
-    values: [
-      filter.kind ?? null,
-      filter.case?.kind ?? null,
-      filter.case?.id ?? null,
-      filter.subagentId ?? null,
-      filter.verdict ?? null,
-      filter.directive ?? null,
-      filter.since ?? null,
-      filter.afterSeq,
-      limit,
-    ],
-  }
+export function manifestsPage(filter: ManifestFilter, limit: number): Statement<ManifestRow> {
+  return statement(MANIFEST_PAGE, [
+    filter.kind ?? null,
+    filter.case?.kind ?? null,
+    filter.case?.id ?? null,
+    filter.subagentId ?? null,
+    filter.verdict ?? null,
+    filter.directive ?? null,
+    filter.since ?? null,
+    filter.afterSeq,
+    limit,
+  ])
 }
 
-/** A page of manifests in log order, as they are (see manifestsQuery; the manifest feed follows the log itself). */
-export async function listManifests(
-  db: Queryable,
-  filter: ManifestFilter,
-  limit: number,
-): Promise<ManifestRow[]> {
-  const { rows } = await db.query<ManifestRow>(manifestsQuery(filter, limit))
-  return rows
-}
-
-export async function latestManifestSeq(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ seq: number | null }>('SELECT max(audit_seq) AS seq FROM manifests')
-  return rows[0]?.seq ?? 0
+/** The seq of the latest manifest the sequencer placed (null when none). */
+export function latestManifestSeq(): Statement<{ seq: number | null }> {
+  return statement('SELECT max(audit_seq) AS seq FROM manifests')
 }

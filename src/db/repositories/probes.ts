@@ -1,6 +1,6 @@
 import type { ProbeDefinition } from '../../probes/probe-definition.ts'
 import { boundedPageQuery } from '../bounded-page.ts'
-import type { Queryable } from '../pool.ts'
+import { combineWrites, type Statement, statement } from '../statement.ts'
 
 /**
  * probes: the current version of each registered probe (id, name, version, definition, probe_digest,
@@ -18,42 +18,44 @@ export interface ProbeRow {
 
 const COLUMNS = 'id, name, version, definition, probe_digest, created_at, updated_at'
 
-export async function insertProbe(db: Queryable, row: ProbeRow): Promise<void> {
-  await db.query(`INSERT INTO probes (${COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
-    row.id,
-    row.name,
-    row.version,
-    JSON.stringify(row.definition),
-    row.probe_digest,
-    row.created_at,
-    row.updated_at,
+/** A new probe, and its first version. */
+export function probeInsert(row: ProbeRow): Statement {
+  return combineWrites([
+    statement(`INSERT INTO probes (${COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7)`, [
+      row.id,
+      row.name,
+      row.version,
+      JSON.stringify(row.definition),
+      row.probe_digest,
+      row.created_at,
+      row.updated_at,
+    ]),
+    probeVersionInsert(row),
   ])
-  await insertProbeVersion(db, row)
 }
 
-async function insertProbeVersion(db: Queryable, row: ProbeRow): Promise<void> {
-  await db.query(
+function probeVersionInsert(row: ProbeRow): Statement {
+  return statement(
     `INSERT INTO probe_versions (probe_id, version, definition, probe_digest, created_at)
      VALUES ($1, $2, $3::jsonb, $4, $5)`,
     [row.id, row.version, JSON.stringify(row.definition), row.probe_digest, row.updated_at],
   )
 }
 
-export async function findProbe(db: Queryable, id: string, options: { lock?: boolean } = {}) {
-  const { rows } = await db.query<ProbeRow>(
-    `SELECT ${COLUMNS} FROM probes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
-  )
-  return rows[0]
+/** The probe (no row when unknown); with `lock`, locked until the transaction ends. */
+export function probeById(id: string, options: { lock?: boolean } = {}): Statement<ProbeRow> {
+  return statement(`SELECT ${COLUMNS} FROM probes WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id])
 }
 
 /** Replaces the definition: version + 1, the old version kept in probe_versions. */
-export async function updateProbe(db: Queryable, row: ProbeRow): Promise<void> {
-  await db.query(
-    'UPDATE probes SET name = $2, version = $3, definition = $4::jsonb, probe_digest = $5, updated_at = $6 WHERE id = $1',
-    [row.id, row.name, row.version, JSON.stringify(row.definition), row.probe_digest, row.updated_at],
-  )
-  await insertProbeVersion(db, row)
+export function probeUpdate(row: ProbeRow): Statement {
+  return combineWrites([
+    statement(
+      'UPDATE probes SET name = $2, version = $3, definition = $4::jsonb, probe_digest = $5, updated_at = $6 WHERE id = $1',
+      [row.id, row.name, row.version, JSON.stringify(row.definition), row.probe_digest, row.updated_at],
+    ),
+    probeVersionInsert(row),
+  ])
 }
 
 /** A page of probes, bounded in bytes (src/db/bounded-page.ts): a probe's size is its row as JSON. */
@@ -69,7 +71,6 @@ const PROBE_PAGE = boundedPageQuery({
   limit: '$3',
 })
 
-export async function listProbes(db: Queryable, after: { at: Date; id: string } | null, limit: number) {
-  const { rows } = await db.query<ProbeRow>(PROBE_PAGE, [after?.at ?? null, after?.id ?? null, limit])
-  return rows
+export function probesPage(after: { at: Date; id: string } | null, limit: number): Statement<ProbeRow> {
+  return statement(PROBE_PAGE, [after?.at ?? null, after?.id ?? null, limit])
 }

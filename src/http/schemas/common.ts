@@ -2,29 +2,19 @@ import { z } from 'zod'
 import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../pagination.ts'
 import { problemSchema } from '../errors.ts'
-import { takenAsIs } from './taken-as-is.ts'
+import { jsonValueTakenAsIs } from './taken-as-is.ts'
+
+/** The name free JSON is described under, in the OpenAPI document and in the MCP tools' input schemas. */
+export const JSON_VALUE_ID = 'JsonValue'
 
 /**
  * Free JSON (evidence content, criteria, probe params): any JSON value, taken as it is. Described as one
  * registered schema that refers to itself, so the OpenAPI document writes it once as the component `JsonValue`
- * (an unnamed recursive schema would become a `$ref` to nothing) and the client's `JsonValue` type comes from it.
- * It is checked only for presence (see takenAsIs): bodies reach schemas only through the JSON body parser, which
- * already holds every value to I-JSON, bounds depth and refuses what cannot be stored.
+ * (its definition written by withJsonValueDefinition) and the client's `JsonValue` type comes from it. It is
+ * checked only for presence (see jsonValueTakenAsIs): bodies reach schemas only through the JSON body parser,
+ * which already holds every value to I-JSON, bounds depth and refuses what cannot be stored.
  */
-export const freeJson: z.ZodType<z.core.util.JSONType> = takenAsIs(
-  z
-    .lazy(() =>
-      z.union([
-        z.string(),
-        z.number(),
-        z.boolean(),
-        z.null(),
-        z.array(freeJson),
-        z.record(z.string(), freeJson),
-      ]),
-    )
-    .meta({ id: 'JsonValue', description: 'Any JSON value.' }),
-)
+export const freeJson = jsonValueTakenAsIs({ id: JSON_VALUE_ID, description: 'Any JSON value.' })
 
 export const uuidParam = z.uuid({ message: 'must be a UUID' })
 

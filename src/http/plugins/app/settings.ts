@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AppConfig } from '../../../app.ts'
+import type { AppConfig } from '../../../app-config.ts'
 import type { SigningKey } from '../../../crypto/signing-key.ts'
 
 declare module 'fastify' {
