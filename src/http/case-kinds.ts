@@ -114,10 +114,7 @@ export function sharedExamples(
   })
 }
 
-/**
- * The case a set of `<kind id field>: id` filters names, as the engine's `CaseRef`s, in the order of the kinds;
- * filters of kinds not given are ignored.
- */
+/** The cases a query's `<id field>: id` filters name, as the engine's `CaseRef`s, in the order of the kinds. */
 export function casesNamed(
   modules: readonly CaseKindModule[],
   query: Readonly<Record<string, unknown>>,
