@@ -1,23 +1,25 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { setImmediate as yieldToIo } from 'node:timers/promises'
 import pg from 'pg'
-import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord } from '../src/audit/repository.ts'
-import { writeSequencedBatch } from '../src/db/repositories/log-batches.ts'
-import { readNodes } from '../src/db/repositories/merkle-nodes.ts'
 import {
   type AuditRecord,
   ChainVerifier,
   type SealedAuditRecord,
   sealAuditRecord,
-} from '../src/domain/shared/audit-chain.ts'
-import { extendTree } from '../src/log/sequence-batch.ts'
-import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/log/transparency.ts'
+} from '../src/audit-log/core/records.ts'
+import { extendTree } from '../src/audit-log/core/sequence-batch.ts'
+import { type CompactRange, compactRangeFromNodes, rootNodes } from '../src/audit-log/core/transparency.ts'
+import { batchWriteOutcome, sequencedBatchWrite } from '../src/audit-log/store/batches.ts'
+import { readNodes } from '../src/audit-log/store/merkle-nodes.ts'
+import { AUDIT_COLUMNS, type AuditRow, auditRowToRecord } from '../src/audit-log/store/records.ts'
+import { typeParsers } from '../src/db/pool.ts'
+import { queryOne } from '../src/db/statement.ts'
 
 /**
  * Synthetic audit history, written straight into `audit_records` so the audit endpoints can be measured at 1M
  * records without a day of traffic. It is a valid continuation of the chain: each record is hashed with the
  * service's own `sealAuditRecord`, made leaves of the tree with the sequencer's own `extendTree`, and written with
- * its `writeSequencedBatch`, fenced on the head it extends like a sequencer batch, so it is safe while Arbiter
+ * its `sequencedBatchWrite`, fenced on the head it extends like a sequencer batch, so it is safe while Arbiter
  * runs (its sequencer simply continues after the synthetic records).
  *
  * The records tell plausible stories: per outcome `outcome.created`, two or three `interpretation.recorded`,
@@ -182,7 +184,11 @@ export async function fillAuditLog(
 ): Promise<FillResult> {
   const started = performance.now()
   const batchSize = options.batchSize ?? 10_000
-  const client = new pg.Client({ connectionString, application_name: 'arbiter-bench-fill' })
+  const client = new pg.Client({
+    connectionString,
+    application_name: 'arbiter-bench-fill',
+    types: typeParsers,
+  })
   await client.connect()
   try {
     const { rows } = await client.query<{ seq: number; hash: string; tree_size: number }>(
@@ -241,8 +247,7 @@ async function writeBatch(
 ) {
   const last = batch[batch.length - 1]!
   // The tree covers every record here (checked at the start), so the head's tree size is its seq.
-  const outcome = await writeSequencedBatch(
-    client,
+  const write = sequencedBatchWrite(
     {
       records: batch,
       nodes: extended.nodes,
@@ -251,6 +256,7 @@ async function writeBatch(
     },
     { from: { ...expected, treeSize: expected.seq }, holder: null, ttlMs: 0 },
   )
+  const outcome = batchWriteOutcome(await queryOne(client, write))
   if (outcome !== 'written') {
     throw new Error(`the audit head moved from ${expected.seq} while synthetic records were being written`)
   }
@@ -261,7 +267,7 @@ async function writeBatch(
  * and the synthetic records) and the last few records. Throws when the chain does not link.
  */
 export async function checkChainSeams(connectionString: string, seqs: number[]): Promise<void> {
-  const client = new pg.Client({ connectionString })
+  const client = new pg.Client({ connectionString, types: typeParsers })
   await client.connect()
   try {
     for (const seq of seqs) {

@@ -1,5 +1,5 @@
+import type { SequencerTiming } from './audit-log/sequencer/sequencer.ts'
 import type { Config } from './config.ts'
-import type { SequencerTiming } from './log/sequencer.ts'
 import type { KeyCacheMode } from './services/key-cache.ts'
 
 /** What the app needs; `runtime.ts` and tests build it, the app itself never reads the environment. */

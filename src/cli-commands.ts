@@ -1,7 +1,9 @@
 import { once } from 'node:events'
 import { createWriteStream, existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { streamAuditRecords } from './audit/service.ts'
+import { streamAuditRecords } from './audit-log/reads.ts'
+import { VerifiableLog } from './audit-log/verifiable-log.ts'
+import { verifyWorkers } from './audit-log/verify-workers.ts'
 import {
   type FlagSpecs,
   integerFlag,
@@ -15,8 +17,6 @@ import type { Config } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import type { Pool } from './db/pool.ts'
 import { ROLES } from './domain/vocabulary.ts'
-import { VerifiableLog } from './log/verifiable-log.ts'
-import { verifyWorkers } from './log/verify-workers.ts'
 import { progressBar, withStatusLine } from './progress-bar.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
 import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
+import { runVerifyCommand } from './audit-log/verify-command.ts'
 import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
-import { runVerifyCommand } from './crypto/verify-command.ts'
 
 const USAGE = `usage: npm run arbiter -- <command>
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { isValidKeyName } from './log/transparency.ts'
+import { isValidKeyName } from './audit-log/core/transparency.ts'
 import { hostPatternProblem } from './probes/ssrf-guard.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { CommittedBatch } from './audit-log/sequencer/sequencer.ts'
 import type { Pool } from './db/pool.ts'
-import type { CommittedBatch } from './log/sequencer.ts'
 
 /** What the service counts, on a registry of this app's own (tests build several apps in one process). */
 export interface Metrics {

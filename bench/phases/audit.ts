@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { auditRange, readAuditHead } from '../../src/audit/repository.ts'
+import { signCheckpoint } from '../../src/audit-log/checkpoints.ts'
+import { hashAuditRecord } from '../../src/audit-log/core/records.ts'
+import { auditHead, auditRange } from '../../src/audit-log/store/records.ts'
 import { signingKeyFromPem } from '../../src/crypto/signing-key.ts'
 import { createPool } from '../../src/db/pool.ts'
-import { hashAuditRecord } from '../../src/domain/shared/audit-chain.ts'
-import { signCheckpoint } from '../../src/log/checkpoints.ts'
+import { queryOne, queryRows } from '../../src/db/statement.ts'
 import {
   checkChainSeams,
   fillAuditLog,
@@ -262,9 +263,9 @@ async function proofLatencies(target: HttpTarget, key: string, size: number): Pr
 async function checkpointSigningRate(url: string): Promise<AuditPhase['checkpointSigning']> {
   const pool = createPool({ connectionString: url, max: 1 })
   try {
-    const head = await readAuditHead(pool)
+    const head = await queryOne(pool, auditHead())
     const from = Math.max(1, head.tree_size - SIGNED_CHECKPOINTS)
-    const records = await auditRange(pool, from, head.tree_size - 1, SIGNED_CHECKPOINTS)
+    const records = await queryRows(pool, auditRange(from, head.tree_size - 1, SIGNED_CHECKPOINTS))
     const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
     const signer = { origin: 'bench.local/log', key: await signingKeyFromPem(pem) }
     const started = performance.now()

@@ -50,8 +50,12 @@ export interface PoolOptions {
   namedStatements?: boolean
 }
 
-/** The pools made with `namedStatements`: the statement executor prepares statements only on these. */
+/**
+ * The pools made with `namedStatements`, and the connections they open (a connection checked out for work that
+ * is no transaction, such as the audit log's sequencer): the statement executor prepares statements only on these.
+ */
 const preparingPools = new WeakSet<pg.Pool>()
+const preparingClients = new WeakSet<pg.ClientBase>()
 
 export function createPool(options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
@@ -70,6 +74,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   // A checked-out client has no pg-pool 'error' listener: a connection lost mid-request would otherwise surface as
   // an uncaught error and crash the process. The query in flight still fails (→ 503), the process lives on.
   pool.on('connect', (client) => {
+    if (options.namedStatements) preparingClients.add(client)
     client.on('error', (err) => options.onError?.(err))
   })
   return pool
@@ -139,7 +144,8 @@ export class Transaction implements Queryable {
 /** Whether `db` prepares the statements marked `prepare` (see PoolOptions.namedStatements). */
 export function preparesStatements(db: Queryable): boolean {
   if (db instanceof Transaction) return db.preparesStatements
-  return db instanceof pg.Pool && preparingPools.has(db)
+  if (db instanceof pg.Pool) return preparingPools.has(db)
+  return preparingClients.has(db as pg.ClientBase)
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../audit/audit-log.ts'
+import type { AuditEntry } from '../audit-log/append.ts'
 import type { AuditSubject } from './case-kind.ts'
 
 /** An audit entry about a case: the case's ids filled in, its `data` members merged under the entry's own. */

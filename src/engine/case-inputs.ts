@@ -1,4 +1,4 @@
-import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.ts'
+import { type AuditEntry, auditAppend, auditAppended } from '../audit-log/append.ts'
 import { PG, pgErrorCode } from '../db/pg-errors.ts'
 import { type Pool, type Queryable, type Transaction, withTransaction } from '../db/pool.ts'
 import { combineWrites, runStatement, type Statement } from '../db/statement.ts'

@@ -1,5 +1,5 @@
-import type { AuditData } from '../audit/audit-log.ts'
-import type { AuditQuery } from '../audit/service.ts'
+import type { AuditData } from '../audit-log/append.ts'
+import type { AuditQuery } from '../audit-log/reads.ts'
 import type { Queryable } from '../db/pool.ts'
 import type { ProbeRow } from '../db/repositories/probes.ts'
 import type { Statement } from '../db/statement.ts'

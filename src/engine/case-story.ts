@@ -1,4 +1,4 @@
-import { caseAuditRecords } from '../audit/service.ts'
+import { caseAuditRecords } from '../audit-log/reads.ts'
 import { manifestById } from '../db/repositories/manifests.ts'
 import { queryFirst } from '../db/statement.ts'
 import { AppError } from '../errors.ts'

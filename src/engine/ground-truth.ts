@@ -1,4 +1,4 @@
-import { appendAuditRecords } from '../audit/audit-log.ts'
+import { appendAuditRecords } from '../audit-log/append.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import {

@@ -1,4 +1,4 @@
-import { type AuditEntry, auditAppend, auditAppended } from '../audit/audit-log.ts'
+import { type AuditEntry, auditAppend, auditAppended } from '../audit-log/append.ts'
 import { signCanonicalText } from '../crypto/jws.ts'
 import type { Queryable } from '../db/pool.ts'
 import {

@@ -1,5 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto'
-import { appendAuditRecords } from '../audit/audit-log.ts'
+import { appendAuditRecords } from '../audit-log/append.ts'
 import type { Queryable } from '../db/pool.ts'
 import { withTransaction } from '../db/pool.ts'
 import {

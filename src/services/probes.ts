@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type AuditEntry, appendAuditRecords } from '../audit/audit-log.ts'
+import { type AuditEntry, appendAuditRecords } from '../audit-log/append.ts'
 import { type Queryable, withTransaction } from '../db/pool.ts'
 import {
   type ProbeRow,

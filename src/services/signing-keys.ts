@@ -1,4 +1,4 @@
-import { appendAuditRecords } from '../audit/audit-log.ts'
+import { appendAuditRecords } from '../audit-log/append.ts'
 import { buildJwks } from '../crypto/jwks.ts'
 import type { SigningKey } from '../crypto/signing-key.ts'
 import { type Pool, withTransaction } from '../db/pool.ts'

@@ -57,6 +57,55 @@ function violations(from: (file: string) => boolean, forbidden: (target: string)
   )
 }
 
+/**
+ * The audit log's parts, in the direction they may import: the pure core (records, chain, tree, checkpoints,
+ * verification), the store (its tables' SQL), the sequencer, then what serves the log (append, reads, proofs,
+ * verification runs, the offline verify command).
+ */
+const LOG_PARTS = ['core', 'store', 'sequencer', 'service'] as const
+function logPart(path: string): number | null {
+  if (!path.startsWith('audit-log/')) return null
+  const folder = path.split('/')[1]!
+  const part = LOG_PARTS.indexOf(folder as (typeof LOG_PARTS)[number])
+  return part === -1 ? LOG_PARTS.indexOf('service') : part
+}
+
+/** The import cycles among src/ files (strongly connected components of more than one file, or a self-import). */
+function importCycles(): string[][] {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const cycles: string[][] = []
+  const edges = (file: string) => imports.get(file)!.filter((target) => imports.has(target))
+  const visit = (file: string) => {
+    index.set(file, index.size)
+    low.set(file, index.get(file)!)
+    stack.push(file)
+    onStack.add(file)
+    for (const target of edges(file)) {
+      if (!index.has(target)) {
+        visit(target)
+        low.set(file, Math.min(low.get(file)!, low.get(target)!))
+      } else if (onStack.has(target)) {
+        low.set(file, Math.min(low.get(file)!, index.get(target)!))
+      }
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = []
+      let member: string
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== file)
+      if (component.length > 1 || edges(file).includes(file)) cycles.push(component.sort())
+    }
+  }
+  for (const file of files) if (!index.has(file)) visit(file)
+  return cycles
+}
+
 describe('the layers of src/', () => {
   it('finds the source files', () => {
     assert.ok(files.includes('engine/evaluate-case.ts') && files.includes('domain/outcome/decision.ts'))
@@ -171,6 +220,51 @@ describe('the layers of src/', () => {
           !['config.ts', 'pagination.ts', 'probes/probe-definition.ts'].includes(file),
         (target) => target === 'zod',
       ),
+      [],
+    )
+  })
+  it("keeps the audit log's core pure: no database, files, threads or network, only the core, the domain and hashing and signatures", () => {
+    const allowed = (target: string) =>
+      target.startsWith('audit-log/core/') ||
+      target.startsWith('domain/') ||
+      ['node:crypto', '@arbiter/transparency', 'crypto/jws.ts'].includes(target)
+    assert.deepEqual(
+      violations(
+        (file) => file.startsWith('audit-log/core/'),
+        (target) => !allowed(target),
+      ),
+      [],
+    )
+  })
+
+  it("orders the audit log's parts: core, store, sequencer, then what serves the log; none imports a later one", () => {
+    assert.ok(
+      files.includes('audit-log/store/records.ts') && files.includes('audit-log/sequencer/sequencer.ts'),
+    )
+    const against = files.flatMap((file) => {
+      const from = logPart(file)
+      if (from === null) return []
+      return imports
+        .get(file)!
+        .filter((target) => (logPart(target) ?? -1) > from)
+        .map((target) => `${file} → ${target}`)
+    })
+    assert.deepEqual(against, [])
+  })
+
+  it('lets nothing in src/db import the audit log', () => {
+    assert.deepEqual(
+      violations(
+        (file) => file.startsWith('db/'),
+        (target) => target.startsWith('audit-log/'),
+      ),
+      [],
+    )
+  })
+
+  it('has no import cycle through the audit log', () => {
+    assert.deepEqual(
+      importCycles().filter((cycle) => cycle.some((file) => file.startsWith('audit-log/'))),
       [],
     )
   })

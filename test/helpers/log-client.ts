@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import pg from 'pg'
-import type { AuditEntry } from '../../src/domain/shared/audit-chain.ts'
+import type { UnsequencedAuditRecord } from '../../src/audit-log/core/records.ts'
 import type { TestApp } from './app.ts'
 
 /**
@@ -76,7 +76,7 @@ export async function asSuperuser(app: TestApp, fn: (client: pg.Client) => Promi
 }
 
 /** An entry the system writes about itself (a key created): what log tests sequence, with the data they need. */
-export function systemEntry(data: AuditEntry['data'], at: string): AuditEntry {
+export function systemEntry(data: UnsequencedAuditRecord['data'], at: string): UnsequencedAuditRecord {
   return {
     at,
     kind: 'key.created',

@@ -11,7 +11,7 @@ import {
   rootFromLeafHashes,
   verifyConsistency,
   verifyInclusion,
-} from '../../src/log/transparency.ts'
+} from '../../src/audit-log/core/transparency.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { clientHash, createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 import {
@@ -427,7 +427,7 @@ describe('GET /v1/audit/verify', () => {
     // Sign a checkpoint over a made-up root with the service's own key, as an insider could.
     const forged = { ...checkpoint, root_hash: Buffer.alloc(32, 7).toString('base64') }
     const { signCanonical } = await import('../../src/crypto/jws.ts')
-    const { signNote, formatCheckpoint } = await import('../../src/log/transparency.ts')
+    const { signNote, formatCheckpoint } = await import('../../src/audit-log/core/transparency.ts')
     const { KeyObject } = await import('node:crypto')
     const key = app.app.signingKey
     const note = signNote(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
+import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from '../../audit-log/append.ts'
 import type { Queryable, Transaction } from '../../db/pool.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
 import { fanoutManifestBase } from '../../domain/fanout/manifest-bound.ts'

@@ -1,4 +1,4 @@
-import type { AuditData } from '../../audit/audit-log.ts'
+import type { AuditData } from '../../audit-log/append.ts'
 import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
 import type { Queryable } from '../../db/pool.ts'

@@ -1,4 +1,4 @@
-import { appendAuditRecords } from '../../audit/audit-log.ts'
+import { appendAuditRecords } from '../../audit-log/append.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
 import { queryFirst } from '../../db/statement.ts'

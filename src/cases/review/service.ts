@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { appendAuditRecords, auditAppend, auditAppended } from '../../audit/audit-log.ts'
+import { appendAuditRecords, auditAppend, auditAppended } from '../../audit-log/append.ts'
 import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'

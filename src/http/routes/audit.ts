@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { type AuditQuery, pageAuditRecords, streamAuditRecords } from '../../audit/service.ts'
+import { type AuditQuery, pageAuditRecords, streamAuditRecords } from '../../audit-log/reads.ts'
 import { type CaseKindModule, sharedCaseSchemas } from '../case-kinds.ts'
 import {
   authProblems,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { AuditRecord } from '../../domain/shared/audit-chain.ts'
+import type { AuditRecord } from '../../audit-log/core/records.ts'
 import { freeJson } from './common.ts'
 
 /** An audit record whose `kind` is one of `auditKinds` (every kind the app's case kinds, engine and admin write). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { appendAuditRecords } from '../../../src/audit/audit-log.ts'
+import { appendAuditRecords } from '../../../src/audit-log/append.ts'
 import { withTransaction } from '../../../src/db/pool.ts'
 import { submitInput, writeInput } from '../../../src/engine/case-inputs.ts'
 import { AppError } from '../../../src/errors.ts'

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { VerifiableLog } from '../../../audit-log/verifiable-log.ts'
+import { verifyWorkers } from '../../../audit-log/verify-workers.ts'
 import { createPool } from '../../../db/pool.ts'
-import { VerifiableLog } from '../../../log/verifiable-log.ts'
-import { verifyWorkers } from '../../../log/verify-workers.ts'
 import { observeSequencedBatch } from '../../../metrics.ts'
 
 declare module 'fastify' {
