@@ -31,6 +31,7 @@ export const PHASES = [
   'scale',
   'large-bodies',
   'worst-case',
+  'webhooks',
   'audit',
   'embedded',
 ]
@@ -97,6 +98,8 @@ export const TARGETS = {
   sequencingLagP99Ms: 100,
   proofP95Ms: 10,
   embeddedThroughputRatio: 0.6,
+  /** Decide throughput with three webhooks subscribed to every event over none: within 10 %. */
+  webhooksThroughputRatio: 0.9,
   embeddedRssBytes: 300 * 1024 * 1024,
   /** A first start on an empty data dir (creating the embedded database): ready within, and its peak RSS. */
   embeddedFirstStartMs: 5_000,

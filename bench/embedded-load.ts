@@ -26,12 +26,13 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 import { buildForBench } from './build.ts'
+import { type CliTiming, printCliTimings, timeCliCommands } from './cli-timings.ts'
 import { type BenchDatabase, createDatabase } from './database.ts'
 import { HttpTarget, type LatencySummary, summarize } from './load.ts'
 import { CpuWindow, freePort, type ManagedProcess, startProcess, waitReady } from './processes.ts'
@@ -75,6 +76,28 @@ export interface ModeResult {
   /** CPU per successful request, ms: the whole service, and the PostgreSQL processes serving its database. */
   serviceCpuMsPerRequest: number
   postgresCpuMsPerRequest: number
+  /** `verify`, `keys list` and `audit verify` on the data dir the run filled (embedded only). */
+  cli: CliTiming[] | null
+}
+
+/** Runs of each CLI command. */
+const CLI_RUNS = 5
+
+/** A signed envelope and the JWKS that verifies it, written beside the data dir for `arbiter verify`. */
+async function verifyInputs(
+  origin: string,
+  adminKey: string,
+  dataDir: string,
+): Promise<{ envelope: string; jwks: string }> {
+  const page = (await (
+    await fetch(`${origin}/v1/manifests?limit=1`, { headers: { authorization: `Bearer ${adminKey}` } })
+  ).json()) as { items: unknown[] }
+  if (page.items.length === 0) throw new Error('no manifest to verify: the decide flow issued none')
+  const jwks = await (await fetch(`${origin}/.well-known/jwks.json`)).text()
+  const files = { envelope: `${dataDir}-envelope.json`, jwks: `${dataDir}-jwks.json` }
+  await writeFile(files.envelope, JSON.stringify(page.items[0]))
+  await writeFile(files.jwks, jwks)
+  return files
 }
 
 async function main(): Promise<void> {
@@ -153,7 +176,26 @@ async function measure(mode: Mode): Promise<ModeResult> {
       const postgresCpuS = postgresCpu ? (await postgresCpu.end()).postgresCpuS : 0
       const requests = run.latency.count
       memory.sample()
+      // The CLI on this data dir once the service has stopped (one process at a time opens it): the files the
+      // offline verify reads are fetched first.
+      let cli: CliTiming[] | null = null
+      if (mode === 'embedded') {
+        const files = await verifyInputs(proc.origin, adminKey, dataDir)
+        memory.stop()
+        await proc.stop()
+        cli = timeCliCommands({
+          root: repoRoot,
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ARBITER_DATA_DIR: dataDir },
+          commands: [
+            { name: 'verify', args: ['verify', files.envelope, '--jwks', files.jwks] },
+            { name: 'keys list', args: ['keys', 'list'] },
+            { name: 'audit verify', args: ['audit', 'verify'] },
+          ],
+          runs: CLI_RUNS,
+        })
+      }
       return {
+        cli,
         mode,
         ...run,
         createPeakBytes,
@@ -178,6 +220,8 @@ async function measure(mode: Mode): Promise<ModeResult> {
     }
   } finally {
     await rm(dataDir, { recursive: true, force: true })
+    await rm(`${dataDir}-envelope.json`, { force: true })
+    await rm(`${dataDir}-jwks.json`, { force: true })
     await database?.drop()
   }
 }
@@ -476,6 +520,7 @@ function print(results: ModeResult[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
   for (const row of [header, ...rows])
     process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`)
+  for (const r of results) if (r.cli) printCliTimings(r.cli)
   const embedded = results.find((r) => r.mode === 'embedded')
   const postgres = results.find((r) => r.mode === 'postgres')
   if (embedded && postgres) {

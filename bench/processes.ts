@@ -211,6 +211,21 @@ export function processCpuTimes(pid: number): { userS: number; systemS: number }
   }
 }
 
+/**
+ * CPU time (user + system) one thread of a process has used so far, in seconds (the main thread's id is the
+ * process id); null once it is gone. Unlike wall times on a shared machine, it does not grow while the thread
+ * waits for a core.
+ */
+export function threadCpuSeconds(pid: number, tid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S
+  } catch {
+    return null
+  }
+}
+
 const GONE = { userS: Number.NaN, systemS: Number.NaN }
 
 // sysconf(_SC_CLK_TCK): 100 on every Linux this runs on.

@@ -12,6 +12,7 @@ import type { ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
+import type { WebhooksPhase } from './phases/webhooks.ts'
 import type { WorstCasePhase } from './phases/worst-case.ts'
 import { type CpuFigures, type LoopFigures, log, type Run } from './run-context.ts'
 
@@ -55,10 +56,11 @@ export function buildFigures(results: {
   audit?: AuditPhase | undefined
   embedded?: EmbeddedPhase | undefined
   largeBodies?: LargeBodiesPhase | undefined
+  webhooks?: WebhooksPhase | undefined
   memory: MemoryReport
 }): Figure[] {
   const figures: Figure[] = []
-  const { decide, review, reconcile, read, audit, embedded, largeBodies, memory } = results
+  const { decide, review, reconcile, read, audit, embedded, largeBodies, webhooks, memory } = results
   if (decide) {
     const failed = decide.rounds.reduce(
       (sum, round) => sum + round.arbiter.failedRequests + round.baseline.failedRequests,
@@ -298,6 +300,34 @@ export function buildFigures(results: {
     figures.push({
       figure: `the same: each ${size} body answered, p50 / max, ms`,
       arbiter: `${ms(largeBodies.bodyLatency.p50)} / ${ms(largeBodies.bodyLatency.max)}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
+  }
+  if (webhooks) {
+    const failed =
+      webhooks.rounds.length === 0 ? 0 : webhooks.none.failedRequests + webhooks.three.failedRequests
+    figures.push({
+      figure: `decide with 3 webhooks on every event vs none, req/s (median of ${webhooks.rounds.length} rounds)`,
+      arbiter: rate(webhooks.three.requestsPerSecond),
+      baseline: `${rate(webhooks.none.requestsPerSecond)} (none)`,
+      ratio: times(webhooks.throughputRatio),
+      target: `≥ ${TARGETS.webhooksThroughputRatio.toFixed(2)}×`,
+      result: verdict(failed === 0 && webhooks.throughputRatio >= TARGETS.webhooksThroughputRatio),
+    })
+    figures.push({
+      figure: `webhook delivery lag under the decide load (evaluate answered → received), p50 / p99, ms`,
+      arbiter: `${ms(webhooks.lag.p50)} / ${ms(webhooks.lag.p99)}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
+    figures.push({
+      figure: `webhook catch-up after a receiver outage of ${webhooks.catchUp.events} events, deliveries/s`,
+      arbiter: rate(webhooks.catchUp.perSecond),
       baseline: '',
       ratio: '',
       target: '',
@@ -550,6 +580,7 @@ export interface RunResults {
   embedded: EmbeddedPhase | undefined
   largeBodies: LargeBodiesPhase | undefined
   worstCase: WorstCasePhase | undefined
+  webhooks: WebhooksPhase | undefined
   memory: MemoryReport
 }
 
@@ -595,6 +626,7 @@ export async function writeResults(run: RunResults): Promise<void> {
       reconcile_throughput: run.reconcile?.throughputRatio ?? null,
       reconcile_scale_exponent: run.reconcile?.scaleExponent ?? null,
       embedded_throughput: run.embedded?.throughputRatio ?? null,
+      webhooks_throughput: run.webhooks?.throughputRatio ?? null,
     },
     figures: run.figures,
     decide: run.decide ?? null,
@@ -606,6 +638,7 @@ export async function writeResults(run: RunResults): Promise<void> {
     embedded: run.embedded ?? null,
     large_bodies: run.largeBodies ?? null,
     worst_case: run.worstCase ?? null,
+    webhooks: run.webhooks ?? null,
     memory: run.memory,
   }
   const out = join(repoRoot, 'bench', 'results', 'latest.json')

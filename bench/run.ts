@@ -14,6 +14,7 @@ import { phaseRead } from './phases/read.ts'
 import { phaseReconcile } from './phases/reconcile.ts'
 import { phaseReview } from './phases/review.ts'
 import { phaseScale } from './phases/scale.ts'
+import { phaseWebhooks } from './phases/webhooks.ts'
 import { phaseWorstCase, printWorstCase } from './phases/worst-case.ts'
 import { MemorySampler } from './processes.ts'
 import {
@@ -45,6 +46,8 @@ import { createKey, makeEvidence } from './workloads.ts'
  * 6. large-bodies — ten 1 MiB evidence bodies at once: the worst /healthz delay (bench/large-bodies.ts alone)
  * 6b. worst-case — the largest inputs the limits allow, 32 cases at once, then 12 list readers at limit=500 and
  *                300 streams with one key: peak RSS, /healthz p99, answers ≥ 500 but 503, the largest manifest
+ * 6c. webhooks — decide with three webhooks subscribed to every event vs none (its own Arbiter), the delivery lag
+ *                under that load, and the catch-up rate after a receiver outage of 10,000 events
  * 7. audit     — filtered audit queries, verification, inclusion/consistency proofs at 10k, 100k and 1M records
  *                (synthetic history), and the checkpoint signing rate
  * 8. embedded  — the decide flow on the embedded database vs PostgreSQL mode (built server, both modes)
@@ -52,7 +55,7 @@ import { createKey, makeEvidence } from './workloads.ts'
  *
  * Env: BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_DECIDE_ROUNDS (3), BENCH_SCALE_LOOPS (4),
  * BENCH_AUDIT_CONNECTIONS (4), BENCH_POOL_MAX (10), BENCH_AUDIT_LEVELS (10000,100000,1000000),
- * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,worst-case,audit,embedded; e.g. BENCH_PHASES=worst-case
+ * BENCH_PHASES (decide,review,reconcile,read,scale,large-bodies,worst-case,webhooks,audit,embedded; e.g. BENCH_PHASES=worst-case
  * runs that phase alone),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_CPU_PROF=1 (V8 profiles of Arbiter in
  * bench/results/profiles), and for investigation only BENCH_DB_SETTINGS (`name=value,…` set on the bench
@@ -232,6 +235,7 @@ async function main(): Promise<number> {
       })
     : undefined
   await arbiter.stop()
+  const webhooks = cfg.phases.has('webhooks') ? await phaseWebhooks() : undefined
   const audit = cfg.phases.has('audit') ? await phaseAudit(run) : undefined
   const embedded = cfg.phases.has('embedded') ? await phaseEmbedded() : undefined
   baselineMemory.stop()
@@ -246,7 +250,17 @@ async function main(): Promise<number> {
   if (largeBodies) printLargeBodies('Arbiter', largeBodies)
   if (worstCase) printWorstCase(worstCase)
   printMemory(memory)
-  const figures = buildFigures({ decide, review, reconcile, read, audit, embedded, largeBodies, memory })
+  const figures = buildFigures({
+    decide,
+    review,
+    reconcile,
+    read,
+    audit,
+    embedded,
+    largeBodies,
+    webhooks,
+    memory,
+  })
   printTable(
     'Arbiter vs the bare stack (same run, side by side; ratio = Arbiter / baseline)',
     ['figure', 'arbiter', 'baseline', 'ratio', 'target', 'result'],
@@ -280,6 +294,7 @@ async function main(): Promise<number> {
     embedded,
     largeBodies,
     worstCase,
+    webhooks,
     memory,
   })
   process.stdout.write(

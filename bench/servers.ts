@@ -53,6 +53,8 @@ export async function startArbiter(options: {
   cpuProfileDir?: string | undefined
   /** Trace every request to this OTLP/HTTP endpoint (BENCH_TRACING=1); unset, tracing is off. */
   otlpEndpoint?: string | undefined
+  /** Variables a phase needs on top of the bench's own (the webhooks phase's loopback receivers). */
+  env?: Record<string, string>
 }): Promise<RunningArbiter> {
   const port = await freePort()
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-bench-'))
@@ -77,6 +79,7 @@ export async function startArbiter(options: {
       ...(options.otlpEndpoint
         ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_TRACES_SAMPLER: 'always_on' }
         : {}),
+      ...options.env,
     },
   })
   const memory = new MemorySampler(proc.pid, `${proc.origin}/metrics`)

@@ -1,6 +1,7 @@
 import type { SequencerTiming } from './audit-log/sequencer/sequencer.ts'
 import type { Config } from './config.ts'
 import type { KeyCacheMode } from './services/key-cache.ts'
+import type { WebhookAppSettings } from './webhooks/settings.ts'
 
 /** What the app needs; `runtime.ts` and tests build it, the app itself never reads the environment. */
 export interface AppConfig
@@ -40,6 +41,8 @@ export interface AppConfig
    * prepared statements again.
    */
   namedStatements?: boolean
+  /** Webhooks: the SSRF policy of their URLs, retries and disabling, and delivery timings tests shorten. */
+  webhooks?: Partial<WebhookAppSettings>
 }
 
 export interface OverloadLimits {

@@ -21,6 +21,7 @@ import requestLogPlugin, { OneLinePerRequest } from './http/plugins/app/request-
 import servicesPlugin from './http/plugins/app/services.ts'
 import settingsPlugin from './http/plugins/app/settings.ts'
 import traceRoutePlugin from './http/plugins/app/trace-route.ts'
+import webhooksPlugin from './http/plugins/app/webhooks.ts'
 import rateLimitPlugin from './http/plugins/external/rate-limit.ts'
 import swaggerPlugin from './http/plugins/external/swagger.ts'
 import underPressurePlugin from './http/plugins/external/under-pressure.ts'
@@ -34,6 +35,7 @@ import { keyRoutes } from './http/routes/keys.ts'
 import { logRoutes } from './http/routes/log.ts'
 import { manifestRoutes } from './http/routes/manifests.ts'
 import { probeRoutes } from './http/routes/probes.ts'
+import { webhookRoutes } from './http/routes/webhooks.ts'
 
 export type { AppConfig, OverloadLimits } from './app-config.ts'
 
@@ -126,6 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
   await app.register(auditLogPlugin)
   await app.register(servicesPlugin)
+  await app.register(webhooksPlugin)
   await app.register(authPlugin)
 
   // 3. Routes: operations and administration, the shared case resources, then each case kind's own.
@@ -136,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(auditRoutes, { kinds })
   await app.register(logRoutes, { kinds })
   await app.register(escalationRoutes, { kinds })
+  await app.register(webhookRoutes)
   await app.register(manifestRoutes, {
     kinds,
     ssePollMs: config.ssePollMs ?? 500,

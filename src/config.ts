@@ -71,6 +71,28 @@ const envSchema = z.object({
   ARBITER_BOOTSTRAP_ADMIN_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
   ARBITER_PROBE_ALLOWED_HOSTS: hostPatternList.default([]),
   ARBITER_PROBE_ALLOW_PRIVATE: booleanFlag.default(false),
+  ARBITER_WEBHOOK_ALLOWED_HOSTS: hostPatternList.default([]),
+  ARBITER_WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
+  ARBITER_WEBHOOK_MAX_AGE_HOURS: z.coerce
+    .number({ message: 'expected a number of hours' })
+    .positive()
+    .default(24),
+  ARBITER_WEBHOOK_DISABLE_AFTER_HOURS: z.coerce
+    .number({ message: 'expected a number of hours' })
+    .positive()
+    .default(72),
+  // For tests of the retry mechanism: the delays after the 1st, 2nd, … failure (the last repeated).
+  ARBITER_WEBHOOK_RETRY_SCHEDULE_MS: commaList
+    .transform((parts) => parts.map(Number))
+    .pipe(z.array(z.number().int().min(1)).min(1, 'expected a comma list of milliseconds'))
+    .optional(),
+  // For tests of a replica killed mid-delivery: one attempt's bound (a claimed delivery's lease is 1 s longer).
+  ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int()
+    .min(100)
+    .max(10_000)
+    .default(10_000),
   ARBITER_BODY_LIMIT_BYTES: z.coerce
     .number({ message: 'expected a byte count' })
     .int()
@@ -137,6 +159,16 @@ export interface Config {
   bootstrapAdminKey: string | undefined
   probeAllowedHosts: string[]
   probeAllowPrivate: boolean
+  webhookAllowedHosts: string[]
+  webhookAllowPrivate: boolean
+  /** A webhook delivery still failing after this long is failed. */
+  webhookMaxAgeMs: number
+  /** A webhook whose every attempt failed for this long is disabled. */
+  webhookDisableAfterMs: number
+  /** The retry delays of webhook deliveries; unset means the production schedule (a test knob). */
+  webhookRetryScheduleMs: number[] | undefined
+  /** One delivery attempt's bound, 10 s (a test knob may shorten it). */
+  webhookAttemptTimeoutMs: number
   bodyLimitBytes: number
   dbPoolMax: number
   /** Requests per key per minute; 0 disables rate limiting. */
@@ -155,6 +187,8 @@ export interface Config {
   /** Set when an OTLP endpoint is configured (and the SDK not disabled): tracing on. */
   tracing: TracingConfig | undefined
 }
+
+const HOUR_MS = 3_600_000
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -182,6 +216,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     bootstrapAdminKey: e.ARBITER_BOOTSTRAP_ADMIN_KEY,
     probeAllowedHosts: e.ARBITER_PROBE_ALLOWED_HOSTS,
     probeAllowPrivate: e.ARBITER_PROBE_ALLOW_PRIVATE,
+    webhookAllowedHosts: e.ARBITER_WEBHOOK_ALLOWED_HOSTS,
+    webhookAllowPrivate: e.ARBITER_WEBHOOK_ALLOW_PRIVATE,
+    webhookMaxAgeMs: Math.round(e.ARBITER_WEBHOOK_MAX_AGE_HOURS * HOUR_MS),
+    webhookDisableAfterMs: Math.round(e.ARBITER_WEBHOOK_DISABLE_AFTER_HOURS * HOUR_MS),
+    webhookRetryScheduleMs: e.ARBITER_WEBHOOK_RETRY_SCHEDULE_MS,
+    webhookAttemptTimeoutMs: e.ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS,
     bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,

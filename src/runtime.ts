@@ -72,6 +72,17 @@ export async function startRuntime(
         // The embedded database serves one process: revocations clear its key cache directly.
         keyCache: database.embedded ? 'local' : 'listen',
         sequencer: { lingerMs: config.sequencerLingerMs },
+        webhooks: {
+          allowedHosts: config.webhookAllowedHosts,
+          allowPrivate: config.webhookAllowPrivate,
+          maxAgeMs: config.webhookMaxAgeMs,
+          disableAfterMs: config.webhookDisableAfterMs,
+          retryScheduleMs: config.webhookRetryScheduleMs,
+          attemptTimeoutMs: config.webhookAttemptTimeoutMs,
+          leaseMs: config.webhookAttemptTimeoutMs + 1_000,
+          // The embedded database serves one process, which polls; replicas on PostgreSQL hear each other's NOTIFY.
+          listen: !database.embedded,
+        },
       },
       signingKey,
       logger,

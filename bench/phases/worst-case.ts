@@ -1,6 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises'
-import { Client, Pool } from 'undici'
+import { once } from 'node:events'
+import { loadavg } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import { Pool } from 'undici'
 import { type LatencySummary, summarize } from '../load.ts'
+import { processCpuSeconds, threadCpuSeconds } from '../processes.ts'
 import type { RunningArbiter } from '../servers.ts'
 
 /**
@@ -30,8 +33,22 @@ export interface WorstCasePhase {
   healthz: LatencySummary
   /** /healthz polls that got no answer at all. */
   healthzUnanswered: number
-  /** Peak RSS and /healthz delay of each part. */
-  parts: Record<WorstCasePart, { peakRssBytes: number; healthz: LatencySummary }>
+  /**
+   * Peak RSS and /healthz delay of each part, and the CPU seconds the process and its main thread (the event loop)
+   * used in it: on a shared machine the steadier figure of how much work a part puts on the loop.
+   */
+  parts: Record<
+    WorstCasePart,
+    {
+      peakRssBytes: number
+      healthz: LatencySummary
+      healthzSamples: number
+      cpuSeconds: number
+      mainThreadCpuSeconds: number
+    }
+  >
+  /** The machine's 1-minute load average when the phase started and when it ended. */
+  loadAverage: { start: number; end: number }
   /** Answers with a status ≥ 500 other than 503, by route. */
   serverErrors: Record<string, number>
   /** Every answer's status, by what was asked. */
@@ -219,29 +236,61 @@ async function reviewAtTheLimits(session: Session, key: string, tag: string): Pr
   if (decided.status === 200) noteManifest(session, decided.text)
 }
 
-async function pollHealthz(
-  client: Client,
-  until: () => boolean,
-  samples: Map<string, number[]>,
-  part: () => string,
-  failures: { count: number },
-): Promise<void> {
-  while (!until()) {
-    const label = part()
+/**
+ * The `/healthz` poller, in a thread of its own: the phase's clients parse megabyte pages on the bench's event
+ * loop, and a poller sharing that loop would count their parsing as the server's delay. It polls on one
+ * connection, one request after another (5 ms apart), labels each delay with the part named last, and answers
+ * `{samples, failures}` when told to stop.
+ */
+const HEALTHZ_POLLER = `
+const { parentPort, workerData } = require('node:worker_threads')
+let part = workerData.part
+let stopped = false
+const samples = {}
+let failures = 0
+parentPort.on('message', (message) => {
+  if (message.part) part = message.part
+  if (message.stop) stopped = true
+})
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+;(async () => {
+  while (!stopped) {
+    const label = part
     const started = performance.now()
     try {
-      const res = await client.request({ method: 'GET', path: '/healthz', headersTimeout: 60_000 })
-      await res.body.text()
+      const res = await fetch(workerData.url, { signal: AbortSignal.timeout(60000) })
+      await res.arrayBuffer()
     } catch {
-      // No answer: counted apart (not as a delay), and the process check says whether it died.
-      failures.count++
+      failures++
       await sleep(100)
       continue
     }
-    const list = samples.get(label) ?? []
-    list.push(performance.now() - started)
-    samples.set(label, list)
+    ;(samples[label] ??= []).push(performance.now() - started)
     await sleep(5)
+  }
+  parentPort.postMessage({ samples, failures })
+})()
+`
+
+class HealthzPoller {
+  readonly #worker: Worker
+
+  constructor(origin: string, part: string) {
+    this.#worker = new Worker(HEALTHZ_POLLER, { eval: true, workerData: { url: `${origin}/healthz`, part } })
+  }
+
+  enter(part: string): void {
+    this.#worker.postMessage({ part })
+  }
+
+  async stop(): Promise<{ samples: Map<string, number[]>; failures: number }> {
+    const answer = once(this.#worker, 'message')
+    this.#worker.postMessage({ stop: true })
+    const [{ samples, failures }] = (await answer) as [
+      { samples: Record<string, number[]>; failures: number },
+    ]
+    await this.#worker.terminate()
+    return { samples: new Map(Object.entries(samples)), failures }
   }
 }
 
@@ -340,23 +389,27 @@ export async function phaseWorstCase(options: {
     serverErrors: {},
     largestManifestBytes: 0,
   }
-  const health = new Client(arbiter.origin, { pipelining: 1 })
   let part: WorstCasePart = 'cases'
+  const pid = arbiter.proc.pid
+  const cpu = { process: processCpuSeconds(pid) ?? 0, main: threadCpuSeconds(pid, pid) ?? 0 }
+  const cpuOfParts = new Map<WorstCasePart, { process: number; main: number }>()
+  /** Closes the CPU account of the part that is running. */
+  const closeCpu = () => {
+    const now = { process: processCpuSeconds(pid) ?? 0, main: threadCpuSeconds(pid, pid) ?? 0 }
+    cpuOfParts.set(part, { process: now.process - cpu.process, main: now.main - cpu.main })
+    Object.assign(cpu, now)
+  }
+  const loadAtStart = loadavg()[0]!
   const enter = (next: WorstCasePart) => {
+    if (next !== part) closeCpu()
     part = next
+    poller.enter(next)
     arbiter.memory.phase = `worst-case: ${next}`
   }
+  const poller = new HealthzPoller(arbiter.origin, part)
   enter('cases')
-  const samples = new Map<string, number[]>()
-  let done = false
+  let samples = new Map<string, number[]>()
   const healthzFailures = { count: 0 }
-  const poller = pollHealthz(
-    health,
-    () => done,
-    samples,
-    () => part,
-    healthzFailures,
-  )
   const tag = `worst-${process.pid}-${Date.now().toString(36)}`
   const cases = { fanouts: 11, outcomes: 11, reviews: 10 }
   let casesSeconds = 0
@@ -386,9 +439,10 @@ export async function phaseWorstCase(options: {
     enter('streams')
     streamFigures = await streams(arbiter.origin, keys.dashboard)
   } finally {
-    done = true
-    await poller
-    await health.close()
+    closeCpu()
+    const polled = await poller.stop()
+    samples = polled.samples
+    healthzFailures.count = polled.failures
     await session.pool.close()
   }
   arbiter.memory.sample()
@@ -398,6 +452,9 @@ export async function phaseWorstCase(options: {
       {
         peakRssBytes: arbiter.memory.phasePeaks.get(`worst-case: ${name}`) ?? 0,
         healthz: summarize(samples.get(name) ?? [0]),
+        healthzSamples: samples.get(name)?.length ?? 0,
+        cpuSeconds: cpuOfParts.get(name)?.process ?? 0,
+        mainThreadCpuSeconds: cpuOfParts.get(name)?.main ?? 0,
       },
     ]),
   ) as WorstCasePhase['parts']
@@ -424,6 +481,7 @@ export async function phaseWorstCase(options: {
     largestManifestBytes: session.largestManifestBytes,
     listRead,
     streams: streamFigures,
+    loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     result: pass ? 'PASS' : 'MISS',
   }
 }
@@ -446,8 +504,9 @@ export function printWorstCase(phase: WorstCasePhase): void {
       `  /healthz delay:         p50 ${f(phase.healthz.p50)} ms, p99 ${f(phase.healthz.p99)} ms, max ${f(phase.healthz.max)} ms (target p99 ≤ ${WORST_CASE_TARGETS.healthzP99Ms} ms)\n` +
       WORST_CASE_PARTS.map(
         (name) =>
-          `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms\n`,
+          `    ${name.padEnd(20)}peak RSS ${mb(phase.parts[name].peakRssBytes)}, /healthz p99 ${f(phase.parts[name].healthz.p99)} ms, max ${f(phase.parts[name].healthz.max)} ms (${phase.parts[name].healthzSamples} polls); CPU ${f(phase.parts[name].cpuSeconds)} s, main thread ${f(phase.parts[name].mainThreadCpuSeconds)} s\n`,
       ).join('') +
+      `  machine load average:   ${phase.loadAverage.start.toFixed(1)} at the start, ${phase.loadAverage.end.toFixed(1)} at the end\n` +
       `  answers ≥ 500 but 503:  ${JSON.stringify(phase.serverErrors)} (target none)\n` +
       `  process alive after:    ${phase.processAlive} (/healthz unanswered ${phase.healthzUnanswered} times)\n` +
       `  largest manifest:       ${phase.largestManifestBytes} bytes\n` +

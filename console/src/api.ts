@@ -40,6 +40,10 @@ export class Api {
     return this.call<T>('POST', path, body, signal)
   }
 
+  patch<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.call<T>('PATCH', path, body, signal)
+  }
+
   /** Follows `next_cursor` until the end or `maxPages` pages. */
   async getAll<T>(path: string, maxPages: number, signal?: AbortSignal): Promise<T[]> {
     const items: T[] = []

@@ -12,6 +12,7 @@ import { logView } from './views/log-view.ts'
 import { outcomeCaseView } from './views/outcome-case-view.ts'
 import { manifestProofView, recordProofView } from './views/proof-view.ts'
 import { reviewCaseView } from './views/review-case-view.ts'
+import { webhooksView } from './views/webhooks-view.ts'
 
 /** sessionStorage: the key lives as long as the tab and is never written anywhere more lasting. */
 const KEY_STORAGE = 'arbiter.console.key'
@@ -32,6 +33,7 @@ const ROUTES: { pattern: RegExp; title: string; nav: string | null; view: View }
   },
   { pattern: /^#\/chart$/, title: 'Decisions per minute', nav: '#/chart', view: chartView },
   { pattern: /^#\/log$/, title: 'Audit log', nav: '#/log', view: logView },
+  { pattern: /^#\/webhooks$/, title: 'Webhooks', nav: '#/webhooks', view: webhooksView },
 ]
 
 const main = document.getElementById('main') as HTMLElement

@@ -4,6 +4,7 @@ import type { CaseDecision, ManifestContent } from '../engine/case-kind.ts'
 import type { DecisionAnswer, DecisionTask } from '../engine/decision-workers.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import { decideFanout } from './fanout/decision.ts'
+import { decideOutcomeCase } from './outcome/decision.ts'
 import { decideReviewCase } from './review/decision.ts'
 
 /**
@@ -19,6 +20,7 @@ const DECISIONS: Record<
   (c: never, input: never, groundTruth: GroundTruthRecord | null) => CaseDecision<ManifestContent, unknown>
 > = {
   fanout: decideFanout,
+  outcome: decideOutcomeCase,
   review: decideReviewCase,
 }
 

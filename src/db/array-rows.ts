@@ -3,16 +3,15 @@ import type { Queryable } from './pool.ts'
 
 /**
  * Runs a query whose rows come back as arrays (pg's `rowMode: 'array'`): no object per row, which is what bulk
- * reads of millions of rows (the log verifier) spend their time on otherwise. Every Queryable is a pg pool or
- * client, which take a query config.
+ * reads of millions of rows (the log verifier) spend their time on otherwise.
  */
 export async function queryArrays<Row extends unknown[]>(
   db: Queryable,
   text: string,
   values: unknown[] = [],
 ): Promise<Row[]> {
-  const result = await (db as unknown as pg.ClientBase).query({ text, values, rowMode: 'array' })
-  return result.rows as Row[]
+  const result = await db.query<Row>({ text, values, rowMode: 'array' })
+  return result.rows
 }
 
 /**

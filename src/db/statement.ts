@@ -20,6 +20,12 @@ export interface Statement<Row extends QueryResultRow = QueryResultRow> {
    * each connection keeps every statement it prepared.
    */
   prepare?: boolean
+  /**
+   * The name a prepared statement is prepared under (set by `named`; the executor names the others it prepares).
+   * pg prepares any query config with a name, so a statement handed to `db.query` directly is prepared even on a
+   * pool that prepares nothing; the executor leaves the name off there.
+   */
+  name?: string
   readonly [ROW]?: Row
 }
 
@@ -41,7 +47,7 @@ export function named<Row extends QueryResultRow = QueryResultRow>(
   text: string,
   values: unknown[],
 ): Statement<Row> {
-  return { text, values, prepare: true }
+  return { text, values, prepare: true, name: nameOf(text) }
 }
 
 const names = new Map<string, string>()
@@ -65,7 +71,11 @@ export function execute<Row extends QueryResultRow>(
   statement: Statement<Row>,
 ): Promise<QueryResult<Row>> {
   return statement.prepare && preparesStatements(db)
-    ? db.query<Row>({ name: nameOf(statement.text), text: statement.text, values: statement.values })
+    ? db.query<Row>({
+        name: statement.name ?? nameOf(statement.text),
+        text: statement.text,
+        values: statement.values,
+      })
     : db.query<Row>(statement.text, statement.values)
 }
 

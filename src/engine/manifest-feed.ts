@@ -2,9 +2,10 @@ import type { ServerResponse } from 'node:http'
 import { revokedApiKeyIds } from '../db/repositories/api-keys.ts'
 import { latestManifestSeq, manifestsPage } from '../db/repositories/manifests.ts'
 import { queryOne, queryRows } from '../db/statement.ts'
+import { utf8OfPieces } from '../domain/shared/utf8-pieces.ts'
 import { AppError } from '../errors.ts'
 import type { ServiceContext } from '../services/context.ts'
-import { envelopeText } from './manifests.ts'
+import { envelopePieces } from './manifests.ts'
 
 /** One open stream: from its admission until it closes. */
 interface Stream {
@@ -240,7 +241,11 @@ export class ManifestFeed {
           for (const row of rows) {
             const seq = row.audit_seq ?? cursor
             // One copy of each event, written to every stream at this point of the log.
-            const event = Buffer.from(`event: manifest\nid: ${seq}\ndata: ${envelopeText(row)}\n\n`, 'utf8')
+            const event = utf8OfPieces([
+              `event: manifest\nid: ${seq}\ndata: `,
+              ...envelopePieces(row),
+              '\n\n',
+            ])
             for (const stream of group) {
               if (!this.receives(stream) || stream.cursor >= seq) continue
               const flushed = stream.raw!.write(event)

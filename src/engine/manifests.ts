@@ -19,6 +19,7 @@ import { breach, LIMITS, utf8Length } from '../domain/limits.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
 import { AppError, limitExceeded } from '../errors.ts'
+import { takeTurn } from '../event-loop-turns.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
 import { inSpan } from '../tracing/spans.ts'
@@ -34,10 +35,22 @@ export type StoredEnvelope = Pick<ManifestRow, 'manifest_jcs' | 'manifest_digest
 
 /** The envelope `{manifest, manifest_digest, jws, audit_seq}` as JSON text. */
 export function envelopeText(envelope: StoredEnvelope): string {
-  return (
-    `{"manifest":${envelope.manifest_jcs},"manifest_digest":${JSON.stringify(envelope.manifest_digest)},` +
-    `"jws":${JSON.stringify(envelope.jws)},"audit_seq":${envelope.audit_seq === null ? 'null' : envelope.audit_seq}}`
-  )
+  return envelopePieces(envelope).join('')
+}
+
+/**
+ * The JSON text of an envelope in pieces, its stored manifest and JWS among them as they are (src/domain/shared/
+ * utf8-pieces.ts writes them out without joining them). A compact JWS is three base64url segments joined by dots,
+ * characters JSON never escapes, so it is quoted as it is rather than scanned and copied by JSON.stringify.
+ */
+export function envelopePieces(envelope: StoredEnvelope): string[] {
+  return [
+    '{"manifest":',
+    envelope.manifest_jcs,
+    `,"manifest_digest":${JSON.stringify(envelope.manifest_digest)},"jws":"`,
+    envelope.jws,
+    `","audit_seq":${envelope.audit_seq === null ? 'null' : envelope.audit_seq}}`,
+  ]
 }
 
 export function parseManifest(envelope: Pick<StoredEnvelope, 'manifest_jcs'>): StoredManifest {
@@ -194,7 +207,7 @@ export async function pageManifests(
   page: PageRequest,
 ): Promise<Page<StoredEnvelope>> {
   const { cases = [], ...rest } = query
-  return readSeqPage(
+  const listed = await readSeqPage(
     page,
     async (afterSeq, limit) =>
       cases.length > 1
@@ -206,4 +219,17 @@ export async function pageManifests(
     (row) => row.audit_seq ?? 0,
     (row) => row,
   )
+  // A page of megabytes is made into its answer next, on this thread: in a turn of its own
+  // (src/event-loop-turns.ts), so that pages that arrive together for several readers are not built back to back.
+  if (storedLength(listed.items) >= LARGE_PAGE_LENGTH) await takeTurn()
+  return listed
+}
+
+/** Pages of stored envelopes this long (characters of their manifests and JWS) take a turn to be answered. */
+const LARGE_PAGE_LENGTH = 256 * 1024
+
+function storedLength(envelopes: readonly StoredEnvelope[]): number {
+  let length = 0
+  for (const envelope of envelopes) length += envelope.manifest_jcs.length + envelope.jws.length
+  return length
 }

@@ -1,8 +1,9 @@
 /**
  * Failed authentication per client address: each request presenting a key that is unknown or revoked costs the
  * database a lookup, so an address that keeps guessing is answered 429 instead of 401 once it has failed `perMinute`
- * times in its window, until that window (a minute from its first failure) ends. Only failures are counted: a
- * request with a valid key is never refused here, whatever its address did.
+ * times in its window, until that window (a minute from its first failure) ends. Only failures are counted. Once
+ * an address has used up its failures, its keys are not looked up in the database at all: only a key the
+ * replica's key cache already knows as valid is let through (src/http/plugins/app/auth.ts).
  *
  * Memory is bounded: at most MAX_ADDRESSES windows are kept; past that, expired windows are dropped first, then the
  * oldest, so a flood of addresses costs a fixed amount of memory (and forgets the oldest guessers first).
@@ -46,6 +47,19 @@ export class AuthFailureThrottle {
     window.failures += 1
     if (window.failures <= this.perMinute) return null
     return Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000))
+  }
+
+  /**
+   * The seconds until `address`'s window ends once it has used up its failures (its next failure would be
+   * answered 429), null otherwise. Counts nothing: the auth hook asks before looking a key up, so that a throttled
+   * address's guesses cost no database lookup at all.
+   */
+  retryAfter(address: string): number | null {
+    if (!this.enabled) return null
+    const window = this.windows.get(address)
+    if (!window || window.failures < this.perMinute) return null
+    const left = window.startedAt + WINDOW_MS - this.now()
+    return left > 0 ? Math.max(1, Math.ceil(left / 1000)) : null
   }
 
   /** Addresses with a window kept (for tests of the bound). */

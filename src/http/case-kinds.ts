@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { ADMIN_AUDIT_KINDS, ENGINE_AUDIT_KINDS } from '../domain/vocabulary.ts'
+import { WEBHOOK_AUDIT_KINDS } from '../domain/webhooks/vocabulary.ts'
 import type { CaseKind, ManifestContent } from '../engine/case-kind.ts'
 import { auditRecordSchemaOf } from './schemas/audit.ts'
 
@@ -53,6 +54,7 @@ export function caseWords(modules: readonly CaseKindModule[]) {
       ...modules.flatMap((m) => m.vocabulary.auditKinds),
       ...ENGINE_AUDIT_KINDS,
       ...ADMIN_AUDIT_KINDS,
+      ...WEBHOOK_AUDIT_KINDS,
     ]),
     /** Kinds whose HALT opens an escalation for a human: those with a resolution (reviews hand back instead). */
     escalationCases: all((m) => (m.kind.resolution === undefined ? [] : [m.kind.name])),

@@ -47,6 +47,16 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/audit/reviews/{id}': 'getReviewStory',
   // escalations
   'GET /v1/escalations': 'listEscalations',
+  // webhooks
+  'POST /v1/webhooks': 'createWebhook',
+  'GET /v1/webhooks': 'listWebhooks',
+  'GET /v1/webhooks/{id}': 'getWebhook',
+  'PATCH /v1/webhooks/{id}': 'updateWebhook',
+  'DELETE /v1/webhooks/{id}': 'deleteWebhook',
+  'POST /v1/webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
+  'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+  'POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver': 'redeliverWebhookDelivery',
+  'POST /v1/webhooks/{id}/test': 'sendWebhookTestEvent',
   // manifests
   'GET /.well-known/jwks.json': 'getJwks',
   'GET /v1/manifests': 'listManifests',
@@ -241,6 +251,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'reviews', description: 'Judge panels routed by the book' },
   { name: 'manifests', description: 'The signed decisions of every case kind: read, list, stream' },
   { name: 'escalations', description: 'HALTed cases waiting for a person (ops)' },
+  { name: 'webhooks', description: 'Decisions pushed to orchestrators, signed as Standard Webhooks (admin)' },
   { name: 'audit', description: 'The verifiable audit log: records, stories, proofs, checkpoints' },
   { name: 'probes', description: 'Ground-truth probes (admin)' },
   { name: 'policies', description: 'Sub-agent policies (admin)' },

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify'
-import { envelopeText, type StoredEnvelope } from '../engine/manifests.ts'
+import { utf8OfPieces } from '../domain/shared/utf8-pieces.ts'
+import { envelopePieces, envelopeText, type StoredEnvelope } from '../engine/manifests.ts'
 import type { Page } from '../pagination.ts'
 
 /**
@@ -8,11 +9,39 @@ import type { Page } from '../pagination.ts'
  * the signature covers). The route's response schema still documents the shape.
  */
 export function sendJsonText(reply: FastifyReply, statusCode: number, text: string): FastifyReply {
-  reply.code(statusCode).type('application/json; charset=utf-8')
   // A large text is encoded once, here: sent as a string, it would be measured for Content-Length in one pass
   // over its megabytes and encoded for the socket in another, both on the event loop.
-  if (text.length >= BUFFERED_TEXT_LENGTH) return reply.send(Buffer.from(text))
+  if (text.length >= BUFFERED_TEXT_LENGTH) return sendJsonBytes(reply, statusCode, Buffer.from(text))
+  reply.code(statusCode).type('application/json; charset=utf-8')
   return reply.serializer((payload: unknown) => payload as string).send(text as never)
+}
+
+/** Sends JSON already encoded (see sendJsonText). */
+export function sendJsonBytes(reply: FastifyReply, statusCode: number, bytes: Buffer): FastifyReply {
+  return reply.code(statusCode).type('application/json; charset=utf-8').send(bytes)
+}
+
+/** Sends JSON text given in pieces (large ones among them: stored manifests and their JWS) as its bytes. */
+function sendJsonPieces(reply: FastifyReply, statusCode: number, pieces: readonly string[]): FastifyReply {
+  let length = 0
+  for (const piece of pieces) length += piece.length
+  if (length < BUFFERED_TEXT_LENGTH) return sendJsonText(reply, statusCode, pieces.join(''))
+  return sendJsonBytes(reply, statusCode, utf8OfPieces(pieces))
+}
+
+/** A page `{items, next_cursor}` of stored envelopes, each manifest byte for byte as signed. */
+export function sendEnvelopePage(
+  reply: FastifyReply,
+  statusCode: number,
+  page: Page<StoredEnvelope>,
+): FastifyReply {
+  const pieces = ['{"items":[']
+  page.items.forEach((envelope, i) => {
+    if (i > 0) pieces.push(',')
+    pieces.push(...envelopePieces(envelope))
+  })
+  pieces.push(`],"next_cursor":${JSON.stringify(page.next_cursor)}}`)
+  return sendJsonPieces(reply, statusCode, pieces)
 }
 
 /** Texts at least this long are sent as their UTF-8 bytes. */
@@ -36,7 +65,7 @@ export function sendEnvelope(
   statusCode: number,
   envelope: StoredEnvelope,
 ): FastifyReply {
-  return sendJsonText(reply, statusCode, envelopeText(envelope))
+  return sendJsonPieces(reply, statusCode, envelopePieces(envelope))
 }
 
 /**

@@ -21,7 +21,8 @@ const INSTRUCTIONS =
   'Outcomes: record_outcome, submit_interpretation (one per orchestrator), evaluate_outcome. ' +
   'Fan-outs: create_fanout, submit_worker_result (one per subtask), reconcile_fanout. ' +
   'Reviews: create_review, submit_verdict (one per judge), decide_review. ' +
-  'Act on `manifest.directive`; check a manifest with verify_manifest; ops see HALTed cases with list_escalations.'
+  'Act on `manifest.directive`; check a manifest with verify_manifest; ops see HALTed cases with list_escalations; ' +
+  'admins push decisions to a receiver with register_webhook and see them with list_webhooks.'
 
 /** The tools as `tools/list` shows them, built once: their schemas do not change while the server runs. */
 export function toolDefinitions(tools: readonly ArbiterTool[] = ARBITER_TOOLS): Tool[] {
@@ -33,8 +34,8 @@ export function toolDefinitions(tools: readonly ArbiterTool[] = ARBITER_TOOLS): 
     annotations: {
       title: tool.title,
       readOnlyHint: tool.readOnly,
-      // Every write here is deduplicated by the service (natural key, content, or same inputs → same manifest).
-      idempotentHint: true,
+      // The service deduplicates writes (natural key, content, or same inputs → same manifest); a tool says when not.
+      idempotentHint: tool.idempotent ?? true,
       destructiveHint: false,
       openWorldHint: false,
     },

@@ -3,8 +3,9 @@ import { z } from 'zod'
 import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../cases/fanout/schemas.ts'
 import { createOutcomeBody, interpretationBody } from '../cases/outcome/schemas.ts'
 import { createReviewBody, decideBody, verdictBody } from '../cases/review/schemas.ts'
-import { freeJson, uuidParam } from '../http/schemas/common.ts'
+import { freeJson, pageQuery, uuidParam } from '../http/schemas/common.ts'
 import { escalationQueryOf } from '../http/schemas/escalations.ts'
+import { webhookCreateBody } from '../http/schemas/webhooks.ts'
 import type { ToolInput } from './tool-input.ts'
 
 /**
@@ -18,6 +19,11 @@ export interface ArbiterTool {
   input: ToolInput
   /** Reads only (get, verify, list): a host may call it without asking. */
   readOnly: boolean
+  /**
+   * Calling it again with the same arguments has no further effect (default). Every write here is deduplicated by
+   * the service, but a webhook's registration: each call registers another webhook, with its own secret.
+   */
+  idempotent?: boolean
   run(client: ArbiterClient, ids: Record<string, string>, body: Record<string, unknown>): Promise<object>
 }
 
@@ -62,6 +68,9 @@ async function verifyManifest(client: ArbiterClient, body: Record<string, unknow
     return { valid: false, check: err.check, reason: err.message }
   }
 }
+
+/** The query of `GET /v1/webhooks`, as the route takes it. */
+const webhookListQuery = z.strictObject(pageQuery)
 
 export const ARBITER_TOOLS: readonly ArbiterTool[] = [
   {
@@ -213,5 +222,34 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     input: { ids: {}, body: escalationQueryOf(['outcome', 'fanout']) },
     readOnly: true,
     run: (client, _ids, body) => client.escalations.list(body as never),
+  },
+  {
+    name: 'list_webhooks',
+    title: 'List webhooks',
+    description:
+      'List the webhooks Arbiter pushes decisions to: each with its `webhook_id`, `url`, `events` ' +
+      '(manifest.issued, escalation.opened, escalation.resolved), `filter`, and `disabled_at` / ' +
+      '`disabled_reason` when deliveries stopped (410 Gone from the receiver, failures for too long, or an admin). ' +
+      'Secrets are never listed. Page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the ' +
+      'previous page as `cursor`. Admin key.',
+    input: { ids: {}, body: webhookListQuery },
+    readOnly: true,
+    run: (client, _ids, body) => client.webhooks.list(body as never),
+  },
+  {
+    name: 'register_webhook',
+    title: 'Register a webhook',
+    description:
+      'Register an HTTP(S) endpoint that Arbiter POSTs decisions to, signed as Standard Webhooks specify ' +
+      '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) and retried until it answers 2xx: `url`, `events` ' +
+      '(at least one of manifest.issued, escalation.opened, escalation.resolved), an optional `filter` (`kind`, ' +
+      '`subagent_id`, `verdict`, `directive`, `orchestrator_id`: every member given must match) and `description`. ' +
+      'The answer carries the signing `secret` (whsec_…) once and never again: hand it to the receiver, which ' +
+      'verifies each delivery with it. Each call registers another webhook. The URL must pass the SSRF guard ' +
+      '(no private or loopback address unless the service allows them). Admin key.',
+    input: { ids: {}, body: webhookCreateBody },
+    readOnly: false,
+    idempotent: false,
+    run: (client, _ids, body) => client.webhooks.create(body as never),
   },
 ]

@@ -37,6 +37,21 @@ export interface SsrfPolicy {
   allowedHosts: string[]
   /** `ARBITER_PROBE_ALLOW_PRIVATE=true`: any address may be contacted; the host allowlist still applies. */
   allowPrivate: boolean
+  /** The variables a refusal tells the operator to set, and who is refused; default: the probes'. */
+  settings?: SsrfSettingNames
+}
+
+export interface SsrfSettingNames {
+  allowedHosts: string
+  allowPrivate: string
+  /** Who the guard protects, in messages: "probes", "webhooks". */
+  users: string
+}
+
+const PROBE_SETTINGS: SsrfSettingNames = {
+  allowedHosts: 'ARBITER_PROBE_ALLOWED_HOSTS',
+  allowPrivate: 'ARBITER_PROBE_ALLOW_PRIVATE',
+  users: 'probes',
 }
 
 /** Raised when the guard refuses a destination. `connected` is true only for the post-connect re-check. */
@@ -55,11 +70,16 @@ export type HostLookup = (hostname: string) => Promise<Array<{ address: string; 
 
 const defaultLookup: HostLookup = (hostname) => dns.lookup(hostname, { all: true })
 
-const PRIVATE_WAY_OUT =
-  'on a trusted network set ARBITER_PROBE_ALLOW_PRIVATE=true (with ARBITER_PROBE_ALLOWED_HOSTS to limit probes to the hosts you trust)'
-const notPublic = (what: string) => `${what} is not a public unicast address; ${PRIVATE_WAY_OUT}`
-const notAllowedHost = (host: string) =>
-  `host ${host} is not in the allowed hosts; add it to ARBITER_PROBE_ALLOWED_HOSTS to let probes reach it`
+/** The settings a refusal names as its way out: the probes' own, or those of another caller of the guard. */
+function wayOut(policy: SsrfPolicy) {
+  const names = policy.settings ?? PROBE_SETTINGS
+  return {
+    notPublic: (what: string) =>
+      `${what} is not a public unicast address; on a trusted network set ${names.allowPrivate}=true (with ${names.allowedHosts} to limit ${names.users} to the hosts you trust)`,
+    notAllowedHost: (host: string) =>
+      `host ${host} is not in the allowed hosts; add it to ${names.allowedHosts} to let ${names.users} reach it`,
+  }
+}
 
 // What a loopback name stands for: the addresses are vetted like any other, so the policy still decides.
 const LOOPBACK_ANSWERS = [
@@ -205,9 +225,11 @@ export function hostAllowed(hostname: string, policy: SsrfPolicy): boolean {
 export function checkRequestUrl(url: URL, policy: SsrfPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'url scheme must be http or https'
   const host = stripBrackets(url.hostname)
-  if (!hostAllowed(host, policy)) return notAllowedHost(host)
-  if (net.isIP(host) !== 0 && !addressAllowed(host, policy)) return notPublic(`address ${host}`)
-  if (isLoopbackName(host) && !policy.allowPrivate) return notPublic(`host ${host} is a loopback name and`)
+  if (!hostAllowed(host, policy)) return wayOut(policy).notAllowedHost(host)
+  if (net.isIP(host) !== 0 && !addressAllowed(host, policy))
+    return wayOut(policy).notPublic(`address ${host}`)
+  if (isLoopbackName(host) && !policy.allowPrivate)
+    return wayOut(policy).notPublic(`host ${host} is a loopback name and`)
   return null
 }
 
@@ -237,21 +259,22 @@ export async function vetHost(
   lookup: HostLookup = defaultLookup,
 ): Promise<Array<{ address: string; family: number }>> {
   const host = stripBrackets(hostname)
-  if (!hostAllowed(host, policy)) throw new SsrfBlockedError(notAllowedHost(host))
+  if (!hostAllowed(host, policy)) throw new SsrfBlockedError(wayOut(policy).notAllowedHost(host))
   const family = net.isIP(host)
   if (family !== 0) {
-    if (!addressAllowed(host, policy)) throw new SsrfBlockedError(notPublic(`address ${host}`))
+    if (!addressAllowed(host, policy)) throw new SsrfBlockedError(wayOut(policy).notPublic(`address ${host}`))
     return [{ address: host, family }]
   }
   if (isLoopbackName(host)) {
-    if (!policy.allowPrivate) throw new SsrfBlockedError(notPublic(`host ${host} is a loopback name and`))
+    if (!policy.allowPrivate)
+      throw new SsrfBlockedError(wayOut(policy).notPublic(`host ${host} is a loopback name and`))
     return LOOPBACK_ANSWERS.map((answer) => ({ ...answer }))
   }
   const answers = await lookup(host)
   if (answers.length === 0) throw Object.assign(new Error(`${host} has no addresses`), { code: 'ENOTFOUND' })
   const refused = answers.find((answer) => !addressAllowed(answer.address, policy))
   if (refused !== undefined) {
-    throw new SsrfBlockedError(notPublic(`${host} resolves to ${refused.address}, which`))
+    throw new SsrfBlockedError(wayOut(policy).notPublic(`${host} resolves to ${refused.address}, which`))
   }
   return answers
 }
@@ -270,7 +293,7 @@ export function assertAllowedRemoteAddress(
     throw new SsrfBlockedError('connected socket has no remote address', true)
   }
   if (!addressAllowed(remote, policy)) {
-    throw new SsrfBlockedError(notPublic(`connected to ${remote}, which`), true)
+    throw new SsrfBlockedError(wayOut(policy).notPublic(`connected to ${remote}, which`), true)
   }
 }
 

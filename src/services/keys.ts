@@ -80,6 +80,17 @@ export async function authenticate(
   return principal
 }
 
+/**
+ * The active key behind a secret if the key cache knows it and may serve, without reading the database (undefined
+ * otherwise, also for a valid key the cache has not seen): what an address that keeps guessing keys is allowed.
+ */
+export function authenticateFromCache(
+  ctx: Pick<ServiceContext, 'keyCache'>,
+  secret: string,
+): Principal | undefined {
+  return ctx.keyCache?.lookup(hashApiKey(secret))
+}
+
 export interface CreateKeyInput {
   role: Role
   orchestrator_ids?: string[] | undefined

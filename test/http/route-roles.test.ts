@@ -16,7 +16,7 @@ const OPS: Role[] = ['ops', 'admin']
 const ADMIN: Role[] = ['admin']
 
 interface RouteCase {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** The route as OpenAPI names it. */
   route: string
   allowed: Role[]
@@ -319,6 +319,66 @@ describe('route × role authorization', () => {
         allowed: OPS,
         request: async () => ({ url: `/v1/audit/fanouts/${halted.fanout.fanout_id}` }),
       },
+      {
+        method: 'POST',
+        route: '/v1/webhooks',
+        allowed: ADMIN,
+        request: async () => ({ url: '/v1/webhooks', payload: fixtures.webhookBody() }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/webhooks',
+        allowed: ADMIN,
+        request: async () => ({ url: '/v1/webhooks' }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/webhooks/{id}',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/webhooks/${await fixtures.webhook()}` }),
+      },
+      {
+        method: 'PATCH',
+        route: '/v1/webhooks/{id}',
+        allowed: ADMIN,
+        request: async () => ({
+          url: `/v1/webhooks/${await fixtures.webhook()}`,
+          payload: { description: 'x' },
+        }),
+      },
+      {
+        method: 'DELETE',
+        route: '/v1/webhooks/{id}',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/webhooks/${await fixtures.webhook()}` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/webhooks/{id}/rotate-secret',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/webhooks/${await fixtures.webhook()}/rotate-secret` }),
+      },
+      {
+        method: 'GET',
+        route: '/v1/webhooks/{id}/deliveries',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/webhooks/${await fixtures.webhook()}/deliveries` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/webhooks/{id}/test',
+        allowed: ADMIN,
+        request: async () => ({ url: `/v1/webhooks/${await fixtures.webhook()}/test` }),
+      },
+      {
+        method: 'POST',
+        route: '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver',
+        allowed: ADMIN,
+        request: async () => {
+          const { webhookId, deliveryId } = await fixtures.webhookDelivery()
+          return { url: `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/redeliver` }
+        },
+      },
     ]
 
     // Completeness: every authenticated operation in the OpenAPI document is in the table (the stream is tested
@@ -417,6 +477,31 @@ class Fixtures {
       run_id: `roles-${process.pid}-${Date.now()}-${this.n}`,
       evidence: [{ kind: 'exit_code', content: 0 }],
     }
+  }
+
+  /** A webhook to a name that never resolves (`.invalid`): its deliveries fail at once, and stay harmless. */
+  webhookBody() {
+    return { url: 'https://hooks.example.invalid/arbiter', events: ['manifest.issued'] }
+  }
+
+  async webhook(): Promise<string> {
+    const response = await this.app.request(this.admin, {
+      method: 'POST',
+      url: '/v1/webhooks',
+      payload: this.webhookBody(),
+    })
+    assert.equal(response.statusCode, 201, response.body)
+    return response.json().webhook_id
+  }
+
+  async webhookDelivery(): Promise<{ webhookId: string; deliveryId: string }> {
+    const webhookId = await this.webhook()
+    const response = await this.app.request(this.admin, {
+      method: 'POST',
+      url: `/v1/webhooks/${webhookId}/test`,
+    })
+    assert.equal(response.statusCode, 202, response.body)
+    return { webhookId, deliveryId: response.json().delivery_id }
   }
 
   probeBody() {

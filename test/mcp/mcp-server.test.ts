@@ -32,11 +32,16 @@ const TOOL_NAMES = [
   'submit_verdict',
   'decide_review',
   'list_escalations',
+  'list_webhooks',
+  'register_webhook',
 ]
 
 // One live Arbiter for the file, closed after its last test.
 // node:test's suite-level `after`: the app only ever registers a context-free cleanup.
-const live: TestApp = await buildTestApp({ after } as unknown as Pick<TestContext, 'after'>)
+// Webhooks may point at loopback here: the receiver registered below is this machine's discard port.
+const live: TestApp = await buildTestApp({ after } as unknown as Pick<TestContext, 'after'>, {
+  config: { webhooks: { allowPrivate: true } },
+})
 await live.app.listen({ port: 0, host: '127.0.0.1' })
 const baseUrl = `http://127.0.0.1:${(live.app.server.address() as AddressInfo).port}`
 const clients: Client[] = []
@@ -89,19 +94,21 @@ describe('arbiter mcp over stdio, against a live Arbiter', () => {
   let orchestrator: Client
   let ops: Client
   let dashboard: Client
+  let admin: Client
 
   before(async () => {
-    ;[orchestrator, ops, dashboard] = await Promise.all([
+    ;[orchestrator, ops, dashboard, admin] = await Promise.all([
       connect(await live.key('orchestrator', ['orch-a', 'orch-b', 'scout'])),
       connect(await live.key('ops')),
       connect(await live.key('dashboard')),
+      connect(live.adminKey),
     ])
   })
   after(async () => {
     await Promise.all(clients.map((client) => client.close()))
   })
 
-  it('lists the twelve tools, each with a description and an object input schema from the routes', async () => {
+  it('lists the fourteen tools, each with a description and an object input schema from the routes', async () => {
     const { tools } = await orchestrator.listTools()
     assert.deepEqual(tools.map((tool) => tool.name).sort(), [...TOOL_NAMES].sort())
     for (const tool of tools) {
@@ -244,6 +251,34 @@ describe('arbiter mcp over stdio, against a live Arbiter', () => {
     assert.equal(page.next_cursor, null)
     const fanouts = await call(ops, 'list_escalations', { case: 'fanout' })
     assert.equal((fanouts.items as unknown[]).length, 1)
+  })
+
+  it('registers and lists webhooks for an admin key, and refuses them to an ops key', async () => {
+    const registered = await call(admin, 'register_webhook', {
+      url: 'http://127.0.0.1:9/arbiter',
+      events: ['escalation.resolved'],
+      filter: { orchestrator_id: 'orch-a' },
+      description: 'registered by an agent',
+    })
+    assert.match(registered.secret as string, /^whsec_/, 'the secret, once, for the receiver')
+    assert.equal((registered.filter as Record<string, unknown>).orchestrator_id, 'orch-a')
+    const listed = await call(admin, 'list_webhooks', { limit: '10' })
+    const items = listed.items as Record<string, unknown>[]
+    const mine = items.find((item) => item.webhook_id === registered.webhook_id)
+    assert.ok(mine, 'the new webhook is listed')
+    assert.equal(mine.url, 'http://127.0.0.1:9/arbiter')
+    assert.equal('secret' in mine, false, 'never the secret')
+
+    const refused = await callError(ops, 'list_webhooks', {})
+    assert.equal(refused.problem.status, 403)
+    assert.ok(refused.text.startsWith('403 '), refused.text)
+    const invalid = await callError(admin, 'register_webhook', { url: 'http://127.0.0.1:9/x', events: [] })
+    assert.match(invalid.text, /\/events: /)
+
+    const { tools } = await admin.listTools()
+    const hints = new Map(tools.map((tool) => [tool.name, tool.annotations]))
+    assert.equal(hints.get('register_webhook')?.idempotentHint, false, 'each call registers another')
+    assert.equal(hints.get('list_webhooks')?.readOnlyHint, true)
   })
 
   it('refuses invalid arguments before calling Arbiter, naming each field', async () => {

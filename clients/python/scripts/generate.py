@@ -34,7 +34,7 @@ class Op:
     resource: str | None  # attribute of the client (None: a method of the client itself)
     method: str
     retried: bool  # idempotent: safe to send again after 429/503 or a lost connection
-    path_param: str | None = None  # the Python name of the path's one parameter
+    path_param: str | None = None  # the Python names of the path's parameters, in order, comma-separated
     custom: bool = False  # written by hand in the client (the manifest stream)
     response_name: str | None = None  # name of an inline response model
 
@@ -93,6 +93,15 @@ OPERATIONS: dict[str, Op] = {
     "submitReviewVerdict": Op("reviews", "submit_verdict", True, "review_id"),
     "createReviewRevision": Op("reviews", "revise", False, "review_id"),
     "decideReview": Op("reviews", "decide", True, "review_id"),
+    "createWebhook": Op("webhooks", "create", False),
+    "listWebhooks": Op("webhooks", "list", True),
+    "getWebhook": Op("webhooks", "get", True, "webhook_id"),
+    "updateWebhook": Op("webhooks", "update", True, "webhook_id"),
+    "deleteWebhook": Op("webhooks", "delete", True, "webhook_id"),
+    "rotateWebhookSecret": Op("webhooks", "rotate_secret", False, "webhook_id"),
+    "listWebhookDeliveries": Op("webhooks", "deliveries", True, "webhook_id"),
+    "redeliverWebhookDelivery": Op("webhooks", "redeliver", False, "webhook_id, delivery_id"),
+    "sendWebhookTestEvent": Op("webhooks", "send_test", False, "webhook_id"),
 }
 
 # Pages for people, not API calls.
@@ -111,6 +120,7 @@ RESOURCE_CLASSES = {
     "subagent_policies": "SubagentPolicies",
     "fanouts": "Fanouts",
     "reviews": "Reviews",
+    "webhooks": "Webhooks",
 }
 
 RESERVED_FIELD_NAMES = {"schema", "json", "copy", "dict", "validate", "construct", "fields"}
@@ -547,8 +557,8 @@ def resources_module(methods: list[Method]) -> str:
 
 def method_text(m: Method, flavour: str, client: str) -> str:
     args = ["self"]
-    if m.op.path_param:
-        args.append(f"{m.op.path_param}: str")
+    path_params = [name.strip() for name in m.op.path_param.split(",")] if m.op.path_param else []
+    args += [f"{name}: str" for name in path_params]
     kw: list[str] = []
     body_params = m.body or []
     for p in [*body_params, *m.query]:
@@ -571,7 +581,7 @@ def method_text(m: Method, flavour: str, client: str) -> str:
     doc += " Retried when refused for load (429/503) or when the connection drops." if m.op.retried else " Sent once."
     lines = [f"\n    {'async ' if is_async else ''}def {m.op.method}({signature}) -> {returns}:\n"]
     lines.append(f"        {docstring(doc)}\n")
-    path_args = f"({m.op.path_param},)" if m.op.path_param else "()"
+    path_args = f"({', '.join(path_params)},)" if path_params else "()"
     query = "{" + ", ".join(f"{p.wire!r}: {p.name}" for p in m.query) + "}" if m.query else "None"
     if m.body is None:
         body = "NOT_GIVEN"

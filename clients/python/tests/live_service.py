@@ -113,6 +113,7 @@ def arbiter_service() -> Iterator[tuple[Service, str]]:
         "ARBITER_DATA_DIR": data_dir,
         "ARBITER_BOOTSTRAP_ADMIN_KEY": admin_key,
         "ARBITER_PROBE_ALLOW_PRIVATE": "true",
+        "ARBITER_WEBHOOK_ALLOW_PRIVATE": "true",
         "ARBITER_CHECKPOINT_INTERVAL_MS": "200",
     }
     server_url = os.environ.get("TEST_DATABASE_URL")

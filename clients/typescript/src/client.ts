@@ -24,6 +24,7 @@ import type {
   CreateKeyBody,
   CreateOutcomeBody,
   CreateReviewBody,
+  CreateWebhookBody,
   DecideResult,
   DryRunBody,
   DryRunResult,
@@ -66,7 +67,15 @@ import type {
   ReviewQuery,
   ReviewVerdictRecorded,
   RevisionBody,
+  UpdateWebhookBody,
   VerdictBody,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookDeliveryQuery,
+  WebhookPage,
+  WebhookQuery,
+  WebhookWithSecret,
 } from './types.ts'
 import { type Verified, verifyEnvelope } from './verify-envelope.ts'
 
@@ -97,8 +106,9 @@ export interface ArbiterClientOptions {
  * orchestrator's latest interpretation returns it), or by construction (evaluate returns the same manifest for
  * unchanged inputs, revoking a revoked key changes nothing). The same holds for fan-outs and reviews: creation by
  * natural key, a worker's result and a judge's verdict by content, reconcile and decide by construction.
- * Resolutions, review revisions, key creation, probe registration, replacement and dry runs are sent once: a second
- * delivery would be a second act.
+ * Resolutions, review revisions, key creation, probe registration, replacement and dry runs, and webhook
+ * registration, deletion, secret rotation, redelivery and test events are sent once: a second delivery would be a
+ * second act (for a deletion, a 404 for one that worked).
  */
 export interface ArbiterClient {
   readonly outcomes: {
@@ -218,6 +228,30 @@ export interface ArbiterClient {
     replace(probeId: string, body: ReplaceProbeBody, options?: CallOptions): Promise<Probe>
     /** POST /v1/probes/{id}/dry-run (admin) — calls the probe's target now. Sent once. */
     dryRun(probeId: string, body: DryRunBody, options?: CallOptions): Promise<DryRunResult>
+  }
+  readonly webhooks: {
+    /** POST /v1/webhooks (admin) — the signing secret is in the answer only. Sent once. */
+    create(body: CreateWebhookBody, options?: CallOptions): Promise<WebhookWithSecret>
+    /** GET /v1/webhooks (admin) */
+    list(query?: WebhookQuery, options?: CallOptions): Promise<WebhookPage>
+    /** GET /v1/webhooks/{id} (admin) */
+    get(webhookId: string, options?: CallOptions): Promise<Webhook>
+    /** PATCH /v1/webhooks/{id} (admin) — `disabled: false` enables it again. Retried: the same change twice is once. */
+    update(webhookId: string, body: UpdateWebhookBody, options?: CallOptions): Promise<Webhook>
+    /** DELETE /v1/webhooks/{id} (admin) — the webhook and its deliveries. Sent once. */
+    delete(webhookId: string, options?: CallOptions): Promise<void>
+    /** POST /v1/webhooks/{id}/rotate-secret (admin) — the previous secret keeps signing for 24 h. Sent once. */
+    rotateSecret(webhookId: string, options?: CallOptions): Promise<WebhookWithSecret>
+    /** GET /v1/webhooks/{id}/deliveries (admin) — oldest first, each with its last and next attempt. */
+    deliveries(
+      webhookId: string,
+      query?: WebhookDeliveryQuery,
+      options?: CallOptions,
+    ): Promise<WebhookDeliveryPage>
+    /** POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver (admin) — attempted again now. Sent once. */
+    redeliver(webhookId: string, deliveryId: string, options?: CallOptions): Promise<WebhookDelivery>
+    /** POST /v1/webhooks/{id}/test (admin) — a webhook.test event to this webhook alone. Sent once. */
+    test(webhookId: string, options?: CallOptions): Promise<WebhookDelivery>
   }
   /** GET /healthz */
   health(options?: CallOptions): Promise<Health>
@@ -438,6 +472,46 @@ export function createArbiterClient(options: ArbiterClientOptions): ArbiterClien
       dryRun: (id, body, o) =>
         call('POST', '/v1/probes/{id}/dry-run', 'once', o, (signal) =>
           api.POST('/v1/probes/{id}/dry-run', { params: { path: { id } }, body, signal }),
+        ),
+    },
+    webhooks: {
+      create: (body, o) =>
+        call('POST', '/v1/webhooks', 'once', o, (signal) => api.POST('/v1/webhooks', { body, signal })),
+      list: (query, o) =>
+        call('GET', '/v1/webhooks', 'idempotent', o, (signal) =>
+          api.GET('/v1/webhooks', { params: { query }, signal }),
+        ),
+      get: (id, o) =>
+        call('GET', '/v1/webhooks/{id}', 'idempotent', o, (signal) =>
+          api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal }),
+        ),
+      update: (id, body, o) =>
+        call('PATCH', '/v1/webhooks/{id}', 'idempotent', o, (signal) =>
+          api.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, body, signal }),
+        ),
+      delete: async (id, o) => {
+        await call('DELETE', '/v1/webhooks/{id}', 'once', o, (signal) =>
+          api.DELETE('/v1/webhooks/{id}', { params: { path: { id } }, signal }),
+        )
+      },
+      rotateSecret: (id, o) =>
+        call('POST', '/v1/webhooks/{id}/rotate-secret', 'once', o, (signal) =>
+          api.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } }, signal }),
+        ),
+      deliveries: (id, query, o) =>
+        call('GET', '/v1/webhooks/{id}/deliveries', 'idempotent', o, (signal) =>
+          api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, signal }),
+        ),
+      redeliver: (id, deliveryId, o) =>
+        call('POST', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', 'once', o, (signal) =>
+          api.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+            params: { path: { id, delivery_id: deliveryId } },
+            signal,
+          }),
+        ),
+      test: (id, o) =>
+        call('POST', '/v1/webhooks/{id}/test', 'once', o, (signal) =>
+          api.POST('/v1/webhooks/{id}/test', { params: { path: { id } }, signal }),
         ),
     },
     health: (o) => call('GET', '/healthz', 'idempotent', o, (signal) => api.GET('/healthz', { signal })),

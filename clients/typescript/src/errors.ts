@@ -107,7 +107,7 @@ export class ArbiterProtocolError extends ArbiterClientError {
   }
 }
 
-/** Which check refused a signed envelope or a log proof. */
+/** Which check refused a signed envelope, a log proof or a webhook delivery. */
 export type VerificationCheck =
   // envelope (JWS)
   | 'malformed'
@@ -125,8 +125,10 @@ export type VerificationCheck =
   | 'tree_size'
   | 'leaf_hash'
   | 'proof'
+  // webhook delivery
+  | 'timestamp'
 
-/** A manifest or a proof that must not be trusted. `check` says which check failed; `message` says why. */
+/** A manifest, a proof or a webhook delivery that must not be trusted. `check` says which check failed; `message` says why. */
 export class ArbiterVerificationError extends ArbiterClientError {
   override name = 'ArbiterVerificationError'
   constructor(

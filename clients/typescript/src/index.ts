@@ -29,3 +29,11 @@ export {
   type VerifyInclusionOptions,
   verifyInclusion,
 } from './verify-inclusion.ts'
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  type WebhookManifestEnvelope,
+} from './verify-webhook.ts'

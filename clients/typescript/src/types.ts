@@ -6,7 +6,7 @@ import type { components, paths } from './generated/openapi.ts'
 
 export type { components, paths }
 
-type Method = 'get' | 'post' | 'put' | 'delete'
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
 
 /** The operation object of a path and method, as generated. */
 export type Operation<P extends keyof paths, M extends Method> = Exclude<paths[P][M], undefined>
@@ -56,6 +56,9 @@ export type ReviewPending = Schemas['ReviewPending']
 export type InclusionProof = Schemas['InclusionProof']
 export type ConsistencyProof = Schemas['ConsistencyProof']
 export type ManifestInclusion = Schemas['ManifestInclusion']
+export type Webhook = Schemas['Webhook']
+export type WebhookWithSecret = Schemas['WebhookWithSecret']
+export type WebhookDelivery = Schemas['WebhookDelivery']
 
 export type CreateOutcomeBody = RequestBody<'/v1/outcomes', 'post'>
 export type AddEvidenceBody = RequestBody<'/v1/outcomes/{id}/evidence', 'post'>
@@ -77,6 +80,8 @@ export type CreateReviewBody = RequestBody<'/v1/reviews', 'post'>
 export type VerdictBody = RequestBody<'/v1/reviews/{id}/verdicts', 'post'>
 export type RevisionBody = RequestBody<'/v1/reviews/{id}/revisions', 'post'>
 export type DecideResult = ResponseBody<'/v1/reviews/{id}/decide', 'post', 200 | 202>
+export type CreateWebhookBody = RequestBody<'/v1/webhooks', 'post'>
+export type UpdateWebhookBody = RequestBody<'/v1/webhooks/{id}', 'patch'>
 
 export type OutcomeQuery = QueryParams<'/v1/outcomes', 'get'>
 export type ManifestQuery = QueryParams<'/v1/manifests', 'get'>
@@ -89,6 +94,8 @@ export type FanoutQuery = QueryParams<'/v1/fanouts', 'get'>
 export type ReviewQuery = QueryParams<'/v1/reviews', 'get'>
 export type InclusionProofQuery = QueryParams<'/v1/audit/proofs/inclusion', 'get'>
 export type ConsistencyProofQuery = QueryParams<'/v1/audit/proofs/consistency', 'get'>
+export type WebhookQuery = QueryParams<'/v1/webhooks', 'get'>
+export type WebhookDeliveryQuery = QueryParams<'/v1/webhooks/{id}/deliveries', 'get'>
 
 export type OutcomePage = ResponseBody<'/v1/outcomes', 'get', 200>
 export type ManifestPage = ResponseBody<'/v1/manifests', 'get', 200>
@@ -98,6 +105,8 @@ export type KeyPage = ResponseBody<'/v1/admin/keys', 'get', 200>
 export type ProbePage = ResponseBody<'/v1/probes', 'get', 200>
 export type FanoutPage = ResponseBody<'/v1/fanouts', 'get', 200>
 export type ReviewPage = ResponseBody<'/v1/reviews', 'get', 200>
+export type WebhookPage = ResponseBody<'/v1/webhooks', 'get', 200>
+export type WebhookDeliveryPage = ResponseBody<'/v1/webhooks/{id}/deliveries', 'get', 200>
 export type OutcomeStory = ResponseBody<'/v1/audit/outcomes/{id}', 'get', 200>
 export type AuditVerification = ResponseBody<'/v1/audit/verify', 'get', 200>
 export type AuditCheckpoint = ResponseBody<'/v1/audit/checkpoint', 'get', 200>

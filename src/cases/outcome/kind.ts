@@ -2,19 +2,9 @@ import type { Queryable } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
 import { queryFirst } from '../../db/statement.ts'
 import { actionOwnerErrors } from '../../domain/outcome/action-owner.ts'
-import {
-  chooseActionOwner,
-  type DecidedDecision,
-  type DecisionInput,
-  decide,
-  missingOrchestrators,
-} from '../../domain/outcome/decision.ts'
+import { chooseActionOwner, type DecisionInput, missingOrchestrators } from '../../domain/outcome/decision.ts'
 import type { DivergenceReceipt } from '../../domain/outcome/divergence-receipt.ts'
-import {
-  type InterpretationInput,
-  type ManifestInterpretation,
-  toManifestInterpretation,
-} from '../../domain/outcome/interpretation.ts'
+import type { InterpretationInput, ManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import { transitionOutcome } from '../../domain/outcome/transitions.ts'
 import type {
   OutcomeDirective,
@@ -24,9 +14,10 @@ import type {
 } from '../../domain/outcome/vocabulary.ts'
 import { hashJson } from '../../domain/shared/canonical-json.ts'
 import { HUMAN_RESOLVED } from '../../domain/vocabulary.ts'
-import type { CaseDecision, CaseKind, StoredManifest } from '../../engine/case-kind.ts'
+import type { CaseKind, StoredManifest } from '../../engine/case-kind.ts'
 import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
+import { decideOutcomeCase, listedEvidenceItems, OFFLOAD_MIN_EVIDENCE_ITEMS } from './decision.ts'
 import {
   findOutcome,
   findOutcomeForDecision,
@@ -116,28 +107,6 @@ function decisionInput(outcome: OutcomeRow, judging: JudgingInterpretation[], no
   }
 }
 
-function decidedContent(
-  outcome: OutcomeRow,
-  decision: DecidedDecision,
-  groundTruth: GroundTruthRecord | null,
-): OutcomeManifestContent {
-  return {
-    outcome_id: outcome.id,
-    subagent_id: outcome.subagent_id,
-    run_id: outcome.run_id,
-    verdict: decision.verdict,
-    directive: decision.directive,
-    resolved_outcome: decision.resolved_outcome,
-    subagent_outcome_evidence_hash: outcome.evidence_hash,
-    interpretations: decision.interpretations.map(toManifestInterpretation),
-    interpretation_divergence_receipt: decision.interpretation_divergence_receipt,
-    ground_truth_arbiter_predicate: groundTruth,
-    action_owner: decision.action_owner,
-    missing_orchestrators: decision.missing_orchestrators,
-    resolution: null,
-  }
-}
-
 /** The HALT's findings, carried unchanged into the manifest that resolves it (stored HALTs may predate `kind`). */
 function haltFindings(halt: StoredManifest) {
   const manifest = halt as unknown as OutcomeManifest
@@ -192,36 +161,10 @@ export const outcomeCase: CaseKind<
       missing: missingOrchestrators(input),
     }),
 
-  decide(outcome, input, groundTruth): CaseDecision<OutcomeManifestContent, OutcomePending> {
-    const decision = decide(input, groundTruth && { result: groundTruth.result })
-    switch (decision.kind) {
-      case 'pending':
-        return { kind: 'pending', pending: { missing_orchestrators: decision.missing_orchestrators } }
-      case 'nothing_to_decide':
-        return {
-          kind: 'nothing_to_decide',
-          detail: 'no orchestrator has interpreted this outcome and none is expected',
-        }
-      case 'needs_ground_truth':
-        return decision
-      case 'decided':
-        return {
-          kind: 'decided',
-          decided: {
-            content: decidedContent(outcome, decision, groundTruth),
-            final: decision.final,
-            escalation:
-              decision.directive === 'HALT'
-                ? {
-                    data: {
-                      receipt_digest: decision.interpretation_divergence_receipt?.receipt_digest ?? null,
-                    },
-                  }
-                : null,
-          },
-        }
-    }
-  },
+  decide: decideOutcomeCase,
+  // An outcome of many evidence items judged on versions far apart takes tens of milliseconds to decide and
+  // canonicalize: a worker thread does it.
+  offload: (_outcome, input) => listedEvidenceItems(input) >= OFFLOAD_MIN_EVIDENCE_ITEMS,
 
   recordDecision(outcome, decision, manifestId) {
     const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })

@@ -160,9 +160,9 @@ export async function submitVerdict(
   const checkLimits = (review: ReviewRow, recorded: readonly VerdictRow[]) => {
     const over = verdictLimitBreach(
       review,
-      body as BoundVerdict,
+      { ...(body as BoundVerdict), digest: submission.verdict_digest },
       canonicalText,
-      recorded.map((row) => row.body as unknown as BoundVerdict),
+      recorded.map((row) => ({ ...(row.body as unknown as BoundVerdict), digest: row.verdict_digest })),
     )
     if (over) {
       throw limitExceeded(

@@ -22,6 +22,11 @@ const FINDING_FRAME = 256
 
 /** A verdict as submitted, as the bound reads it. */
 export interface BoundVerdict {
+  /**
+   * `sha256(JCS(verdict))`, when the caller knows it: the verdict's weight is then remembered, so that each verdict
+   * of a review is weighed once rather than again with every verdict that arrives after it.
+   */
+  digest?: string | undefined
   judge_id: string
   summary?: string | undefined
   concerns?: readonly string[] | undefined
@@ -39,9 +44,28 @@ export interface BoundReview {
   judges: readonly { judge_id: string; model: string }[]
 }
 
+/**
+ * Weights of verdicts already weighed, by their judge's model and digest (a weight depends on nothing else). A
+ * memo, not state: bounded, and forgetting only costs weighing again.
+ */
+const knownWeights = new Map<string, number>()
+const KNOWN_WEIGHTS_MAX = 4096
+
 export function verdictManifestWeight(review: BoundReview, verdict: BoundVerdict): number {
+  const model = review.judges.find((j) => j.judge_id === verdict.judge_id)?.model ?? ''
+  if (verdict.digest === undefined) return weigh(verdict, model)
+  const key = `${verdict.digest}\u0000${model}`
+  const known = knownWeights.get(key)
+  if (known !== undefined) return known
+  const weight = weigh(verdict, model)
+  if (knownWeights.size >= KNOWN_WEIGHTS_MAX) knownWeights.delete(knownWeights.keys().next().value!)
+  knownWeights.set(key, weight)
+  return weight
+}
+
+function weigh(verdict: BoundVerdict, judgeModel: string): number {
   const judge = jcsLength(verdict.judge_id)
-  const model = jcsLength(review.judges.find((j) => j.judge_id === verdict.judge_id)?.model ?? '')
+  const model = jcsLength(judgeModel)
   const blocking = jcsLength(verdict.blocking_question ?? null) + jcsLength(verdict.blocking_reason ?? null)
   let total =
     VERDICT_FRAME +

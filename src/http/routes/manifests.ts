@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { ManifestFeed, STREAM_RETRY_AFTER_SECONDS, type StreamTicket } from '../../engine/manifest-feed.ts'
-import { envelopeText, getManifest, pageManifests } from '../../engine/manifests.ts'
+import { getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { publishedJwks } from '../../services/signing-keys.ts'
 import { type CaseKindModule, casesNamed, sharedCaseSchemas, sharedExamples } from '../case-kinds.ts'
@@ -9,7 +9,7 @@ import { problemSchema } from '../errors.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
 import { envelopeOf } from '../schemas/envelope.ts'
-import { pageText, sendJsonText } from '../send-json.ts'
+import { sendEnvelope, sendEnvelopePage } from '../send-json.ts'
 
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
 
@@ -130,7 +130,7 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         },
         { limit, cursor },
       )
-      return sendJsonText(reply, 200, pageText({ ...page, items: page.items.map(envelopeText) }))
+      return sendEnvelopePage(reply, 200, page)
     },
   )
 
@@ -232,7 +232,6 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         response: { 200: envelopeSchema, 404: problemSchema, ...authProblems },
       },
     },
-    async (request, reply) =>
-      sendJsonText(reply, 200, envelopeText(await getManifest(app.services, request.params.id))),
+    async (request, reply) => sendEnvelope(reply, 200, await getManifest(app.services, request.params.id)),
   )
 }

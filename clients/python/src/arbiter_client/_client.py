@@ -96,6 +96,7 @@ class Arbiter(_BaseClient, _resources._SyncRootMethods):
     subagent_policies: _resources.SubagentPolicies
     fanouts: _resources.Fanouts
     reviews: _resources.Reviews
+    webhooks: _resources.Webhooks
 
     def __init__(
         self,
@@ -227,6 +228,7 @@ class AsyncArbiter(_BaseClient, _resources._AsyncRootMethods):
     subagent_policies: _resources.AsyncSubagentPolicies
     fanouts: _resources.AsyncFanouts
     reviews: _resources.AsyncReviews
+    webhooks: _resources.AsyncWebhooks
 
     def __init__(
         self,

@@ -38,6 +38,15 @@ OPERATIONS: dict[str, Operation] = {
     'getConsistencyProof': Operation('GET', '/v1/audit/proofs/consistency', retried=True, responses={200: ConsistencyProof}),
     'getManifestInclusion': Operation('GET', '/v1/manifests/{id}/inclusion', retried=True, responses={200: ManifestInclusion}),
     'listEscalations': Operation('GET', '/v1/escalations', retried=True, responses={200: CursorPage[Escalation]}),
+    'listWebhooks': Operation('GET', '/v1/webhooks', retried=True, responses={200: CursorPage[Webhook]}),
+    'createWebhook': Operation('POST', '/v1/webhooks', retried=False, responses={201: WebhookWithSecret}),
+    'getWebhook': Operation('GET', '/v1/webhooks/{id}', retried=True, responses={200: Webhook}),
+    'updateWebhook': Operation('PATCH', '/v1/webhooks/{id}', retried=True, responses={200: Webhook}),
+    'deleteWebhook': Operation('DELETE', '/v1/webhooks/{id}', retried=True, responses={204: None}),
+    'rotateWebhookSecret': Operation('POST', '/v1/webhooks/{id}/rotate-secret', retried=False, responses={200: WebhookWithSecret}),
+    'listWebhookDeliveries': Operation('GET', '/v1/webhooks/{id}/deliveries', retried=True, responses={200: CursorPage[WebhookDelivery]}),
+    'redeliverWebhookDelivery': Operation('POST', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', retried=False, responses={202: WebhookDelivery}),
+    'sendWebhookTestEvent': Operation('POST', '/v1/webhooks/{id}/test', retried=False, responses={202: WebhookDelivery}),
     'getJwks': Operation('GET', '/.well-known/jwks.json', retried=True, responses={200: Jwks}),
     'listManifests': Operation('GET', '/v1/manifests', retried=True, responses={200: CursorPage[ManifestEnvelope]}),
     'streamManifests': Operation('GET', '/v1/manifests/stream', retried=True, responses={200: str}),
@@ -90,6 +99,15 @@ METHODS: dict[str, tuple[str | None, str]] = {
     'getConsistencyProof': ('audit', 'consistency_proof'),
     'getManifestInclusion': ('manifests', 'inclusion'),
     'listEscalations': ('escalations', 'list'),
+    'listWebhooks': ('webhooks', 'list'),
+    'createWebhook': ('webhooks', 'create'),
+    'getWebhook': ('webhooks', 'get'),
+    'updateWebhook': ('webhooks', 'update'),
+    'deleteWebhook': ('webhooks', 'delete'),
+    'rotateWebhookSecret': ('webhooks', 'rotate_secret'),
+    'listWebhookDeliveries': ('webhooks', 'deliveries'),
+    'redeliverWebhookDelivery': ('webhooks', 'redeliver'),
+    'sendWebhookTestEvent': ('webhooks', 'send_test'),
     'getJwks': (None, 'jwks'),
     'listManifests': ('manifests', 'list'),
     'streamManifests': ('manifests', 'stream'),
@@ -283,7 +301,7 @@ class Audit:
         fanout_id: str | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         orchestrator_id: str | NotGiven = NOT_GIVEN,
-        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
         verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         from_: str | NotGiven = NOT_GIVEN,
         to: str | NotGiven = NOT_GIVEN,
@@ -426,6 +444,107 @@ class Escalations:
     ) -> SyncCursorPage[Escalation]:
         """GET /v1/escalations: HALTed cases awaiting (or given) a human resolution, with what the HALT found. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listEscalations'], path=(), query={'status': status, 'case': case, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+
+class Webhooks:
+    """`client.webhooks`: /v1/webhooks, /v1/webhooks/{id}, /v1/webhooks/{id}/deliveries, /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver, /v1/webhooks/{id}/rotate-secret, /v1/webhooks/{id}/test"""
+
+    def __init__(self, client: Arbiter) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[Webhook]:
+        """GET /v1/webhooks: List webhooks (no secrets). Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._paginate(OPERATIONS['listWebhooks'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+    def create(
+        self,
+        *,
+        url: str,
+        events: Sequence[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]],
+        filter: CreateWebhookRequestFilter | Mapping[str, Any] | None | NotGiven = NOT_GIVEN,
+        description: str | None | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookWithSecret:
+        """POST /v1/webhooks: Register a webhook; its signing secret is shown only in this answer. Sent once."""
+        return self._client._request(OPERATIONS['createWebhook'], path=(), query=None, body={'url': url, 'events': events, 'filter': filter, 'description': description}, timeout=timeout)  # type: ignore[no-any-return]
+
+    def get(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Webhook:
+        """GET /v1/webhooks/{id}: One webhook (no secret). Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._request(OPERATIONS['getWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    def update(
+        self,
+        webhook_id: str,
+        *,
+        url: str | NotGiven = NOT_GIVEN,
+        events: Sequence[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]] | NotGiven = NOT_GIVEN,
+        filter: UpdateWebhookRequestFilter | Mapping[str, Any] | None | NotGiven = NOT_GIVEN,
+        description: str | None | NotGiven = NOT_GIVEN,
+        disabled: bool | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Webhook:
+        """PATCH /v1/webhooks/{id}: Change a webhook; disabled: false enables it again. Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._request(OPERATIONS['updateWebhook'], path=(webhook_id,), query=None, body={'url': url, 'events': events, 'filter': filter, 'description': description, 'disabled': disabled}, timeout=timeout)  # type: ignore[no-any-return]
+
+    def delete(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
+        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._request(OPERATIONS['deleteWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    def rotate_secret(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookWithSecret:
+        """POST /v1/webhooks/{id}/rotate-secret: A new signing secret; the previous one keeps signing for 24 h. Sent once."""
+        return self._client._request(OPERATIONS['rotateWebhookSecret'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    def deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Literal["pending", "succeeded", "failed"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> SyncCursorPage[WebhookDelivery]:
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, oldest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+    def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookDelivery:
+        """POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver: Attempt a delivery again now (a settled one is pending again). Sent once."""
+        return self._client._request(OPERATIONS['redeliverWebhookDelivery'], path=(webhook_id, delivery_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    def send_test(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookDelivery:
+        """POST /v1/webhooks/{id}/test: Send a webhook.test event to this webhook alone. Sent once."""
+        return self._client._request(OPERATIONS['sendWebhookTestEvent'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
 
 class Outcomes:
@@ -880,7 +999,7 @@ class AsyncAudit:
         fanout_id: str | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         orchestrator_id: str | NotGiven = NOT_GIVEN,
-        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
         verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         from_: str | NotGiven = NOT_GIVEN,
         to: str | NotGiven = NOT_GIVEN,
@@ -1023,6 +1142,107 @@ class AsyncEscalations:
     ) -> AsyncPaginator[Escalation]:
         """GET /v1/escalations: HALTed cases awaiting (or given) a human resolution, with what the HALT found. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listEscalations'], path=(), query={'status': status, 'case': case, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+
+class AsyncWebhooks:
+    """`client.webhooks`: /v1/webhooks, /v1/webhooks/{id}, /v1/webhooks/{id}/deliveries, /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver, /v1/webhooks/{id}/rotate-secret, /v1/webhooks/{id}/test"""
+
+    def __init__(self, client: AsyncArbiter) -> None:
+        self._client = client
+
+    def list(
+        self,
+        *,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[Webhook]:
+        """GET /v1/webhooks: List webhooks (no secrets). Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._paginate(OPERATIONS['listWebhooks'], path=(), query={'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+    async def create(
+        self,
+        *,
+        url: str,
+        events: Sequence[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]],
+        filter: CreateWebhookRequestFilter | Mapping[str, Any] | None | NotGiven = NOT_GIVEN,
+        description: str | None | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookWithSecret:
+        """POST /v1/webhooks: Register a webhook; its signing secret is shown only in this answer. Sent once."""
+        return await self._client._request(OPERATIONS['createWebhook'], path=(), query=None, body={'url': url, 'events': events, 'filter': filter, 'description': description}, timeout=timeout)  # type: ignore[no-any-return]
+
+    async def get(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Webhook:
+        """GET /v1/webhooks/{id}: One webhook (no secret). Retried when refused for load (429/503) or when the connection drops."""
+        return await self._client._request(OPERATIONS['getWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    async def update(
+        self,
+        webhook_id: str,
+        *,
+        url: str | NotGiven = NOT_GIVEN,
+        events: Sequence[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]] | NotGiven = NOT_GIVEN,
+        filter: UpdateWebhookRequestFilter | Mapping[str, Any] | None | NotGiven = NOT_GIVEN,
+        description: str | None | NotGiven = NOT_GIVEN,
+        disabled: bool | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> Webhook:
+        """PATCH /v1/webhooks/{id}: Change a webhook; disabled: false enables it again. Retried when refused for load (429/503) or when the connection drops."""
+        return await self._client._request(OPERATIONS['updateWebhook'], path=(webhook_id,), query=None, body={'url': url, 'events': events, 'filter': filter, 'description': description, 'disabled': disabled}, timeout=timeout)  # type: ignore[no-any-return]
+
+    async def delete(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> None:
+        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Retried when refused for load (429/503) or when the connection drops."""
+        return await self._client._request(OPERATIONS['deleteWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    async def rotate_secret(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookWithSecret:
+        """POST /v1/webhooks/{id}/rotate-secret: A new signing secret; the previous one keeps signing for 24 h. Sent once."""
+        return await self._client._request(OPERATIONS['rotateWebhookSecret'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    def deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Literal["pending", "succeeded", "failed"] | NotGiven = NOT_GIVEN,
+        limit: int | NotGiven = NOT_GIVEN,
+        cursor: str | NotGiven = NOT_GIVEN,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> AsyncPaginator[WebhookDelivery]:
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, oldest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+
+    async def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookDelivery:
+        """POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver: Attempt a delivery again now (a settled one is pending again). Sent once."""
+        return await self._client._request(OPERATIONS['redeliverWebhookDelivery'], path=(webhook_id, delivery_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
+
+    async def send_test(
+        self,
+        webhook_id: str,
+        *,
+        timeout: Timeout | NotGiven = NOT_GIVEN,
+    ) -> WebhookDelivery:
+        """POST /v1/webhooks/{id}/test: Send a webhook.test event to this webhook alone. Sent once."""
+        return await self._client._request(OPERATIONS['sendWebhookTestEvent'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
 
 class AsyncOutcomes:
@@ -1326,6 +1546,7 @@ SYNC_RESOURCES = {
     'subagent_policies': SubagentPolicies,
     'fanouts': Fanouts,
     'reviews': Reviews,
+    'webhooks': Webhooks,
 }
 ASYNC_RESOURCES = {
     'keys': AsyncKeys,
@@ -1337,4 +1558,5 @@ ASYNC_RESOURCES = {
     'subagent_policies': AsyncSubagentPolicies,
     'fanouts': AsyncFanouts,
     'reviews': AsyncReviews,
+    'webhooks': AsyncWebhooks,
 }

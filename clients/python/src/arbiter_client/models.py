@@ -802,6 +802,58 @@ class Probe(_ResponseModel):
     created_at: str
 __all__.append("Probe")
 
+class WebhookFilter(_ResponseModel):
+    kind: Literal["outcome", "reconciliation", "review"] | None
+    subagent_id: str | None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
+    orchestrator_id: str | None
+__all__.append("WebhookFilter")
+
+class Webhook(_ResponseModel):
+    webhook_id: str
+    url: str
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
+    filter: WebhookFilter
+    description: str | None
+    created_at: str
+    disabled_at: str | None
+    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
+__all__.append("Webhook")
+
+class WebhookWithSecretFilter(_ResponseModel):
+    kind: Literal["outcome", "reconciliation", "review"] | None
+    subagent_id: str | None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
+    orchestrator_id: str | None
+__all__.append("WebhookWithSecretFilter")
+
+class WebhookWithSecret(_ResponseModel):
+    webhook_id: str
+    url: str
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
+    filter: WebhookWithSecretFilter
+    description: str | None
+    created_at: str
+    disabled_at: str | None
+    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
+    secret: str
+__all__.append("WebhookWithSecret")
+
+class WebhookDelivery(_ResponseModel):
+    delivery_id: str
+    event_id: str
+    type: Literal["manifest.issued", "escalation.opened", "escalation.resolved", "webhook.test"]
+    status: Literal["pending", "succeeded", "failed"]
+    attempts: int
+    next_attempt_at: str | None
+    last_status_code: int | None
+    last_error: str | None
+    last_attempt_at: str | None
+    created_at: str
+__all__.append("WebhookDelivery")
+
 class CreatedApiKey(_ResponseModel):
     id: str
     role: Literal["orchestrator", "dashboard", "ops", "admin"]
@@ -814,7 +866,7 @@ __all__.append("CreatedApiKey")
 class AuditRecord(_ResponseModel):
     seq: int
     at: str
-    kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added"]
+    kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"]
     actor: str
     outcome_id: str | None
     manifest_id: str | None
@@ -930,6 +982,41 @@ class DryRunProbeRequest(_RequestModel):
     params: dict[str, Any] | None = None
     outcome: DryRunProbeRequestOutcome | None = None
 __all__.append("DryRunProbeRequest")
+
+class CreateWebhookRequestFilter(_RequestModel):
+    """which decisions to send: every member given must match the manifest (for escalations: the HALT)"""
+
+    kind: Literal["outcome", "reconciliation", "review"] | None = None
+    subagent_id: str | None = None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None = None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None = None
+    orchestrator_id: str | None = None
+__all__.append("CreateWebhookRequestFilter")
+
+class CreateWebhookRequest(_RequestModel):
+    url: str
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
+    filter: CreateWebhookRequestFilter | None = None
+    description: str | None = None
+__all__.append("CreateWebhookRequest")
+
+class UpdateWebhookRequestFilter(_RequestModel):
+    """which decisions to send: every member given must match the manifest (for escalations: the HALT)"""
+
+    kind: Literal["outcome", "reconciliation", "review"] | None = None
+    subagent_id: str | None = None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None = None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None = None
+    orchestrator_id: str | None = None
+__all__.append("UpdateWebhookRequestFilter")
+
+class UpdateWebhookRequest(_RequestModel):
+    url: str | None = None
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]] | None = None
+    filter: UpdateWebhookRequestFilter | None = None
+    description: str | None = None
+    disabled: bool | None = None
+__all__.append("UpdateWebhookRequest")
 
 class JwksKeysItem(_ResponseModel):
     kty: str

@@ -11,6 +11,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from ._errors import VerificationError
 __all__ = ["DEFAULT_TOLERANCE", "sign_webhook", "verify_webhook"]
 
 DEFAULT_TOLERANCE = 300  # seconds a delivery's timestamp may be off, against replays
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")  # ASCII digits only: str.isdigit() also takes "²", which int() refuses
 
 
 def _secret_bytes(secret: str | bytes) -> bytes:
@@ -60,7 +62,7 @@ def verify_webhook(
     msg_id = _header(headers, "webhook-id")
     timestamp_text = _header(headers, "webhook-timestamp")
     signatures = _header(headers, "webhook-signature")
-    if not timestamp_text.isdigit():
+    if not _TIMESTAMP.fullmatch(timestamp_text):
         raise VerificationError("malformed", "webhook-timestamp is not a number of seconds")
     timestamp = int(timestamp_text)
     current = time.time() if now is None else now

@@ -299,6 +299,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhooks (no secrets) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** Register a webhook; its signing secret is shown only in this answer */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook (no secret) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook and its deliveries */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook; disabled: false enables it again */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret; the previous one keeps signing for 24 h */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's deliveries, oldest first, with each one's last attempt and next attempt */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Attempt a delivery again now (a settled one is pending again) */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a webhook.test event to this webhook alone */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -2832,6 +2937,118 @@ export interface components {
         };
         /**
          * @example {
+         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
+         *       "url": "https://orchestrator.example.com/arbiter-webhook",
+         *       "events": [
+         *         "manifest.issued",
+         *         "escalation.opened"
+         *       ],
+         *       "filter": {
+         *         "kind": null,
+         *         "subagent_id": null,
+         *         "verdict": null,
+         *         "directive": null,
+         *         "orchestrator_id": "planner"
+         *       },
+         *       "description": "the planner's decisions",
+         *       "created_at": "2026-01-05T10:00:00.000Z",
+         *       "disabled_at": null,
+         *       "disabled_reason": null
+         *     }
+         */
+        Webhook: {
+            /** Format: uuid */
+            webhook_id: string;
+            url: string;
+            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+            filter: {
+                kind: ("outcome" | "reconciliation" | "review") | null;
+                subagent_id: string | null;
+                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                orchestrator_id: string | null;
+            };
+            description: string | null;
+            created_at: string;
+            disabled_at: string | null;
+            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
+        };
+        /**
+         * @example {
+         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
+         *       "url": "https://orchestrator.example.com/arbiter-webhook",
+         *       "events": [
+         *         "manifest.issued",
+         *         "escalation.opened"
+         *       ],
+         *       "filter": {
+         *         "kind": null,
+         *         "subagent_id": null,
+         *         "verdict": null,
+         *         "directive": null,
+         *         "orchestrator_id": "planner"
+         *       },
+         *       "description": "the planner's decisions",
+         *       "created_at": "2026-01-05T10:00:00.000Z",
+         *       "disabled_at": null,
+         *       "disabled_reason": null,
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *     }
+         */
+        WebhookWithSecret: {
+            /** Format: uuid */
+            webhook_id: string;
+            url: string;
+            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+            filter: {
+                kind: ("outcome" | "reconciliation" | "review") | null;
+                subagent_id: string | null;
+                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                orchestrator_id: string | null;
+            };
+            description: string | null;
+            created_at: string;
+            disabled_at: string | null;
+            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
+            /** @description whsec_…: the signing secret, shown only when the webhook is created and when it is rotated */
+            secret: string;
+        };
+        /**
+         * @example {
+         *       "delivery_id": "8d0f6a1e-0c3b-4f55-9b55-0d2b6f0b7a10",
+         *       "event_id": "c0a2b1f4-7d8e-4a6b-8c9d-0e1f2a3b4c5d",
+         *       "type": "manifest.issued",
+         *       "status": "pending",
+         *       "attempts": 2,
+         *       "next_attempt_at": "2026-01-05T10:02:35.000Z",
+         *       "last_status_code": 503,
+         *       "last_error": "HTTP 503",
+         *       "last_attempt_at": "2026-01-05T10:00:35.000Z",
+         *       "created_at": "2026-01-05T10:00:00.000Z"
+         *     }
+         */
+        WebhookDelivery: {
+            /** Format: uuid */
+            delivery_id: string;
+            /**
+             * Format: uuid
+             * @description the webhook-id header of every attempt
+             */
+            event_id: string;
+            /** @enum {string} */
+            type: "manifest.issued" | "escalation.opened" | "escalation.resolved" | "webhook.test";
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            next_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_attempt_at: string | null;
+            created_at: string;
+        };
+        /**
+         * @example {
          *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
          *       "role": "orchestrator",
          *       "orchestrator_ids": [
@@ -2888,7 +3105,7 @@ export interface components {
             seq: number;
             at: string;
             /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added";
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
             actor: string;
             outcome_id: string | null;
             manifest_id: string | null;
@@ -3890,7 +4107,7 @@ export interface operations {
                 fanout_id?: string;
                 subagent_id?: string;
                 orchestrator_id?: string;
-                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added";
+                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
                 verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE";
                 from?: string;
                 to?: string;
@@ -4377,6 +4594,751 @@ export interface operations {
             };
             /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Webhook"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://orchestrator.example.com/arbiter-webhook",
+                 *       "events": [
+                 *         "manifest.issued",
+                 *         "escalation.opened"
+                 *       ],
+                 *       "filter": {
+                 *         "orchestrator_id": "planner"
+                 *       },
+                 *       "description": "the planner's decisions"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http:// or https:// URL; it passes the SSRF guard */
+                    url: string;
+                    /** @description the events sent to this webhook (at least one) */
+                    events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+                    filter?: {
+                        kind?: ("outcome" | "reconciliation" | "review") | null;
+                        subagent_id?: string | null;
+                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                        directive?: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                        /** @description only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner */
+                        orchestrator_id?: string | null;
+                    } | null;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "disabled": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http:// or https:// URL; it passes the SSRF guard */
+                    url?: string;
+                    /** @description the events sent to this webhook (at least one) */
+                    events?: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+                    filter?: {
+                        kind?: ("outcome" | "reconciliation" | "review") | null;
+                        subagent_id?: string | null;
+                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                        directive?: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                        /** @description only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner */
+                        orchestrator_id?: string | null;
+                    } | null;
+                    description?: string | null;
+                    /** @description true disables the webhook; false enables it again */
+                    disabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: "pending" | "succeeded" | "failed";
+                /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
+                limit?: string;
+                /** @description opaque cursor from a previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["WebhookDelivery"][];
+                        /** @description the cursor of the next page; null is the only end of the list (a page holds at most `limit` items and about 4 MiB of JSON, so a page of fewer items may still be followed by another) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this key, or too many unknown or revoked keys from this address: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or the database is unreachable: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is malformed: `errors` lists each path and what is wrong with it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role, or the orchestrator ids it is bound to, may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Role } from '../../../domain/vocabulary.ts'
 import { AppError } from '../../../errors.ts'
-import { authenticate, type Principal } from '../../../services/keys.ts'
+import { authenticate, authenticateFromCache, type Principal } from '../../../services/keys.ts'
 import { AuthFailureThrottle } from '../../auth-failure-throttle.ts'
 import { matchedRoute } from '../../route-classes.ts'
 
@@ -34,7 +34,8 @@ function isPublicPrefix(url: string): boolean {
 /**
  * Authenticates every request in `onRequest`, before the body is read: an unauthenticated client cannot make
  * the service parse a large body. Routes opt out only by declaring `config: { auth: 'public' }`. An address that
- * keeps presenting unknown or revoked keys is answered 429 (src/http/auth-failure-throttle.ts).
+ * keeps presenting unknown or revoked keys is answered 429 (src/http/auth-failure-throttle.ts), and from then on
+ * until its minute ends only keys in the key cache are let through, with no database lookup.
  */
 async function authPlugin(app: FastifyInstance) {
   app.decorateRequest('principal', null)
@@ -52,11 +53,18 @@ async function authPlugin(app: FastifyInstance) {
       reply.header('www-authenticate', 'Bearer')
       throw new AppError('UNAUTHORIZED', 'send an API key as "Authorization: Bearer <key>"')
     }
-    // The key's lookup counts towards admission while it runs; the slot is given back before any body is read.
-    const principal = await app.withAdmission(() => authenticate(app.services, match[1]!))
+    const secret = match[1]!
+    // An address that has used up its failures costs the database nothing more: its keys are answered from the
+    // key cache alone, so a valid key used recently still works and every guess gets 429 without a lookup.
+    const throttledFor = failures.retryAfter(request.ip)
+    const principal =
+      throttledFor === null
+        ? // The key's lookup counts towards admission while it runs; the slot is given back before any body is read.
+          await app.withAdmission(() => authenticate(app.services, secret))
+        : authenticateFromCache(app.services, secret)
     if (!principal) {
       // A missing or malformed header costs no lookup and is not counted; a key that is unknown or revoked is.
-      const retryAfter = failures.fail(request.ip)
+      const retryAfter = throttledFor ?? failures.fail(request.ip)
       if (retryAfter !== null) {
         reply.header('retry-after', String(retryAfter))
         throw new AppError(

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { type JsonValue, rememberCanonicalParts } from '../../../domain/shared/canonical-json.ts'
 import { type JsonBodyReading, readJsonBody } from '../../../domain/shared/i-json.ts'
 import { AppError } from '../../../errors.ts'
+import { takeTurn } from '../../../event-loop-turns.ts'
 import { JsonBodyWorkers, type WorkerReading } from '../../json-body-pool.ts'
 
 declare module 'fastify' {
@@ -27,6 +28,12 @@ async function jsonBodyPlugin(app: FastifyInstance) {
   app.decorate('jsonBodyWorkers', workers)
   app.addHook('onClose', () => workers.close())
 
+  // A large body's validation, and the route's work on it up to its first query, take a turn of their own.
+  const largeBodies = new WeakSet<object>()
+  app.addHook('preValidation', async (request) => {
+    if (largeBodies.has(request)) await takeTurn()
+  })
+
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(
     ['application/json', 'application/problem+json'],
@@ -37,8 +44,11 @@ async function jsonBodyPlugin(app: FastifyInstance) {
       if (charset !== null) return done(charsetError(charset))
       if (bytes.length === 0) return done(null, undefined)
       if (bytes.length < WORKER_BODY_BYTES) return settle(done, () => bodyValue(readJsonBody(bytes)))
+      largeBodies.add(request)
       workers.read(bytes).then(
-        (reading) => settle(done, () => valueOfWorkerReading(reading)),
+        // Parsing the text again and validating it come next on this thread: they take their turn
+        // (src/event-loop-turns.ts), so that a burst of large bodies does not hold the loop for their sum.
+        (reading) => takeTurn().then(() => settle(done, () => valueOfWorkerReading(reading))),
         (err: Error) => {
           request.log.warn({ err }, 'a body worker failed; reading the body on the main thread')
           settle(done, () => bodyValue(readJsonBody(bytes)))

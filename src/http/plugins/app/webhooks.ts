@@ -1,0 +1,103 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram } from 'prom-client'
+import { queryOne } from '../../../db/statement.ts'
+import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../domain/webhooks/retry-schedule.ts'
+import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../webhooks/delivery-worker.ts'
+import { pendingDeliveriesSummary } from '../../../webhooks/repository.ts'
+import type { WebhookContext } from '../../../webhooks/service.ts'
+import { WEBHOOK_DEFAULTS } from '../../../webhooks/settings.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the webhook routes pass their services, and this replica's delivery worker. */
+    webhooks: WebhookContext & { worker: WebhookDeliveryWorker }
+  }
+}
+
+/**
+ * Webhooks: the context their routes use, and this replica's delivery worker, started when the app is ready and
+ * stopped before the pools close. Its metrics join the app's registry.
+ */
+async function webhooksPlugin(app: FastifyInstance) {
+  const given = { ...WEBHOOK_DEFAULTS, ...app.config.webhooks }
+  const policy = {
+    allowedHosts: given.allowedHosts,
+    allowPrivate: given.allowPrivate,
+    settings: {
+      allowedHosts: 'ARBITER_WEBHOOK_ALLOWED_HOSTS',
+      allowPrivate: 'ARBITER_WEBHOOK_ALLOW_PRIVATE',
+      users: 'webhooks',
+    },
+  }
+  const settings: WebhookDeliverySettings = {
+    policy,
+    maxAgeMs: given.maxAgeMs,
+    disableAfterMs: given.disableAfterMs,
+    retryScheduleMs: given.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
+    attemptTimeoutMs: given.attemptTimeoutMs,
+    leaseMs: Math.max(given.leaseMs, given.attemptTimeoutMs + 1_000),
+    pollMs: given.pollMs ?? (given.listen ? 1_000 : 250),
+    concurrency: given.concurrency,
+    listenConnectionString: given.listen ? app.config.connectionString : undefined,
+  }
+  const registry = app.metrics.registry
+  const attempts = new Counter({
+    name: 'arbiter_webhook_attempts_total',
+    help: 'Webhook delivery attempts by result (success, http_error, gone, network_error, timeout, blocked)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  })
+  const deliveries = new Counter({
+    name: 'arbiter_webhook_deliveries_total',
+    help: 'Webhook deliveries settled on this replica, by result (succeeded, failed)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'arbiter_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempt latency, from sending to the end of the answer read',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  const db = app.db
+  const oldest = new Gauge({
+    name: 'arbiter_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none): alert when it grows',
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'arbiter_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet succeeded or failed, across all replicas',
+    registers: [registry],
+    async collect() {
+      try {
+        const summary = await queryOne(db, pendingDeliveriesSummary())
+        this.set(summary.pending)
+        oldest.set(summary.oldest_age_seconds ?? 0)
+      } catch {
+        // A scrape while the database is away shows the last values rather than failing the whole page.
+      }
+    },
+  })
+  const worker = new WebhookDeliveryWorker(
+    db,
+    settings,
+    {
+      attempt: (result, seconds) => {
+        attempts.inc({ result })
+        latency.observe(seconds)
+      },
+      settled: (status) => deliveries.inc({ result: status }),
+    },
+    (message, err) => app.log.warn({ err }, message),
+  )
+  app.decorate('webhooks', { db, policy, worker })
+  if (given.deliver) app.addHook('onReady', async () => worker.start())
+  app.addHook('onClose', async () => worker.stop())
+}
+
+export default fp(webhooksPlugin, {
+  name: 'arbiter-webhooks',
+  dependencies: ['arbiter-settings', 'arbiter-db', 'arbiter-metrics', 'arbiter-audit-log'],
+})

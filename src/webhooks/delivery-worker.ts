@@ -1,0 +1,321 @@
+import pg from 'pg'
+import { appendAuditRecords } from '../audit-log/append.ts'
+import { type Pool, typeParsers, withTransaction } from '../db/pool.ts'
+import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
+import { classifyStatus, nextAfterFailure } from '../domain/webhooks/retry-schedule.ts'
+import { webhookHeaders } from '../domain/webhooks/signature.ts'
+import type { WebhookDisabledReason } from '../domain/webhooks/vocabulary.ts'
+import {
+  checkRequestUrl,
+  createGuardedDispatcher,
+  loadUndici,
+  type SsrfPolicy,
+} from '../probes/ssrf-guard.ts'
+import { eventBody } from './payload.ts'
+import {
+  type AttemptResult,
+  attemptRecord,
+  type ClaimedDelivery,
+  dueDeliveriesClaim,
+  pendingDeliveriesFail,
+  webhookDisable,
+  webhookFailing,
+  webhookHealthy,
+} from './repository.ts'
+
+export interface WebhookDeliverySettings {
+  /** The SSRF guard every attempt passes (URL, then every address a name resolves to, then the socket). */
+  policy: SsrfPolicy
+  /** A delivery still failing this long after it was created is `failed` (ARBITER_WEBHOOK_MAX_AGE_HOURS). */
+  maxAgeMs: number
+  /** A webhook whose attempts have all failed for this long is disabled (ARBITER_WEBHOOK_DISABLE_AFTER_HOURS). */
+  disableAfterMs: number
+  /** Delays after the 1st, 2nd, … failure, the last repeated (src/domain/webhooks/retry-schedule.ts). */
+  retryScheduleMs: readonly number[]
+  /** One attempt, connection to the end of the read body, takes at most this (10 s). */
+  attemptTimeoutMs: number
+  /** A claimed delivery is not due again before this has passed; longer than an attempt can take. */
+  leaseMs: number
+  /** How often due deliveries are looked for when nothing wakes the worker. */
+  pollMs: number
+  /** Attempts in flight at once on this replica. */
+  concurrency: number
+  /** On PostgreSQL: LISTEN for new deliveries on a connection of its own (the embedded database is polled). */
+  listenConnectionString?: string | undefined
+}
+
+/** The receiver's answer is read up to this and discarded. */
+export const RESPONSE_BODY_LIMIT = 64 * 1024
+
+/** What /metrics counts of the deliveries; the plugin registers it. */
+export interface WebhookDeliveryObserver {
+  attempt(result: AttemptOutcome, durationSeconds: number): void
+  settled(status: 'succeeded' | 'failed'): void
+}
+
+export type AttemptOutcome = 'success' | 'http_error' | 'gone' | 'network_error' | 'timeout' | 'blocked'
+
+interface Exchange {
+  outcome: AttemptOutcome
+  statusCode: number | null
+  error: string | null
+}
+
+/**
+ * Delivers the pending deliveries stored in the database, on every replica: each claims a page of due ones (a
+ * lease per delivery, so no two replicas attempt one at the same time), attempts each once, and records the
+ * answer. It wakes on PostgreSQL's NOTIFY from the trigger that stored them, and polls besides.
+ */
+export class WebhookDeliveryWorker {
+  readonly #db: Pool
+  readonly #settings: WebhookDeliverySettings
+  readonly #observer: WebhookDeliveryObserver
+  readonly #warn: (message: string, err?: unknown) => void
+  #dispatcher: ReturnType<typeof createGuardedDispatcher> | undefined
+  #listener: pg.Client | undefined
+  #running = false
+  #inFlight = 0
+  #wakeTimer: NodeJS.Timeout | undefined
+  #wake: (() => void) | undefined
+  /** A wake-up that came while the worker was claiming: the next wait returns at once instead of polling. */
+  #woken = false
+  #loop: Promise<void> | undefined
+  readonly #attempts = new Set<Promise<void>>()
+
+  constructor(
+    db: Pool,
+    settings: WebhookDeliverySettings,
+    observer: WebhookDeliveryObserver,
+    warn: (message: string, err?: unknown) => void,
+  ) {
+    this.#db = db
+    this.#settings = settings
+    this.#observer = observer
+    this.#warn = warn
+  }
+
+  start(): void {
+    if (this.#running) return
+    this.#running = true
+    if (this.#settings.listenConnectionString !== undefined) void this.#listen()
+    this.#loop = this.#run()
+  }
+
+  /** Stops claiming; attempts in flight finish (each is bounded by the attempt timeout). */
+  async stop(): Promise<void> {
+    this.#running = false
+    this.wake()
+    await this.#loop
+    await Promise.allSettled([...this.#attempts])
+    await this.#listener?.end().catch(() => {})
+    await this.#dispatcher?.close().catch(() => {})
+  }
+
+  /** Look for due deliveries now. */
+  wake(): void {
+    if (this.#wake) this.#wake()
+    else this.#woken = true
+  }
+
+  async #listen(): Promise<void> {
+    while (this.#running) {
+      const client = new pg.Client({
+        connectionString: this.#settings.listenConnectionString,
+        types: typeParsers,
+      })
+      const lost = new Promise<void>((resolve) => {
+        client.on('error', () => resolve())
+        client.on('end', () => resolve())
+      })
+      try {
+        await client.connect()
+        client.on('notification', () => this.wake())
+        await client.query('LISTEN arbiter_webhooks')
+        this.#listener = client
+        if (!this.#running) break
+        this.wake()
+        await lost
+      } catch (err) {
+        if (this.#running) this.#warn('webhook listener connection failed; polling until it is back', err)
+      }
+      await client.end().catch(() => {})
+      if (this.#running) await new Promise((resolve) => setTimeout(resolve, this.#settings.pollMs))
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      this.#woken = false
+      let claimedFullPage = false
+      const free = this.#settings.concurrency - this.#inFlight
+      if (free > 0) {
+        try {
+          const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
+          claimedFullPage = claimed.length === free
+          for (const delivery of claimed) this.#startAttempt(delivery)
+        } catch (err) {
+          this.#warn('claiming webhook deliveries failed; retrying', err)
+        }
+      }
+      if (!this.#running) break
+      if (claimedFullPage && this.#inFlight < this.#settings.concurrency) continue
+      if (this.#woken) continue
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve
+        this.#wakeTimer = setTimeout(resolve, this.#settings.pollMs)
+      })
+      clearTimeout(this.#wakeTimer)
+      this.#wake = undefined
+    }
+  }
+
+  #startAttempt(delivery: ClaimedDelivery): void {
+    this.#inFlight += 1
+    const attempt = this.#attempt(delivery)
+      .catch((err) => this.#warn(`webhook delivery ${delivery.id}: recording the attempt failed`, err))
+      .finally(() => {
+        this.#inFlight -= 1
+        this.#attempts.delete(attempt)
+        // A slot is free: there may be more due deliveries than fitted in the last page.
+        this.wake()
+      })
+    this.#attempts.add(attempt)
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<void> {
+    const body = await eventBody(this.#db, {
+      type: delivery.event_type,
+      created_at: delivery.event_created_at,
+      manifest_id: delivery.manifest_id,
+      case_kind: delivery.case_kind,
+      case_id: delivery.case_id,
+      webhook_id: delivery.webhook_id,
+    })
+    const started = performance.now()
+    const exchange: Exchange =
+      body === null
+        ? { outcome: 'network_error', statusCode: null, error: 'the event no longer exists' }
+        : await this.#send(delivery, body)
+    this.#observer.attempt(exchange.outcome, (performance.now() - started) / 1000)
+    await this.#record(delivery, exchange, body === null)
+  }
+
+  async #send(delivery: ClaimedDelivery, body: string): Promise<Exchange> {
+    let url: URL
+    try {
+      url = new URL(delivery.url)
+    } catch {
+      return { outcome: 'blocked', statusCode: null, error: 'the webhook url is not an absolute URL' }
+    }
+    const refusal = checkRequestUrl(url, this.#settings.policy)
+    if (refusal !== null) return { outcome: 'blocked', statusCode: null, error: refusal }
+    const secrets = [delivery.secret, ...(delivery.previous_secret ? [delivery.previous_secret] : [])]
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Arbiter-Webhooks',
+      ...webhookHeaders(secrets, delivery.event_id, Math.floor(Date.now() / 1000), body),
+    }
+    const timeout = this.#settings.attemptTimeoutMs
+    const signal = AbortSignal.timeout(timeout)
+    this.#dispatcher ??= createGuardedDispatcher(this.#settings.policy, { connectTimeoutMs: timeout })
+    let statusCode: number
+    try {
+      const response = await loadUndici().request(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal,
+        dispatcher: this.#dispatcher,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      })
+      statusCode = response.statusCode
+      await readBounded(response.body)
+    } catch (err) {
+      return failedExchange(err, signal.aborted, timeout)
+    }
+    const kind = classifyStatus(statusCode)
+    return {
+      outcome: kind === 'success' ? 'success' : kind === 'gone' ? 'gone' : 'http_error',
+      statusCode,
+      error: kind === 'success' ? null : `HTTP ${statusCode}`,
+    }
+  }
+
+  async #record(delivery: ClaimedDelivery, exchange: Exchange, giveUp: boolean): Promise<void> {
+    const s = this.#settings
+    let next: AttemptResult['next']
+    if (exchange.outcome === 'success') next = { status: 'succeeded' }
+    else if (exchange.outcome === 'gone' || giveUp) next = { status: 'failed' }
+    else {
+      const after = nextAfterFailure({
+        failedAttempts: delivery.attempts + 1,
+        ageMs: delivery.age_ms,
+        maxAgeMs: s.maxAgeMs,
+        schedule: s.retryScheduleMs,
+        random: Math.random(),
+      })
+      next = after.kind === 'retry' ? { status: 'pending', delayMs: after.delayMs } : { status: 'failed' }
+    }
+    const recorded = await queryFirst(
+      this.#db,
+      attemptRecord(delivery, { statusCode: exchange.statusCode, error: exchange.error, next }),
+    )
+    if (recorded === undefined) return
+    if (next.status !== 'pending') this.#observer.settled(next.status)
+    if (exchange.outcome === 'success') {
+      await runStatement(this.#db, webhookHealthy(delivery.webhook_id))
+      return
+    }
+    if (exchange.outcome === 'gone') {
+      await this.#disable(delivery.webhook_id, 'gone', `the receiver answered 410 Gone`)
+      return
+    }
+    const failing = await queryFirst(this.#db, webhookFailing(delivery.webhook_id))
+    if (failing?.enabled && failing.failing_for_ms >= s.disableAfterMs) {
+      await this.#disable(delivery.webhook_id, 'failing', 'every attempt failed for too long')
+    }
+  }
+
+  /** Disables a webhook in one transaction with its audit record; its pending deliveries fail. */
+  async #disable(webhookId: string, reason: WebhookDisabledReason, detail: string): Promise<void> {
+    await withTransaction(this.#db, async (tx) => {
+      const row = await queryFirst(tx, webhookDisable(webhookId, reason))
+      if (row === undefined) return
+      await runStatement(tx, pendingDeliveriesFail(webhookId, `webhook disabled: ${detail}`))
+      await appendAuditRecords(tx, [
+        {
+          kind: 'webhook.disabled',
+          actor: 'system',
+          data: { webhook_id: row.id, url: row.url, reason, detail },
+        },
+      ])
+    })
+  }
+}
+
+/** Reads at most RESPONSE_BODY_LIMIT bytes of the answer, then drops the rest (and the connection with it). */
+async function readBounded(body: AsyncIterable<Uint8Array> & { destroy(): unknown }): Promise<void> {
+  let read = 0
+  for await (const chunk of body) {
+    read += chunk.length
+    if (read >= RESPONSE_BODY_LIMIT) {
+      body.destroy()
+      return
+    }
+  }
+}
+
+function failedExchange(err: unknown, timedOut: boolean, timeoutMs: number): Exchange {
+  const error = err as { name?: string; code?: string; message?: string }
+  if (error?.name === 'SsrfBlockedError') {
+    return { outcome: 'blocked', statusCode: null, error: String(error.message).slice(0, 500) }
+  }
+  if (timedOut || error?.code === 'UND_ERR_HEADERS_TIMEOUT' || error?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return { outcome: 'timeout', statusCode: null, error: `no complete answer within ${timeoutMs} ms` }
+  }
+  const cause = (err as { cause?: { code?: string } })?.cause?.code
+  const code = error?.code ?? cause
+  const message = `${code ? `${code}: ` : ''}${error?.message ?? String(err)}`
+  return { outcome: 'network_error', statusCode: null, error: message.slice(0, 500) }
+}

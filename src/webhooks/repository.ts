@@ -1,0 +1,365 @@
+import type { EscalationListRow } from '../db/repositories/escalations.ts'
+import { named, type Statement, statement } from '../db/statement.ts'
+import type { MANIFEST_DIRECTIVES, ManifestKind, ManifestVerdict } from '../domain/vocabulary.ts'
+import type {
+  WEBHOOK_TEST_EVENT,
+  WebhookDeliveryStatus,
+  WebhookDisabledReason,
+  WebhookEventType,
+} from '../domain/webhooks/vocabulary.ts'
+
+/** What a webhook's deliveries may be filtered on; each member, when set, must equal the manifest's. */
+export interface WebhookFilter {
+  kind?: ManifestKind | undefined
+  subagent_id?: string | undefined
+  verdict?: ManifestVerdict | undefined
+  directive?: (typeof MANIFEST_DIRECTIVES)[number] | undefined
+  orchestrator_id?: string | undefined
+}
+
+/**
+ * webhooks (migration 011): id; list_seq (registration order, for cursors); url; events (what it subscribes to);
+ * filter; description; secret (current) and previous_secret, which signs too until previous_secret_expires_at;
+ * created_at; updated_at; disabled_at and disabled_reason (null while enabled); failing_since (the first failed
+ * attempt since the last success).
+ */
+export interface WebhookRow {
+  id: string
+  list_seq: number
+  url: string
+  events: WebhookEventType[]
+  filter: WebhookFilter
+  description: string | null
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: Date | null
+  created_at: Date
+  updated_at: Date
+  disabled_at: Date | null
+  disabled_reason: WebhookDisabledReason | null
+  failing_since: Date | null
+}
+
+const WEBHOOK_COLUMNS = `id, list_seq, url, events, filter, description, secret, previous_secret,
+  previous_secret_expires_at, created_at, updated_at, disabled_at, disabled_reason, failing_since`
+
+export function webhookInsert(
+  row: Pick<WebhookRow, 'id' | 'url' | 'events' | 'filter' | 'description' | 'secret' | 'created_at'>,
+): Statement<WebhookRow> {
+  return statement(
+    `INSERT INTO webhooks (id, url, events, filter, description, secret, created_at, updated_at)
+     VALUES ($1, $2, $3::text[], $4::jsonb, $5, $6, $7, $7)
+     RETURNING ${WEBHOOK_COLUMNS}`,
+    [row.id, row.url, row.events, JSON.stringify(row.filter), row.description, row.secret, row.created_at],
+  )
+}
+
+export function webhookById(id: string): Statement<WebhookRow> {
+  return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [id])
+}
+
+/** The webhook, locked until the transaction ends (no row when unknown). */
+export function webhookLock(id: string): Statement<WebhookRow> {
+  return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 FOR UPDATE`, [id])
+}
+
+/** A page of webhooks in registration order. Their rows are small, so `limit` bounds the page's bytes too. */
+export function webhooksPage(afterSeq: number | null, limit: number): Statement<WebhookRow> {
+  return statement(
+    `SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE list_seq > coalesce($1::bigint, 0) ORDER BY list_seq LIMIT $2`,
+    [afterSeq, limit],
+  )
+}
+
+/** Writes the fields an update may change. */
+export function webhookUpdate(
+  row: Pick<
+    WebhookRow,
+    | 'id'
+    | 'url'
+    | 'events'
+    | 'filter'
+    | 'description'
+    | 'disabled_at'
+    | 'disabled_reason'
+    | 'failing_since'
+    | 'updated_at'
+  >,
+): Statement<WebhookRow> {
+  return statement(
+    `UPDATE webhooks SET url = $2, events = $3::text[], filter = $4::jsonb, description = $5, disabled_at = $6,
+       disabled_reason = $7, failing_since = $8, updated_at = $9
+     WHERE id = $1
+     RETURNING ${WEBHOOK_COLUMNS}`,
+    [
+      row.id,
+      row.url,
+      row.events,
+      JSON.stringify(row.filter),
+      row.description,
+      row.disabled_at,
+      row.disabled_reason,
+      row.failing_since,
+      row.updated_at,
+    ],
+  )
+}
+
+/** The current secret becomes the previous one, which signs too until `previousExpiresAt`. */
+export function webhookSecretRotation(
+  id: string,
+  secret: string,
+  previousExpiresAt: Date,
+  at: Date,
+): Statement<WebhookRow> {
+  return statement(
+    `UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = $3, secret = $2, updated_at = $4
+     WHERE id = $1
+     RETURNING ${WEBHOOK_COLUMNS}`,
+    [id, secret, previousExpiresAt, at],
+  )
+}
+
+/** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
+export function webhookDelete(id: string): Statement {
+  return statement('DELETE FROM webhooks WHERE id = $1', [id])
+}
+
+/**
+ * Marks the pending deliveries of a webhook that was just disabled as failed: a disabled webhook is not called,
+ * and a delivery left pending would count as pending for ever. Redeliver sends one again.
+ */
+export function pendingDeliveriesFail(webhookId: string, reason: string): Statement {
+  return statement(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2
+     WHERE webhook_id = $1 AND status = 'pending'`,
+    [webhookId, reason],
+  )
+}
+
+/**
+ * webhook_deliveries (migration 011): id; list_seq; webhook_id; event_id; status; attempts (made so far);
+ * next_attempt_at (when due; while an attempt is in flight, its lease deadline; null once settled); lease_token
+ * (the attempt in flight); last_status_code, last_error, last_attempt_at (the latest attempt's answer); created_at;
+ * retry_from (where the maximum age is counted from). Joined with its event: type.
+ */
+export interface DeliveryRow {
+  id: string
+  list_seq: number
+  webhook_id: string
+  event_id: string
+  type: WebhookEventType | typeof WEBHOOK_TEST_EVENT
+  status: WebhookDeliveryStatus
+  attempts: number
+  next_attempt_at: Date | null
+  last_status_code: number | null
+  last_error: string | null
+  last_attempt_at: Date | null
+  created_at: Date
+}
+
+const DELIVERY_COLUMNS = `d.id, d.list_seq, d.webhook_id, d.event_id, e.type, d.status, d.attempts,
+  d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.created_at`
+
+/** A page of a webhook's deliveries, oldest first. Their rows are small, so `limit` bounds the page's bytes too. */
+export function deliveriesPage(
+  webhookId: string,
+  filter: { status?: WebhookDeliveryStatus | undefined; afterSeq: number | null },
+  limit: number,
+): Statement<DeliveryRow> {
+  return statement(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+     WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND d.list_seq > coalesce($3::bigint, 0)
+     ORDER BY d.list_seq LIMIT $4`,
+    [webhookId, filter.status ?? null, filter.afterSeq, limit],
+  )
+}
+
+export function deliveryById(webhookId: string, deliveryId: string): Statement<DeliveryRow> {
+  return statement(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+     WHERE d.webhook_id = $1 AND d.id = $2`,
+    [webhookId, deliveryId],
+  )
+}
+
+/**
+ * Makes a delivery due now, whatever its status: a settled one is pending again, with its maximum age counted
+ * from now. One with an attempt in flight keeps its lease deadline, so this never starts a second concurrent
+ * attempt: that attempt's answer is recorded, and if it fails the next one follows the schedule.
+ */
+export function deliveryRedeliver(webhookId: string, deliveryId: string): Statement<{ id: string }> {
+  return statement(
+    `UPDATE webhook_deliveries SET status = 'pending', retry_from = now(),
+       next_attempt_at = CASE WHEN lease_token IS NULL THEN now() ELSE next_attempt_at END
+     WHERE webhook_id = $1 AND id = $2
+     RETURNING id`,
+    [webhookId, deliveryId],
+  )
+}
+
+/** Stores a `webhook.test` event and its one delivery, due now, and wakes the delivery workers. */
+export function testEventInsert(webhookId: string, eventId: string, deliveryId: string): Statement {
+  return statement(
+    `WITH event AS (
+       INSERT INTO webhook_events (id, type, webhook_id, created_at) VALUES ($2, 'webhook.test', $1, clock_timestamp())
+       RETURNING id),
+     delivery AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at, retry_from)
+       SELECT $3, $1, event.id, 'pending', now(), now(), now() FROM event
+       RETURNING id)
+     SELECT pg_notify('arbiter_webhooks', '') FROM delivery`,
+    [webhookId, eventId, deliveryId],
+  )
+}
+
+/** Wakes the delivery workers of every replica (the triggers that store events do the same). */
+export function deliveryWorkersWake(): Statement {
+  return statement(`SELECT pg_notify('arbiter_webhooks', '')`)
+}
+
+/** A delivery claimed by this replica for one attempt, with what the attempt needs. */
+export interface ClaimedDelivery {
+  id: string
+  webhook_id: string
+  event_id: string
+  attempts: number
+  lease_token: string
+  /** Milliseconds since retry_from, by the database's clock. */
+  age_ms: number
+  event_type: string
+  event_created_at: Date
+  manifest_id: string | null
+  case_kind: string | null
+  case_id: string | null
+  url: string
+  secret: string
+  /** The secret a rotation replaced, while it still signs. */
+  previous_secret: string | null
+}
+
+/**
+ * Claims up to `limit` due deliveries of enabled webhooks for one attempt each: each gets a new lease token and
+ * is not due again before `leaseMs` has passed. Rows another replica is claiming are skipped (SKIP LOCKED), and a
+ * claimed row is not due until its lease passes, so one delivery has at most one attempt in flight across
+ * replicas; a replica that dies mid-attempt delays the delivery by its lease, never loses it. The queue is read a
+ * page at a time, so a flood of pending deliveries costs no memory here.
+ */
+export function dueDeliveriesClaim(limit: number, leaseMs: number): Statement<ClaimedDelivery> {
+  return named(
+    `WITH due AS (
+       SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND w.disabled_at IS NULL
+       ORDER BY d.next_attempt_at
+       LIMIT $1
+       FOR UPDATE OF d SKIP LOCKED),
+     claimed AS (
+       UPDATE webhook_deliveries d
+       SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+       FROM due WHERE d.id = due.id
+       RETURNING d.id, d.webhook_id, d.event_id, d.attempts, d.lease_token, d.retry_from)
+     SELECT c.id, c.webhook_id, c.event_id, c.attempts, c.lease_token,
+       (extract(epoch FROM now() - c.retry_from) * 1000)::float8 AS age_ms,
+       e.type AS event_type, e.created_at AS event_created_at, e.manifest_id, e.case_kind, e.case_id,
+       w.url,
+       w.secret,
+       CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret
+     FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN webhooks w ON w.id = c.webhook_id`,
+    [limit, leaseMs],
+  )
+}
+
+/** What an attempt came to, as stored. */
+export interface AttemptResult {
+  statusCode: number | null
+  error: string | null
+  /** pending: retry after delayMs; succeeded or failed: settled. */
+  next: { status: 'pending'; delayMs: number } | { status: 'succeeded' | 'failed' }
+}
+
+/**
+ * Records an attempt, only if its lease is still the delivery's (else the delivery was settled meanwhile, e.g.
+ * failed with its disabled webhook, and this answer is dropped). Returns the delivery's id when recorded.
+ */
+export function attemptRecord(
+  claimed: Pick<ClaimedDelivery, 'id' | 'lease_token'>,
+  result: AttemptResult,
+): Statement<{ id: string }> {
+  return named(
+    `UPDATE webhook_deliveries SET
+       attempts = attempts + 1, status = $3, lease_token = NULL, last_status_code = $4, last_error = $5,
+       last_attempt_at = now(),
+       next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $6::int * interval '1 millisecond' END
+     WHERE id = $1 AND lease_token = $2
+     RETURNING id`,
+    [
+      claimed.id,
+      claimed.lease_token,
+      result.next.status,
+      result.statusCode,
+      result.error,
+      result.next.status === 'pending' ? result.next.delayMs : 0,
+    ],
+  )
+}
+
+/** A success clears the webhook's failing streak. */
+export function webhookHealthy(webhookId: string): Statement {
+  return named('UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [
+    webhookId,
+  ])
+}
+
+/**
+ * A failure starts the failing streak (if none) and says how long it has lasted, by the database's clock, and
+ * whether the webhook is still enabled.
+ */
+export function webhookFailing(webhookId: string): Statement<{ failing_for_ms: number; enabled: boolean }> {
+  return named(
+    `UPDATE webhooks SET failing_since = coalesce(failing_since, now()) WHERE id = $1
+     RETURNING (extract(epoch FROM now() - failing_since) * 1000)::float8 AS failing_for_ms,
+       disabled_at IS NULL AS enabled`,
+    [webhookId],
+  )
+}
+
+/** Disables an enabled webhook (no row when it was already disabled or is gone). */
+export function webhookDisable(webhookId: string, reason: WebhookDisabledReason): Statement<WebhookRow> {
+  return statement(
+    `UPDATE webhooks SET disabled_at = now(), disabled_reason = $2, updated_at = now()
+     WHERE id = $1 AND disabled_at IS NULL
+     RETURNING ${WEBHOOK_COLUMNS}`,
+    [webhookId, reason],
+  )
+}
+
+/** Pending deliveries and the age of the oldest, for /metrics. */
+export function pendingDeliveriesSummary(): Statement<{
+  pending: number
+  oldest_age_seconds: number | null
+}> {
+  return statement(
+    `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest_age_seconds
+     FROM webhook_deliveries WHERE status = 'pending'`,
+  )
+}
+
+/** The manifest envelope an event names. */
+export function eventManifest(
+  manifestId: string,
+): Statement<{ manifest_jcs: string; manifest_digest: string; jws: string; audit_seq: number | null }> {
+  return named('SELECT manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = $1', [
+    manifestId,
+  ])
+}
+
+/** The escalation of a case with its HALT manifest's text, as the escalation list reads it. */
+export function eventEscalation(caseKind: string, caseId: string): Statement<EscalationListRow> {
+  return statement(
+    `SELECT e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
+       e.list_seq, m.manifest_jcs
+     FROM escalations e JOIN manifests m ON m.id = e.manifest_id
+     WHERE e.case_kind = $1 AND e.case_id = $2`,
+    [caseKind, caseId],
+  )
+}
