@@ -50,8 +50,10 @@ const MARKS = '.in-use'
 const ifStale = process.argv.includes('--if-stale')
 const packagesOnly = process.argv.includes('--packages')
 
+// `browser`: also bundle the package's portable build with its dependencies into dist/browser.js, one ES module a
+// page can load without a bundler (the console does).
 const PACKAGES = [
-  { name: 'transparency', dir: 'packages/transparency', entry: 'dist/index.js' },
+  { name: 'transparency', dir: 'packages/transparency', entry: 'dist/index.js', browser: true },
   { name: 'client', dir: 'clients/typescript', entry: 'dist/index.js' },
 ]
 
@@ -135,11 +137,29 @@ async function buildPackage(pkg) {
   await rm(beside, { recursive: true, force: true })
   try {
     tsc(['-p', join(pkg.dir, 'tsconfig.json'), '--outDir', beside])
+    if (pkg.browser) await bundleForBrowser(join(ROOT, pkg.dir), beside)
     await swapFiles(beside, join(ROOT, pkg.dir, 'dist'))
   } finally {
     await rm(beside, { recursive: true, force: true })
   }
   await stamp(pkg.name, startedAt)
+}
+
+async function bundleForBrowser(packageDir, outDir) {
+  // Imported here: esbuild is a devDependency, and a build without browser packages never needs it.
+  const { build } = await import('esbuild')
+  await build({
+    entryPoints: [join(outDir, 'index.js')],
+    // Resolved from the package, so that its own dependencies are the ones bundled.
+    absWorkingDir: packageDir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    outfile: join(outDir, 'browser.js'),
+    legalComments: 'inline',
+    logLevel: 'warning',
+  })
 }
 
 /** Moves every file of `from` over its counterpart in `to` (rename: atomic per file), then drops files `from` lacks. */

@@ -111,9 +111,9 @@ describe('the layers of src/', () => {
     assert.ok(files.includes('engine/evaluate-case.ts') && files.includes('domain/outcome/decision.ts'))
   })
 
-  it('keeps the domain pure: it imports only the domain, hashing and canonical JSON', () => {
+  it('keeps the domain pure: it imports only the domain, hashing and the canonical JSON of @arbiter/transparency', () => {
     const allowed = (target: string) =>
-      target.startsWith('domain/') || target === 'node:crypto' || target === 'canonicalize'
+      target.startsWith('domain/') || target === 'node:crypto' || target === '@arbiter/transparency'
     assert.deepEqual(
       violations(
         (file) => file.startsWith('domain/'),

@@ -350,6 +350,7 @@ describe('ops console in Chromium', () => {
       if (served) {
         await page.getByText('The record hashes to this leaf.').waitFor()
         await page.getByText('The path leads from the leaf to the signed checkpoint’s root.').waitFor()
+        await page.getByText('The checkpoint is signed by this Arbiter’s log key.').waitFor()
       } else {
         await page.getByText('This Arbiter does not serve inclusion proofs yet.').waitFor()
       }

@@ -48,6 +48,20 @@ async function sh(cwd: string, file: string, args: string[], env = cleanEnv()) {
 const work = await mkdtemp(join(tmpdir(), 'arbiter-packed-client-'))
 after(() => rm(work, { recursive: true, force: true }))
 
+/** The client has one build; the transparency package a Node one (node:crypto), a portable one and its bundle. */
+const EXPORTS: Record<string, unknown> = {
+  'arbiter-client-0.1.0.tgz': { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
+  'arbiter-transparency-0.1.0.tgz': {
+    '.': { types: './dist/index.d.ts', node: './dist/node.js', default: './dist/index.js' },
+    './browser.js': './dist/browser.js',
+  },
+}
+
+function exportTargets(exports: unknown): string[] {
+  if (typeof exports === 'string') return [exports]
+  return Object.values(exports as Record<string, unknown>).flatMap(exportTargets)
+}
+
 describe('the packed TypeScript client in a folder outside the repository', () => {
   let tarballs: string[] = []
   const app = join(work, 'app')
@@ -74,9 +88,10 @@ describe('the packed TypeScript client in a folder outside the repository', () =
       assert.ok(listing.includes('package/dist/index.d.ts'), `${tarball}: ${listing.join(', ')}`)
       assert.ok(listing.includes('package/README.md'), `${tarball} has its README`)
       const manifest = JSON.parse((await sh(work, 'tar', ['-xzOf', tarball, 'package/package.json'])).stdout)
-      assert.deepEqual(manifest.exports, {
-        '.': { types: './dist/index.d.ts', default: './dist/index.js' },
-      })
+      assert.deepEqual(manifest.exports, EXPORTS[tarball])
+      for (const target of exportTargets(manifest.exports)) {
+        assert.ok(listing.includes(`package/${target.slice(2)}`), `${tarball} ships ${target}`)
+      }
       assert.equal(manifest.types, './dist/index.d.ts')
     }
   })

@@ -23,6 +23,7 @@ describe('GET /console', () => {
       ['/console/app/main.js', /^text\/javascript/],
       ['/console/app/views/feed-view.js', /^text\/javascript/],
       ['/console/app/vendor/uplot.js', /^text\/javascript/],
+      ['/console/app/vendor/transparency.js', /^text\/javascript/],
       ['/console/vendor/uplot.css', /^text\/css/],
     ]
     for (const [url, type] of assets) {
@@ -44,6 +45,13 @@ describe('GET /console', () => {
     const { request } = await buildTestApp(t)
     const served = await request(null, { method: 'GET', url: '/console/app/vendor/uplot.js' })
     assert.equal(served.body, await readFile('node_modules/uplot/dist/uPlot.esm.js', 'utf8'))
+  })
+
+  it("serves @arbiter/transparency's browser build, the one its package ships", async (t) => {
+    const { request } = await buildTestApp(t)
+    const served = await request(null, { method: 'GET', url: '/console/app/vendor/transparency.js' })
+    assert.equal(served.body, await readFile('packages/transparency/dist/browser.js', 'utf8'))
+    assert.doesNotMatch(served.body, /from ["']node:/, 'no Node module in the browser build')
   })
 
   it('answers 304 to a revalidation of an unchanged asset', async (t) => {

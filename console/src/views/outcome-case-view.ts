@@ -12,7 +12,6 @@ import {
   timeOf,
   verdictBadge,
 } from '../dom.ts'
-import { canHash, jsonHash } from '../hashing.ts'
 import type {
   CriteriaDifference,
   DivergencePair,
@@ -23,6 +22,7 @@ import type {
   OutcomeManifest,
   ProbeRun,
 } from '../shapes.ts'
+import { canonicalJson, sha256Digest } from '../vendor/transparency.js'
 import type { View } from '../view.ts'
 import { manifestSummary } from './manifest-summary.ts'
 import { valueText } from './position-text.ts'
@@ -54,7 +54,7 @@ export const outcomeCaseView: View = async (ctx, main, [outcomeId]) => {
       ctx.signal,
     )
   }
-  const evidenceByHash = await hashEvidence(outcome.evidence)
+  const evidenceByHash = hashEvidence(outcome.evidence)
   const story = storyTimeline(ctx, `/v1/audit/outcomes/${outcome.outcome_id}`)
 
   append(main, [
@@ -96,12 +96,9 @@ function resolution(
   ]
 }
 
-/** Maps each evidence item's hash (sha256 of its canonical JSON) to the item, when the browser can hash. */
-async function hashEvidence(items: EvidenceItem[]): Promise<Map<string, EvidenceItem>> {
-  const byHash = new Map<string, EvidenceItem>()
-  if (!canHash()) return byHash
-  for (const item of items) byHash.set(await jsonHash(item), item)
-  return byHash
+/** Maps each evidence item's hash (sha256 of its canonical JSON, as the service names it) to the item. */
+function hashEvidence(items: EvidenceItem[]): Map<string, EvidenceItem> {
+  return new Map(items.map((item) => [sha256Digest(canonicalJson(item)), item]))
 }
 
 function disagreement(

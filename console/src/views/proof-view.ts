@@ -1,10 +1,17 @@
 import { problemAlert } from '../api.ts'
-import { canonicalJson } from '../canonical-json.ts'
 import { serves } from '../capabilities.ts'
 import { append, facts, h, jsonBlock, section, timeOf } from '../dom.ts'
-import { canHash, sha256 } from '../hashing.ts'
-import { fromBase64, leafHash, rootFromInclusionProof, sameBytes } from '../merkle-proof.ts'
-import type { AuditRecord, InclusionProof } from '../shapes.ts'
+import type { AuditRecord, CheckpointAnswer, InclusionProof } from '../shapes.ts'
+import {
+  bytesEqual,
+  canonicalJson,
+  decodeBase64,
+  type JsonWebKeySet,
+  leafHash,
+  noteVerifier,
+  openCheckpointAsync,
+  verifyInclusion,
+} from '../vendor/transparency.js'
 import type { View, ViewContext } from '../view.ts'
 import { knownRecords } from './story-timeline.ts'
 
@@ -62,7 +69,9 @@ async function showProof(
   const record = proof.record ?? knownRecord
   if (record) ctx.heading.textContent = `Inclusion proof of seq ${record.seq}`
   const checkpoint = proof.checkpoint?.checkpoint ?? null
-  const checks = await verify(proof, record)
+  const checks = verify(proof, record)
+  const signed = await signatureCheck(ctx, proof.checkpoint)
+  if (signed) checks.push(signed)
   append(main, [
     h(
       'ul',
@@ -105,44 +114,76 @@ async function showProof(
   ])
 }
 
-async function verify(proof: InclusionProof, record: AuditRecord | undefined): Promise<Check[]> {
-  if (!canHash()) {
-    return [
-      {
-        ok: null,
-        text: 'This page is not in a secure context (HTTPS or localhost), so it cannot hash and check the proof.',
-      },
-    ]
-  }
+/** The checks, with the service's own RFC 9162 and RFC 8785 code (@arbiter/transparency's browser build). */
+function verify(proof: InclusionProof, record: AuditRecord | undefined): Check[] {
   const checks: Check[] = []
-  const leaf = fromBase64(proof.leaf_hash)
-  if (record) {
-    const computed = await leafHash(sha256, new TextEncoder().encode(canonicalJson(record)))
-    checks.push(
-      sameBytes(computed, leaf)
-        ? { ok: true, text: 'The record hashes to this leaf.' }
-        : { ok: false, text: 'The record does NOT hash to this leaf.' },
-    )
-  } else {
+  const leaf = decodeBase64(proof.leaf_hash)
+  if (!record) {
     checks.push({
       ok: null,
       text: 'Open this proof from a case’s story to also check the record against its leaf.',
     })
+  } else if (leaf && bytesEqual(leafHash(new TextEncoder().encode(canonicalJson(record))), leaf)) {
+    checks.push({ ok: true, text: 'The record hashes to this leaf.' })
+  } else {
+    checks.push({ ok: false, text: 'The record does NOT hash to this leaf.' })
   }
-  const root = await rootFromInclusionProof(
-    sha256,
-    proof.leaf_index,
-    proof.tree_size,
-    leaf,
-    proof.proof.map(fromBase64),
-  )
   const expected = proof.checkpoint?.checkpoint.root_hash
   if (!expected) {
     checks.push({ ok: null, text: 'No signed checkpoint at this tree size to compare the root with.' })
-  } else if (root && sameBytes(root, fromBase64(expected))) {
-    checks.push({ ok: true, text: 'The path leads from the leaf to the signed checkpoint’s root.' })
-  } else {
-    checks.push({ ok: false, text: 'The path does NOT lead to the signed checkpoint’s root.' })
+    return checks
   }
+  const path = proof.proof.map(decodeBase64)
+  const root = decodeBase64(expected)
+  const leads =
+    leaf !== undefined &&
+    root !== undefined &&
+    path.every((hash) => hash !== undefined) &&
+    verifyInclusion(proof.leaf_index, proof.tree_size, leaf, path as Uint8Array[], root)
+  checks.push(
+    leads
+      ? { ok: true, text: 'The path leads from the leaf to the signed checkpoint’s root.' }
+      : { ok: false, text: 'The path does NOT lead to the signed checkpoint’s root.' },
+  )
   return checks
+}
+
+/**
+ * Checks the checkpoint note's Ed25519 signature against the service's published keys (the note's key name is its
+ * origin), and that the note names the tree and root the checkpoint's JSON does, which the path was checked
+ * against. WebCrypto verifies the signature: only in a secure context (HTTPS, or localhost).
+ */
+async function signatureCheck(ctx: ViewContext, answer: CheckpointAnswer | null): Promise<Check | null> {
+  const note = answer?.note
+  if (!answer || !note) return null
+  if (!globalThis.isSecureContext) {
+    return {
+      ok: null,
+      text: 'This page is not in a secure context (HTTPS or localhost), so it cannot check the checkpoint’s signature.',
+    }
+  }
+  let jwks: JsonWebKeySet
+  try {
+    jwks = await ctx.api.get<JsonWebKeySet>('/.well-known/jwks.json', ctx.signal)
+  } catch {
+    return {
+      ok: null,
+      text: 'The service’s public keys could not be read to check the checkpoint’s signature.',
+    }
+  }
+  const origin = note.slice(0, note.indexOf('\n'))
+  for (const key of jwks.keys) {
+    let opened: Awaited<ReturnType<typeof openCheckpointAsync>>
+    try {
+      opened = await openCheckpointAsync(note, noteVerifier(origin, key))
+    } catch {
+      continue // another key (rotation), or not an Ed25519 key
+    }
+    const { treeSize, rootHash } = opened.checkpoint
+    const root = decodeBase64(answer.checkpoint.root_hash ?? '')
+    return treeSize === answer.checkpoint.tree_size && root !== undefined && bytesEqual(rootHash, root)
+      ? { ok: true, text: 'The checkpoint is signed by this Arbiter’s log key.' }
+      : { ok: false, text: 'The signed checkpoint note names a different tree than the checkpoint.' }
+  }
+  return { ok: false, text: 'The checkpoint note is NOT signed by any of this Arbiter’s keys.' }
 }

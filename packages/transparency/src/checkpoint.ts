@@ -1,5 +1,5 @@
 import { decodeBase64, encodeBase64 } from './base64.ts'
-import { type NoteVerifier, type VerifiedNote, verifyNote } from './note.ts'
+import { type NoteVerifier, type VerifiedNote, verifyNote, verifyNoteAsync } from './note.ts'
 import { HASH_SIZE } from './rfc9162.ts'
 
 /** A log's tree head: who (origin), how many leaves, and the root over them. */
@@ -61,14 +61,32 @@ export function parseCheckpoint(text: string): ParsedCheckpoint {
 
 /**
  * Opens a signed checkpoint of the log whose key is `logKey`: the note must carry a valid signature by that
- * key (others may be checked too, e.g. witnesses), and its origin must be the key's name.
+ * key (others may be checked too, e.g. witnesses), and its origin must be the key's name. Synchronous, so the
+ * Node build only; `openCheckpointAsync` runs anywhere.
  */
 export function openCheckpoint(
   note: string | Uint8Array,
   logKey: NoteVerifier,
   otherKeys: readonly NoteVerifier[] = [],
-): { checkpoint: ParsedCheckpoint; note: VerifiedNote } {
-  const opened = verifyNote(note, [logKey, ...otherKeys])
+): OpenedCheckpoint {
+  return checkpointOf(verifyNote(note, [logKey, ...otherKeys]), logKey)
+}
+
+/** `openCheckpoint` with Ed25519 through WebCrypto, in a browser as in Node. */
+export async function openCheckpointAsync(
+  note: string | Uint8Array,
+  logKey: NoteVerifier,
+  otherKeys: readonly NoteVerifier[] = [],
+): Promise<OpenedCheckpoint> {
+  return checkpointOf(await verifyNoteAsync(note, [logKey, ...otherKeys]), logKey)
+}
+
+export interface OpenedCheckpoint {
+  checkpoint: ParsedCheckpoint
+  note: VerifiedNote
+}
+
+function checkpointOf(opened: VerifiedNote, logKey: NoteVerifier): OpenedCheckpoint {
   if (!opened.verified.some((s) => s.name === logKey.name && s.keyId === logKey.keyId)) {
     throw new CheckpointError('the log key did not sign the checkpoint')
   }

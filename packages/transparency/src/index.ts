@@ -1,9 +1,22 @@
+// The portable build (browsers, and any host with WebCrypto); Node resolves to ./node.ts.
 export { decodeBase64, encodeBase64 } from './base64.ts'
+export {
+  CanonicalJsonError,
+  type CanonicalPart,
+  canonicalJson,
+  canonicalJsonValue,
+  canonicalParts,
+  type JsonValue,
+  rememberCanonicalJson,
+  rememberCanonicalParts,
+} from './canonical-json.ts'
 export {
   type Checkpoint,
   CheckpointError,
   formatCheckpoint,
+  type OpenedCheckpoint,
   openCheckpoint,
+  openCheckpointAsync,
   type ParsedCheckpoint,
   parseCheckpoint,
 } from './checkpoint.ts'
@@ -16,7 +29,6 @@ export {
   type StoredNode,
 } from './compact-range.ts'
 export {
-  canonicalJson,
   type JsonWebKeySet,
   JWS_ALGORITHMS,
   type JwsAlgorithm,
@@ -29,9 +41,12 @@ export {
   verifyManifestEnvelope,
 } from './jws.ts'
 export {
+  type Ed25519Jwk,
+  type Ed25519Key,
   ed25519KeyId,
   formatVerifierKey,
   isValidKeyName,
+  type KeyObjectLike,
   NoteError,
   type NoteErrorReason,
   type NoteSignature,
@@ -42,6 +57,7 @@ export {
   signNote,
   type VerifiedNote,
   verifyNote,
+  verifyNoteAsync,
 } from './note.ts'
 export {
   bytesEqual,

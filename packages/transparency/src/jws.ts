@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto'
-import canonicalize from 'canonicalize'
 import { compactVerify, errors, importJWK, type JWK } from 'jose'
+import { decodeBase64Url } from './base64.ts'
+import { decodeUtf8, toHex, utf8 } from './bytes.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { platform } from './platform.ts'
 
 /**
  * The only algorithms a manifest or checkpoint JWS may name: `Ed25519` (RFC 9864, what Arbiter signs with) and
@@ -37,8 +39,6 @@ export interface VerifiedJws {
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/
-const utf8 = new TextEncoder()
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Verifies a compact JWS (RFC 7515) against a JWKS and returns its payload. The algorithm allow-list is enforced
@@ -90,12 +90,8 @@ export async function verifyCompactJws(jws: unknown, jwks: JsonWebKeySet): Promi
     throw new JwsError('signature', `JWS rejected: ${err instanceof Error ? err.message : String(err)}`)
   }
 
-  let payload: string
-  try {
-    payload = strictUtf8.decode(payloadBytes)
-  } catch {
-    throw new JwsError('payload', 'JWS payload is not valid UTF-8')
-  }
+  const payload = decodeUtf8(payloadBytes)
+  if (payload === undefined) throw new JwsError('payload', 'JWS payload is not valid UTF-8')
   return { kid, alg, payload }
 }
 
@@ -184,18 +180,9 @@ function auditSeqOf(envelope: Record<string, unknown>, manifest: Record<string, 
   return inside
 }
 
-/** RFC 8785 (JCS) serialization; throws for values JCS cannot represent (NaN, ±Infinity, lone surrogates). */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value)
-  if (text === undefined) throw new TypeError('value has no JSON representation')
-  return text
-}
-
 /** `sha256:<64 lowercase hex>` of a text's UTF-8 bytes (or of raw bytes). */
 export function sha256Digest(data: string | Uint8Array): `sha256:${string}` {
-  return `sha256:${createHash('sha256')
-    .update(typeof data === 'string' ? utf8.encode(data) : data)
-    .digest('hex')}`
+  return `sha256:${toHex(platform.sha256([typeof data === 'string' ? utf8(data) : data]))}`
 }
 
 function isAcceptedAlgorithm(alg: unknown): alg is JwsAlgorithm {
@@ -207,8 +194,11 @@ function isSeq(value: unknown): value is number {
 }
 
 function decodeHeader(encoded: string): Record<string, unknown> | undefined {
+  const bytes = decodeBase64Url(encoded)
+  const text = bytes === undefined ? undefined : decodeUtf8(bytes)
+  if (text === undefined) return undefined
   try {
-    const parsed: unknown = JSON.parse(strictUtf8.decode(Buffer.from(encoded, 'base64url')))
+    const parsed: unknown = JSON.parse(text)
     return isPlainObject(parsed) ? parsed : undefined
   } catch {
     return undefined

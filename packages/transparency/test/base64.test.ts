@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { decodeBase64, encodeBase64 } from '../src/base64.ts'
+import { decodeBase64, encodeBase64 } from '../src/node.ts'
 
 describe('base64', () => {
   it('writes standard, padded base64 (RFC 4648 §4 test vectors)', () => {

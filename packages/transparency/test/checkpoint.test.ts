@@ -1,9 +1,19 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { CheckpointError, formatCheckpoint, openCheckpoint, parseCheckpoint } from '../src/checkpoint.ts'
-import { NoteError, noteVerifier, parseVerifierKey, signNote, verifyNote } from '../src/note.ts'
-import { leafHash, rootFromLeafHashes } from '../src/rfc9162.ts'
+import {
+  CheckpointError,
+  formatCheckpoint,
+  leafHash,
+  NoteError,
+  noteVerifier,
+  openCheckpoint,
+  parseCheckpoint,
+  parseVerifierKey,
+  rootFromLeafHashes,
+  signNote,
+  verifyNote,
+} from '../src/node.ts'
 import { b64, hex, parseGoSignerKey, readVector, referenceLeafHashes } from './vectors.ts'
 
 interface SumdbTree {

@@ -7,10 +7,11 @@ import {
   compactRangeFromNodes,
   compactRangeRoot,
   EMPTY_COMPACT_RANGE,
+  nodeKey,
+  rootFromLeafHashes,
   type StoredNode,
-} from '../src/compact-range.ts'
-import { nodeKey } from '../src/proof-nodes.ts'
-import { rootFromLeafHashes, subtreeRoot } from '../src/rfc9162.ts'
+} from '../src/node.ts'
+import { subtreeRoot } from '../src/rfc9162.ts'
 import { b64, goldenLeafHashes, hex, readVector, referenceLeafHashes } from './vectors.ts'
 
 interface Constants {

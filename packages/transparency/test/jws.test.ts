@@ -11,7 +11,7 @@ import {
   sha256Digest,
   verifyCompactJws,
   verifyManifestEnvelope,
-} from '../src/jws.ts'
+} from '../src/node.ts'
 
 interface TestKey {
   privateKey: KeyObject

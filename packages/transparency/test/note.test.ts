@@ -8,11 +8,13 @@ import {
   isValidKeyName,
   NoteError,
   type NoteErrorReason,
+  type NoteVerifier,
   noteVerifier,
   parseVerifierKey,
   signNote,
   verifyNote,
-} from '../src/note.ts'
+  verifyNoteAsync,
+} from '../src/node.ts'
 import { ed25519FromSeed, fromHex, parseGoSignerKey, readVector } from './vectors.ts'
 
 interface GoNoteVectors {
@@ -50,6 +52,17 @@ function insertAtByte(line: string, offset: number, text: string): string {
   return Buffer.concat([bytes.subarray(0, offset), Buffer.from(text), bytes.subarray(offset)]).toString(
     'utf8',
   )
+}
+
+/** Go's text signed by another key, under PeterNeumann's name and key ID. */
+function forgedByImpostor(): string {
+  const impostor = signNote(go.text, {
+    name: 'PeterNeumann',
+    privateKey: generateKeyPairSync('ed25519').privateKey,
+  })
+  const signature = Buffer.from(/ (\S+)\n$/.exec(impostor)![1]!, 'base64')
+  signature.writeUInt32BE(peterVerifier.keyId)
+  return `${go.text}\n— PeterNeumann ${signature.toString('base64')}\n`
 }
 
 function refusal(fn: () => unknown): NoteErrorReason {
@@ -241,15 +254,8 @@ describe('verifyNote', () => {
   })
 
   it('refuses a signature by the right name and key ID but the wrong key', () => {
-    const impostor = signNote(go.text, {
-      name: 'PeterNeumann',
-      privateKey: generateKeyPairSync('ed25519').privateKey,
-    })
-    const signature = Buffer.from(/ (\S+)\n$/.exec(impostor)![1]!, 'base64')
-    signature.writeUInt32BE(peterVerifier.keyId)
-    const forged = `${go.text}\n— PeterNeumann ${signature.toString('base64')}\n`
     assert.equal(
-      refusal(() => verifyNote(forged, [peterVerifier])),
+      refusal(() => verifyNote(forgedByImpostor(), [peterVerifier])),
       'invalid-signature',
     )
   })
@@ -337,6 +343,70 @@ describe('verifyNote', () => {
       refusal(() => verifyNote(`\ud800${go.signedByPeter}`, [peterVerifier])),
       'malformed',
     )
+  })
+})
+
+describe('verifyNoteAsync (Ed25519 through WebCrypto)', () => {
+  const twoSigned = `${go.text}\n${go.peterSignatureLine}${go.enochSignatureLine}`
+
+  async function asyncRefusal(
+    note: string,
+    verifiers: NoteVerifier[],
+  ): Promise<NoteErrorReason | 'accepted'> {
+    try {
+      await verifyNoteAsync(note, verifiers)
+      return 'accepted'
+    } catch (err) {
+      if (err instanceof NoteError) return err.reason
+      throw err
+    }
+  }
+
+  it('opens what verifyNote opens, to the same result', async () => {
+    for (const verifiers of [[peterVerifier], [enochVerifier], [peterVerifier, enochVerifier]]) {
+      assert.deepEqual(await verifyNoteAsync(twoSigned, verifiers), verifyNote(twoSigned, verifiers))
+    }
+  })
+
+  it('refuses what verifyNote refuses, for the same reason', async () => {
+    const cases: [string, NoteVerifier[]][] = [
+      [go.signedByPeter.replace('cryptography', 'cryptographY'), [peterVerifier]],
+      [`${go.text}\n${insertAtByte(go.peterSignatureLine, 60, 'ABCD')}`, [peterVerifier]],
+      [forgedByImpostor(), [peterVerifier]],
+      [twoSigned, []],
+      [`${go.text}\n${go.enochSignatureLine}`, [enochVerifier, enochVerifier]],
+      [`${go.text}\n${go.peterSignatureLine.repeat(101)}`, [peterVerifier]],
+      [`\u0001${go.signedByPeter}`, [peterVerifier]],
+    ]
+    for (const [note, verifiers] of cases) {
+      const expected = refusal(() => verifyNote(note, verifiers))
+      assert.equal(await asyncRefusal(note, verifiers), expected, note)
+    }
+  })
+})
+
+describe('Ed25519 keys', () => {
+  it('are the same verifier given as raw bytes, a JWK, a public or a private KeyObject', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+    const jwk = publicKey.export({ format: 'jwk' })
+    const raw = Buffer.from(jwk.x!, 'base64url')
+    const verifiers = [raw, { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, publicKey, privateKey].map((key) =>
+      noteVerifier('example.com/log', key),
+    )
+    for (const verifier of verifiers) assert.deepEqual(verifier, verifiers[0])
+    assert.deepEqual(Buffer.from(verifiers[0]!.publicKey), raw)
+  })
+
+  it('refuse keys that are not Ed25519 public keys', () => {
+    const x25519 = generateKeyPairSync('x25519').publicKey
+    const notKeys = [
+      new Uint8Array(31),
+      { kty: 'OKP', crv: 'Ed448', x: 'AAAA' },
+      { kty: 'EC', crv: 'P-256', x: Buffer.alloc(32).toString('base64url') },
+      { kty: 'OKP', crv: 'Ed25519', x: Buffer.alloc(31).toString('base64url') },
+      x25519,
+    ]
+    for (const key of notKeys) assert.throws(() => noteVerifier('example.com/log', key), NoteError)
   })
 })
 

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { appendLeaves, EMPTY_COMPACT_RANGE } from '../src/compact-range.ts'
-import { consistencyProof, inclusionProof, verifyConsistency, verifyInclusion } from '../src/proof.ts'
 import {
+  appendLeaves,
+  consistencyProof,
   consistencyProofNodes,
+  EMPTY_COMPACT_RANGE,
+  inclusionProof,
   inclusionProofNodes,
   type NodeHashes,
   type NodeId,
@@ -13,10 +15,12 @@ import {
   type ProofPlan,
   perfectNodes,
   proofFromNodes,
+  rootFromLeafHashes,
   rootFromNodes,
   rootNodes,
-} from '../src/proof-nodes.ts'
-import { rootFromLeafHashes } from '../src/rfc9162.ts'
+  verifyConsistency,
+  verifyInclusion,
+} from '../src/node.ts'
 import { goldenLeafHashes, hex, readVector } from './vectors.ts'
 
 interface NodeTables {

@@ -6,30 +6,12 @@ import {
   inclusionProof,
   ProofError,
   rootFromInclusionProof,
+  rootFromLeafHashes,
   verifyConsistency,
   verifyInclusion,
-} from '../src/proof.ts'
-import { rootFromLeafHashes } from '../src/rfc9162.ts'
+} from '../src/node.ts'
+import type { ConsistencyVector, InclusionVector } from './vector-suite.ts'
 import { b64, hex, readVectorDir, referenceLeafHashes } from './vectors.ts'
-
-interface InclusionVector {
-  leafIdx: number
-  treeSize: number
-  root: string
-  leafHash: string
-  proof: string[] | null
-  desc: string
-  wantErr: boolean
-}
-interface ConsistencyVector {
-  size1: number
-  size2: number
-  root1: string
-  root2: string
-  proof: string[] | null
-  desc: string
-  wantErr: boolean
-}
 
 const inclusionVectors = readVectorDir<InclusionVector>('merkle/inclusion')
 const consistencyVectors = readVectorDir<ConsistencyVector>('merkle/consistency')

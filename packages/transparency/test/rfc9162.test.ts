@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { emptyRoot, leafHash, nodeHash, rootFromLeafHashes } from '../src/rfc9162.ts'
+import { emptyRoot, leafHash, nodeHash, rootFromLeafHashes } from '../src/node.ts'
 import { b64, fromHex, goldenLeafHashes, hex, readVector } from './vectors.ts'
 
 interface Constants {

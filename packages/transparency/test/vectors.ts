@@ -2,7 +2,8 @@ import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { leafHash } from '../src/rfc9162.ts'
+import { leafHash } from '../src/node.ts'
+import type { VectorFiles } from './vector-suite.ts'
 
 export const VECTORS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'vectors')
 
@@ -17,6 +18,18 @@ export function readVectorDir<T>(relativeDir: string): [string, T][] {
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => [file, JSON.parse(readFileSync(path.join(root, file), 'utf8')) as T])
+}
+
+/** Every vector file, as the suite takes them: JSON parsed, except RFC 8785 outputs (compared as text). */
+export function readVectorFiles(): VectorFiles {
+  const files: Record<string, unknown> = {}
+  for (const file of readdirSync(VECTORS_DIR, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.json')) continue
+    const text = readFileSync(path.join(VECTORS_DIR, file), 'utf8')
+    const key = file.split(path.sep).join('/')
+    files[key] = key.startsWith('jcs/output/') ? text : JSON.parse(text)
+  }
+  return files
 }
 
 /** Lenient decoding on purpose: the upstream vectors include empty and truncated hashes that must be refused. */

@@ -46,7 +46,10 @@ const CONTENT_TYPES: Record<string, string> = {
 const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const PAGE_DIR = join(REPOSITORY_ROOT, 'console')
 const SCRIPT_DIR = join(REPOSITORY_ROOT, 'dist', 'console')
-const UPLOT_DIR = dirname(createRequire(import.meta.url).resolve('uplot'))
+const require = createRequire(import.meta.url)
+const UPLOT_DIR = dirname(require.resolve('uplot'))
+// The package's dist/ (its Node build's folder), where its build also writes the browser bundle.
+const TRANSPARENCY_DIST = dirname(require.resolve('@arbiter/transparency'))
 
 /** Fixed files by their URL under /console/; compiled scripts are matched by SCRIPT_PATH below. */
 const FIXED_ASSETS: Record<string, string> = {
@@ -55,6 +58,8 @@ const FIXED_ASSETS: Record<string, string> = {
   'icon.svg': join(PAGE_DIR, 'icon.svg'),
   // Beside the compiled modules, so they import it by a relative path (no import map: that would be inline script).
   'app/vendor/uplot.js': join(UPLOT_DIR, 'uPlot.esm.js'),
+  // The service's own RFC 9162 / RFC 8785 code, bundled for the browser, so the console checks proofs with it.
+  'app/vendor/transparency.js': join(TRANSPARENCY_DIST, 'browser.js'),
   'vendor/uplot.css': join(UPLOT_DIR, 'uPlot.min.css'),
 }
 
