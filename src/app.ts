@@ -3,8 +3,9 @@ import type { Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { type AppConfig, DEFAULT_OVERLOAD } from './app-config.ts'
-import { CASE_KIND_MODULES, manifestSchemaOfEveryKind } from './cases/registry.ts'
+import { CASE_KIND_MODULES } from './cases/registry.ts'
 import type { SigningKey } from './crypto/signing-key.ts'
+import { type CaseKindModule, sharedCaseSchemas } from './http/case-kinds.ts'
 import { clientErrorHandler, trackResponses } from './http/client-errors.ts'
 import { sendProblem, toProblem } from './http/errors.ts'
 import admissionPlugin from './http/plugins/app/admission.ts'
@@ -42,6 +43,8 @@ export interface AppOptions {
   config: AppConfig
   signingKey: SigningKey
   logger?: FastifyServerOptions['logger']
+  /** Case kinds served beside the registered ones (tests add a kind of their own). */
+  extraCaseKinds?: readonly CaseKindModule[]
 }
 
 function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
@@ -132,17 +135,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes)
   await app.register(keyRoutes)
   await app.register(probeRoutes)
-  await app.register(auditRoutes)
-  await app.register(logRoutes)
-  await app.register(escalationRoutes)
+  const kinds = [...CASE_KIND_MODULES, ...(options.extraCaseKinds ?? [])]
+  await app.register(auditRoutes, { kinds })
+  await app.register(logRoutes, { kinds })
+  await app.register(escalationRoutes, { kinds })
   await app.register(webhookRoutes)
   await app.register(manifestRoutes, {
-    manifestSchema: manifestSchemaOfEveryKind(),
+    kinds,
     ssePollMs: config.ssePollMs ?? 500,
     sseHeartbeatMs: config.sseHeartbeatMs ?? 15_000,
     sseMaxStreams: config.sseMaxStreams ?? 1000,
   })
-  for (const kind of CASE_KIND_MODULES) await app.register(kind.routes)
+  const { auditRecord } = sharedCaseSchemas(kinds)
+  for (const kind of kinds) await app.register(kind.routes, { auditRecordSchema: auditRecord })
   await app.register(import('./http/routes/console.ts'))
 
   await app.ready()

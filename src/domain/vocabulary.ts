@@ -1,34 +1,34 @@
-/**
- * The words shared by every case kind, each defined once; a case kind's own words live in its folder
- * (`outcome/vocabulary.ts`). Adding a case kind adds its names to the tuples below; see docs/architecture.md.
- */
-import { FANOUT_AUDIT_KINDS, FANOUT_DIRECTIVES, FANOUT_VERDICTS } from './fanout/vocabulary.ts'
-import { OUTCOME_AUDIT_KINDS, OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
-import { REVIEW_AUDIT_KINDS, REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
-import { WEBHOOK_AUDIT_KINDS } from './webhooks/vocabulary.ts'
+import { FANOUT_DIRECTIVES, FANOUT_VERDICTS } from './fanout/vocabulary.ts'
+import { OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
+import { REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
 
-/** Kinds of disagreement Arbiter settles. Each is a case: stored inputs, a lock, a decision, a manifest. */
-export const CASE_KINDS = ['outcome', 'fanout', 'review'] as const
-export type CaseKindName = (typeof CASE_KINDS)[number]
+/**
+ * The words shared by every case kind, each defined once. A case kind's own words live in its folder
+ * (`outcome/vocabulary.ts`); the lists of every kind's words (case kinds, manifest kinds, verdicts, directives,
+ * audit kinds) are made from the kinds the service registers (src/http/case-kinds.ts), so adding a kind adds
+ * nothing here.
+ */
+
+/**
+ * Every manifest kind, verdict and directive, for the webhook subscriptions' filters, which do not take them from
+ * the registered kinds yet (the HTTP layer's shared lists do: src/http/case-kinds.ts).
+ */
+export const MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
+export type ManifestKind = (typeof MANIFEST_KINDS)[number]
+export const MANIFEST_VERDICTS = unique([...OUTCOME_VERDICTS, ...FANOUT_VERDICTS, ...REVIEW_VERDICTS])
+export type ManifestVerdict = (typeof MANIFEST_VERDICTS)[number]
+export const MANIFEST_DIRECTIVES = unique([...OUTCOME_DIRECTIVES, ...FANOUT_DIRECTIVES, ...REVIEW_DIRECTIVES])
+
+/** The words of several kinds in one list, each once (kinds share some: `HUMAN_RESOLVED`, `PROCEED`, …). */
+function unique<const T extends string>(words: readonly T[]): [T, ...T[]] {
+  return [...new Set(words)] as [T, ...T[]]
+}
 
 /** One case: its kind's name and its id (the `case_kind`, `case_id` of manifests, escalations, probe runs). */
 export interface CaseRef {
   kind: string
   id: string
 }
-
-/** The `kind` every signed manifest carries (one per case kind). */
-export const MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
-export type ManifestKind = (typeof MANIFEST_KINDS)[number]
-
-/** Every verdict and directive a manifest of any kind can carry (list filters accept each). */
-export const MANIFEST_VERDICTS = unique([...OUTCOME_VERDICTS, ...FANOUT_VERDICTS, ...REVIEW_VERDICTS])
-export type ManifestVerdict = (typeof MANIFEST_VERDICTS)[number]
-export const MANIFEST_DIRECTIVES = unique([...OUTCOME_DIRECTIVES, ...FANOUT_DIRECTIVES, ...REVIEW_DIRECTIVES])
-
-/** Case kinds whose HALT opens an escalation for a human (reviews hand back instead). */
-export const ESCALATION_CASES = ['outcome', 'fanout'] as const
-export type EscalationCase = (typeof ESCALATION_CASES)[number]
 
 export const ESCALATION_STATUSES = ['open', 'resolved'] as const
 export type EscalationStatus = (typeof ESCALATION_STATUSES)[number]
@@ -59,17 +59,5 @@ export const ADMIN_AUDIT_KINDS = [
   'signing_key.added',
 ] as const
 
-export const AUDIT_KINDS = [
-  ...OUTCOME_AUDIT_KINDS,
-  ...FANOUT_AUDIT_KINDS,
-  ...REVIEW_AUDIT_KINDS,
-  ...ENGINE_AUDIT_KINDS,
-  ...ADMIN_AUDIT_KINDS,
-  ...WEBHOOK_AUDIT_KINDS,
-] as const
-export type AuditKind = (typeof AUDIT_KINDS)[number]
-
-/** The words of several kinds in one list, each once (kinds share some: `HUMAN_RESOLVED`, `PROCEED`, …). */
-function unique<const T extends string>(words: readonly T[]): [T, ...T[]] {
-  return [...new Set(words)] as [T, ...T[]]
-}
+/** An audit record's kind: a case kind's own, the engine's or administration's (the lists above). */
+export type AuditKind = string

@@ -1,10 +1,10 @@
 import { type ArbiterClient, ArbiterVerificationError } from '@arbiter/client'
 import { z } from 'zod'
+import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../cases/fanout/schemas.ts'
 import { createOutcomeBody, interpretationBody } from '../cases/outcome/schemas.ts'
 import { createReviewBody, decideBody, verdictBody } from '../cases/review/schemas.ts'
 import { freeJson, pageQuery, uuidParam } from '../http/schemas/common.ts'
-import { escalationQuery } from '../http/schemas/escalations.ts'
-import { createFanoutBody, fanoutResultBody, reconcileFanoutBody } from '../http/schemas/fanouts.ts'
+import { escalationQueryOf } from '../http/schemas/escalations.ts'
 import { webhookCreateBody } from '../http/schemas/webhooks.ts'
 import type { ToolInput } from './tool-input.ts'
 
@@ -219,7 +219,7 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
       "manifest's `manifest_id`, its verdict and what the disagreement was. Filter by `status` (open | resolved) " +
       'and `case`; page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the previous page ' +
       'as `cursor`. Ops or admin key.',
-    input: { ids: {}, body: escalationQuery },
+    input: { ids: {}, body: escalationQueryOf(['outcome', 'fanout']) },
     readOnly: true,
     run: (client, _ids, body) => client.escalations.list(body as never),
   },

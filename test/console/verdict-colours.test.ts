@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { VERDICT_COLOURS, VERDICTS_BY_KIND } from '../../console/src/verdict-colours.ts'
-import { MANIFEST_VERDICTS } from '../../src/domain/vocabulary.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
+
+const MANIFEST_VERDICTS = registeredCaseSchemas().words.verdicts
 
 /** sRGB hex → linear channels. */
 function linear(hex: string): [number, number, number] {

@@ -219,7 +219,7 @@ describe('the case engine, with a kind it has never seen', () => {
     assert.equal(open.items[0]!.case, 'tally')
     assert.equal(open.items[0]!.manifest_id, halt.manifest_id)
     assert.equal(open.items[0]!.verdict, 'DEADLOCK')
-    assert.equal(open.items[0]!.outcome_id, null)
+    assert.equal(open.items[0]!.case_id, id)
 
     const racing = await Promise.allSettled(
       Array.from({ length: 4 }, () =>

@@ -30,6 +30,8 @@ export interface TestAppOptions {
   database?: TestDatabase
   /** pino options for the app's logger (e.g. with a `stream` to read what it logs); default: no logging. */
   logger?: AppOptions['logger']
+  /** Case kinds of the test's own, served beside the registered ones. */
+  extraCaseKinds?: AppOptions['extraCaseKinds']
 }
 
 /** Builds the app on a database of its own and closes both when the test (or suite) ends. */
@@ -59,6 +61,7 @@ export async function buildTestApp(
     },
     signingKey,
     logger: options.logger ?? false,
+    extraCaseKinds: options.extraCaseKinds,
   })
   t.after(async () => {
     await app.close()

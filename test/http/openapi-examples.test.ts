@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import type { z } from 'zod'
 import * as outcome from '../../src/cases/outcome/examples.ts'
-import { outcomeStorySchema } from '../../src/cases/outcome/routes.ts'
+import { OUTCOME_STORY } from '../../src/cases/outcome/routes.ts'
 import {
   appendEvidenceBody,
   createOutcomeBody,
@@ -14,13 +14,16 @@ import {
   pendingSchema,
   resolutionBody,
 } from '../../src/cases/outcome/schemas.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
+import { caseStorySchema } from '../../src/http/case-routes.ts'
 import * as shared from '../../src/http/examples.ts'
 import { listOperations } from '../../src/http/openapi-document.ts'
-import { auditRecordSchema } from '../../src/http/schemas/audit.ts'
 import { groundTruthSchema } from '../../src/http/schemas/ground-truth.ts'
 import { OPENAPI_FILE } from '../../src/openapi-write.ts'
 import { probeDefinitionSchema } from '../../src/probes/probe-definition.ts'
 import { buildTestApp } from '../helpers/app.ts'
+
+const outcomeStorySchema = caseStorySchema(OUTCOME_STORY, registeredCaseSchemas().auditRecord)
 
 type Json = Record<string, unknown>
 
@@ -125,7 +128,7 @@ describe('the OpenAPI examples', () => {
       ['resolution', resolutionBody, outcome.resolutionExample],
       ['resolved', outcomeEnvelopeSchema, outcome.resolvedEnvelopeExample],
       ['story', outcomeStorySchema, outcome.outcomeStoryExample],
-      ['audit record', auditRecordSchema, outcome.auditRecordExample],
+      ['audit record', registeredCaseSchemas().auditRecord, outcome.auditRecordExample],
       ['probe', probeDefinitionSchema, shared.probeDefinitionExample],
       ['dry run answer', groundTruthSchema, shared.dryRunAnswerExample],
     ]

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { fanoutSchema, reconciliationEnvelopeSchema } from '../../src/cases/fanout/schemas.ts'
-import { outcomeStorySchema } from '../../src/cases/outcome/routes.ts'
+import { OUTCOME_STORY } from '../../src/cases/outcome/routes.ts'
 import {
   createOutcomeBody,
   interpretationCreatedSchema,
@@ -11,7 +11,9 @@ import {
   outcomeSchema,
   pendingSchema,
 } from '../../src/cases/outcome/schemas.ts'
+import { registeredCaseSchemas } from '../../src/cases/registry.ts'
 import { reviewEnvelopeSchema, reviewSchema, verdictAnswerSchema } from '../../src/cases/review/schemas.ts'
+import { caseStorySchema } from '../../src/http/case-routes.ts'
 import { problemSchema } from '../../src/http/errors.ts'
 import {
   ResponseNotSerializable,
@@ -27,6 +29,8 @@ import {
 import { takenAsIs } from '../../src/http/schemas/taken-as-is.ts'
 import { buildTestApp } from '../helpers/app.ts'
 import { createOutcome, interpret } from '../helpers/fixtures.ts'
+
+const outcomeStorySchema = caseStorySchema(OUTCOME_STORY, registeredCaseSchemas().auditRecord)
 
 /** What zod's own encode writes for `value`, or the error it throws. */
 function byZod(schema: z.ZodType, value: unknown): { text: string | undefined } | { error: true } {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import pg from 'pg'
+import { fanoutResultBody } from '../../src/cases/fanout/schemas.ts'
 import {
   findReviewVersion,
   reviewDecisionUpdateIf,
@@ -10,7 +11,6 @@ import {
   verdictInsertIf,
 } from '../../src/cases/review/repository.ts'
 import { hashJson, type JsonValue } from '../../src/domain/shared/canonical-json.ts'
-import { fanoutResultBody } from '../../src/http/schemas/fanouts.ts'
 import { signedPart } from '../helpers/fixtures.ts'
 import {
   createReview,

@@ -33,8 +33,6 @@ export interface AuditHeadRow {
 
 export interface AuditFilter {
   outcomeId?: string | undefined
-  /** Records about one fan-out: they carry its id as `data.fanout_id`. */
-  fanoutId?: string | undefined
   subagentId?: string | undefined
   orchestratorId?: string | undefined
   kind?: string | undefined
@@ -42,8 +40,11 @@ export interface AuditFilter {
   from?: Date | undefined
   to?: Date | undefined
   afterSeq: number | null
-  /** Records about one review: they carry its id as `data.review_id`. */
-  reviewId?: string | undefined
+  /**
+   * Members every record must carry in `data` with these values: how a case kind whose id is no column of the
+   * record names its records (`{fanout_id: id}`). Each member is indexed by its kind's migration.
+   */
+  data?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -80,7 +81,8 @@ export function auditRecordText(row: AuditTextRow): AuditRecordText {
  * come after). Its rows go through `auditRecordText`; read your writes by `seq` (VerifiableLog.readYourWrites).
  */
 export function auditRecordTextsQuery(filter: AuditFilter, limit: number): Statement<AuditTextRow> {
-  return statement(LIST_AUDIT_RECORD_TEXTS, listParameters(filter, limit))
+  const { members, values } = listParameters(filter, limit)
+  return statement(statementFor(listStatements, members, auditRecordList), values)
 }
 
 /**
@@ -88,51 +90,84 @@ export function auditRecordTextsQuery(filter: AuditFilter, limit: number): State
  * `page_rows`), bounded in bytes (src/db/bounded-page.ts), for a read-your-writes read by `seq`.
  */
 export function auditRecordPageQuery(filter: AuditFilter, limit: number): Statement<AuditTextRow> {
-  return statement(AUDIT_RECORD_PAGE, listParameters(filter, limit))
+  const { members, values } = listParameters(filter, limit)
+  return statement(statementFor(pageStatements, members, auditRecordPage), values)
 }
 
-const AUDIT_RECORD_PAGE = boundedPageQuery({
-  table: 'audit_records',
-  alias: 'a',
-  key: 'seq',
-  columns: `a.seq, ${isoText('a.at')} AS at, a.kind, a.actor, a.outcome_id, a.manifest_id, a.subagent_id,
-       a.orchestrator_id, a.verdict, a.data::text AS data, a.prev_hash, a.hash`,
-  where: `($1::uuid IS NULL OR a.outcome_id = $1) AND ($2::text IS NULL OR a.subagent_id = $2)
-       AND ($3::text IS NULL OR a.orchestrator_id = $3) AND ($4::text IS NULL OR a.kind = $4)
-       AND ($5::text IS NULL OR a.verdict = $5) AND ($6::timestamptz IS NULL OR a.at >= $6)
-       AND ($7::timestamptz IS NULL OR a.at <= $7) AND ($8::bigint IS NULL OR a.seq > $8)
-       AND ($10::text IS NULL OR a.data->>'review_id' = $10)
-       AND ($11::text IS NULL OR a.data->>'fanout_id' = $11)`,
-  order: ['seq'],
-  itemBytes: '600 + octet_length(a.data::text)',
-  limit: '$9',
-})
+/** The filters of both lists; `$9` is the limit, the `data` members follow from `$10` in their order. */
+function auditWhere(alias: string, members: readonly string[]): string {
+  const column = (name: string) => `${alias}${name}`
+  return [
+    `($1::uuid IS NULL OR ${column('outcome_id')} = $1) AND ($2::text IS NULL OR ${column('subagent_id')} = $2)`,
+    `AND ($3::text IS NULL OR ${column('orchestrator_id')} = $3) AND ($4::text IS NULL OR ${column('kind')} = $4)`,
+    `AND ($5::text IS NULL OR ${column('verdict')} = $5) AND ($6::timestamptz IS NULL OR ${column('at')} >= $6)`,
+    `AND ($7::timestamptz IS NULL OR ${column('at')} <= $7) AND ($8::bigint IS NULL OR ${column('seq')} > $8)`,
+    // The member is written into the text, not passed as a parameter: its kind's index is on that expression.
+    ...members.map((member, i) => `AND ${column('data')}->>'${member}' = $${10 + i}`),
+  ].join('\n       ')
+}
 
-const LIST_AUDIT_RECORD_TEXTS = `SELECT seq, ${isoText('at')} AS at, kind, actor, outcome_id, manifest_id, subagent_id,
+function auditRecordPage(members: readonly string[]): string {
+  return boundedPageQuery({
+    table: 'audit_records',
+    alias: 'a',
+    key: 'seq',
+    columns: `a.seq, ${isoText('a.at')} AS at, a.kind, a.actor, a.outcome_id, a.manifest_id, a.subagent_id,
+       a.orchestrator_id, a.verdict, a.data::text AS data, a.prev_hash, a.hash`,
+    where: auditWhere('a.', members),
+    order: ['seq'],
+    itemBytes: '600 + octet_length(a.data::text)',
+    limit: '$9',
+  })
+}
+
+function auditRecordList(members: readonly string[]): string {
+  return `SELECT seq, ${isoText('at')} AS at, kind, actor, outcome_id, manifest_id, subagent_id,
        orchestrator_id, verdict, data::text AS data, prev_hash, hash
      FROM audit_records
-     WHERE ($1::uuid IS NULL OR outcome_id = $1) AND ($2::text IS NULL OR subagent_id = $2)
-       AND ($3::text IS NULL OR orchestrator_id = $3) AND ($4::text IS NULL OR kind = $4)
-       AND ($5::text IS NULL OR verdict = $5) AND ($6::timestamptz IS NULL OR at >= $6)
-       AND ($7::timestamptz IS NULL OR at <= $7) AND ($8::bigint IS NULL OR seq > $8)
-       AND ($10::text IS NULL OR data->>'review_id' = $10)
-       AND ($11::text IS NULL OR data->>'fanout_id' = $11)
+     WHERE ${auditWhere('', members)}
      ORDER BY seq LIMIT $9`
+}
 
-function listParameters(filter: AuditFilter, limit: number): unknown[] {
-  return [
-    filter.outcomeId ?? null,
-    filter.subagentId ?? null,
-    filter.orchestratorId ?? null,
-    filter.kind ?? null,
-    filter.verdict ?? null,
-    filter.from ?? null,
-    filter.to ?? null,
-    filter.afterSeq,
-    limit,
-    filter.reviewId ?? null,
-    filter.fanoutId ?? null,
-  ]
+/** Each statement once per set of `data` members (the kinds' few filters). */
+const pageStatements = new Map<string, string>()
+const listStatements = new Map<string, string>()
+
+function statementFor(
+  cache: Map<string, string>,
+  members: readonly string[],
+  build: (members: readonly string[]) => string,
+): string {
+  const key = members.join(',')
+  let text = cache.get(key)
+  if (text === undefined) {
+    text = build(members)
+    cache.set(key, text)
+  }
+  return text
+}
+
+/** A `data` member a filter may name: a kind's id field, never a caller's text. */
+const DATA_MEMBER = /^[a-z][a-z0-9_]*$/
+
+function listParameters(filter: AuditFilter, limit: number) {
+  const data = Object.entries(filter.data ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  for (const [member] of data) if (!DATA_MEMBER.test(member)) throw new Error(`not a data member: ${member}`)
+  return {
+    members: data.map(([member]) => member),
+    values: [
+      filter.outcomeId ?? null,
+      filter.subagentId ?? null,
+      filter.orchestratorId ?? null,
+      filter.kind ?? null,
+      filter.verdict ?? null,
+      filter.from ?? null,
+      filter.to ?? null,
+      filter.afterSeq,
+      limit,
+      ...data.map(([, value]) => value),
+    ] as unknown[],
+  }
 }
 
 /** Records with from <= seq <= to, ascending, at most `limit`. */

@@ -7,12 +7,12 @@ import type {
   SubtaskResult,
 } from '../../domain/fanout/reconcile.ts'
 import { applyResolution, type FactResolution, resolutionErrors } from '../../domain/fanout/resolution.ts'
-import {
-  type FanoutDirective,
-  type FanoutPolicy,
-  type FanoutStatus,
-  type FanoutVerdict,
-  fanoutStatusAfter,
+import { type FanoutEvent, transitionFanout } from '../../domain/fanout/transitions.ts'
+import type {
+  FanoutDirective,
+  FanoutPolicy,
+  FanoutStatus,
+  FanoutVerdict,
 } from '../../domain/fanout/vocabulary.ts'
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { compareCodeUnits } from '../../domain/shared/order.ts'
@@ -110,27 +110,11 @@ function missingSubtasks(fanout: FanoutRow, input: FanoutInput): string[] {
     .sort(compareCodeUnits)
 }
 
-/** The fan-out's status after `event`; only an open fan-out is decided, only a halted one resolved. */
-function nextStatus(
-  fanout: FanoutRow,
-  event:
-    | { type: 'manifest_issued'; verdict: FanoutVerdict; directive: FanoutDirective }
-    | { type: 'resolved' },
-): FanoutStatus {
-  if (event.type === 'resolved') {
-    if (fanout.status !== 'halted') {
-      throw new AppError('CONFLICT', `only a HALTed fan-out can be resolved; this one is ${fanout.status}`, {
-        manifest_id: fanout.manifest_id,
-      })
-    }
-    return 'resolved'
-  }
-  if (fanout.status !== 'open') {
-    throw new AppError('CONFLICT', `a ${fanout.status} fan-out is already decided`, {
-      manifest_id: fanout.manifest_id,
-    })
-  }
-  return fanoutStatusAfter(event.verdict, event.directive)
+/** The fan-out's status after `event` (its transition function), or the 409 that refuses it. */
+function nextStatus(fanout: FanoutRow, event: FanoutEvent): FanoutStatus {
+  const next = transitionFanout(fanout.status, event)
+  if (!next.ok) throw new AppError('CONFLICT', next.reason, { manifest_id: fanout.manifest_id })
+  return next.status
 }
 
 /** The HALT's own fields, read back to build the manifest that resolves it. */
@@ -168,7 +152,7 @@ export const fanoutCase: CaseKind<
   manifestId: (fanout) => fanout.manifest_id,
   round: () => 0,
   auditSubject: (fanout) => ({ orchestrator_id: fanout.orchestrator_id, data: { fanout_id: fanout.id } }),
-  auditQuery: (id) => ({ fanoutId: id }),
+  auditQuery: (id) => ({ data: { fanout_id: id } }),
 
   async loadInput(tx: Queryable, fanout, now, request) {
     const rows = await latestResults(tx, fanout.id)

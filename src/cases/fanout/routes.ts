@@ -1,27 +1,24 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
-import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
+import type { CaseRouteOptions } from '../../http/case-kinds.ts'
+import { caseResolutionRoute, caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
-import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import {
-  createFanoutBody,
-  fanoutResolutionBody,
-  fanoutResultBody,
-  reconcileFanoutBody,
-} from '../../http/schemas/fanouts.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { createFanoutExample, fanoutViewExample, resolutionExample, storyExample } from './examples.ts'
 import { fanoutCase } from './kind.ts'
 import {
+  createFanoutBody,
   fanoutPendingSchema,
+  fanoutResolutionBody,
+  fanoutResultBody,
   fanoutSchema,
   fanoutStatusSchema,
+  reconcileFanoutBody,
   reconciliationEnvelopeSchema,
   resultAnswerSchema,
 } from './schemas.ts'
@@ -29,7 +26,6 @@ import { createFanout, getFanout, pageFanouts, submitResult } from './service.ts
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 
 /** The same schema, documented with examples (the OpenAPI document shows them beside the request or answer). */
 const withExamples = <T extends z.ZodType>(schema: T, ...examples: unknown[]): T =>
@@ -40,7 +36,7 @@ const withExamples = <T extends z.ZodType>(schema: T, ...examples: unknown[]): T
  * for an unknown id before they judge the body; writes are the owner's (an orchestrator key speaking for the
  * fan-out's `orchestrator_id`) or an admin's, checked after the body's schema.
  */
-export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
+export const fanoutRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, options) => {
   const idBeforeBody = caseIdBeforeBody(app, fanoutCase)
 
   app.post(
@@ -175,63 +171,30 @@ export const fanoutRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   )
 
-  app.post(
-    '/v1/fanouts/:id/resolution',
+  caseResolutionRoute(
+    app,
+    fanoutCase,
     {
-      config: { auth: OPS },
-      ...idBeforeBody,
-      schema: {
-        tags: ['escalations'],
-        summary:
-          'Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT',
-        params: idParams,
-        body: withExamples(fanoutResolutionBody, resolutionExample),
-        response: {
-          201: reconciliationEnvelopeSchema,
-          404: problemSchema,
-          409: problemSchema,
-          422: problemSchema,
-          ...authProblems,
-        },
-      },
+      path: '/v1/fanouts/:id/resolution',
+      summary:
+        'Resolve a HALTed fan-out: answer every contested fact; a final HUMAN_RESOLVED manifest supersedes the HALT',
+      body: withExamples(fanoutResolutionBody, resolutionExample),
+      envelope: reconciliationEnvelopeSchema,
     },
-    async (request, reply) => {
-      const envelope = await resolveCase(
-        app.services,
-        fanoutCase,
-        request.params.id,
-        request.body,
-        principalOf(request).keyId,
-      )
-      return sendEnvelope(reply, 201, envelope)
-    },
+    idBeforeBody,
   )
 
-  app.get(
-    '/v1/audit/fanouts/:id',
+  caseStoryRoute(
+    app,
+    fanoutCase,
     {
-      config: { auth: OPS },
-      schema: {
-        tags: ['audit'],
-        summary: "One fan-out's reconciled story: every audit record about it and its current manifest",
-        params: idParams,
-        response: {
-          200: withExamples(
-            z.object({
-              fanout_id: z.uuid(),
-              status: fanoutStatusSchema,
-              records: z.array(auditRecordSchema),
-              manifest: reconciliationEnvelopeSchema.nullable(),
-            }),
-            storyExample,
-          ),
-          404: problemSchema,
-          ...authProblems,
-        },
-      },
+      path: '/v1/audit/fanouts/:id',
+      summary: "One fan-out's reconciled story: every audit record about it and its current manifest",
+      idField: 'fanout_id',
+      status: fanoutStatusSchema,
+      envelope: reconciliationEnvelopeSchema,
+      examples: [storyExample],
     },
-    async (request, reply) => {
-      return sendCaseStory(reply, 'fanout_id', await caseStory(app.services, fanoutCase, request.params.id))
-    },
+    options.auditRecordSchema,
   )
 }

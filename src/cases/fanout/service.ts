@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from '../../audit-log/append.ts'
-import { PG, pgErrorCode } from '../../db/pg-errors.ts'
-import type { Queryable } from '../../db/pool.ts'
-import { withTransaction } from '../../db/pool.ts'
-import { combineWrites, runStatement } from '../../db/statement.ts'
+import type { Queryable, Transaction } from '../../db/pool.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
 import { fanoutManifestBase } from '../../domain/fanout/manifest-bound.ts'
 import {
@@ -13,11 +10,11 @@ import {
   resultTotals,
 } from '../../domain/fanout/result-limits.ts'
 import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
-import { breach, LIMITS } from '../../domain/limits.ts'
+import { breach, LIMITS, type LimitBreach } from '../../domain/limits.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
+import { submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, limitExceeded, type ProblemFieldError } from '../../errors.ts'
-import type { CreateFanoutBody, FanoutResultBody } from '../../http/schemas/fanouts.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
@@ -38,6 +35,7 @@ import {
   resultInsert,
   type StoredSubtask,
 } from './repository.ts'
+import type { CreateFanoutBody, FanoutResultBody } from './schemas.ts'
 
 /** Problem paths point into the request body, as schema errors do (`body/facts/1`). */
 const inBody = (errors: ProblemFieldError[]) =>
@@ -192,99 +190,114 @@ export async function submitResult(
   const totals = totalsOf(body, canonicalText)
   // A result over a limit of its own takes the transaction, which answers 403 before naming the limit.
   const overOwnLimit = resultLimitBreach(claimsOf(body))
-  const first = overOwnLimit
-    ? undefined
-    : await submitFirstResult(ctx, fanoutId, body, principal, resultDigest, totals)
-  if (first) return { kind: 'created', result: first }
-  return withTransaction(ctx.db, async (tx) => {
-    const fanout = await lockFanout(tx, fanoutId)
-    assertMaySpeakFor(principal, fanout.orchestrator_id)
-    const errors = referenceErrors(fanout, body)
-    if (errors.length > 0) {
-      throw new AppError('UNPROCESSABLE', `${errors[0]!.path}: ${errors[0]!.message}`, {}, errors)
-    }
-    const latest = await latestResultOf(tx, fanoutId, body.subtask_id)
-    if (latest && latest.result_digest === resultDigest) {
-      return { kind: 'unchanged', result: toResultView(latest) }
-    }
-    if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
-    if (latest && latest.revision >= LIMITS.results_per_subtask) {
-      throw limitExceeded(
-        breach('results_per_subtask', latest.revision + 1),
-        `subtask ${body.subtask_id} already has ${latest.revision} results`,
-      )
-    }
-    const replaced: ResultTotals | null = latest
-      ? { claims: latest.claim_count, bytes: latest.jcs_bytes, manifest_weight: latest.manifest_weight }
-      : null
-    const overFanoutLimit = fanoutLimitBreach(
-      {
-        claims: fanout.claims_total,
-        bytes: fanout.results_bytes,
-        manifest_weight: fanout.manifest_weight,
-        manifest_base: fanout.manifest_base,
-      },
-      totals,
-      replaced,
-    )
-    if (overFanoutLimit) {
-      throw limitExceeded(
-        overFanoutLimit,
-        overFanoutLimit.limit === 'manifest_bytes'
-          ? 'with this result, the fan-out’s next manifest could pass the size a manifest may have'
-          : 'with this result, the latest results of the fan-out together would pass a limit',
-      )
-    }
-    const now = new Date()
-    if (fanout.status !== 'open') {
-      const manifestId = fanout.manifest_id!
-      await appendAuditRecords(tx, [
-        {
-          kind: 'result.refused',
-          actor: principal.keyId,
-          at: now.toISOString(),
-          manifest_id: manifestId,
-          orchestrator_id: fanout.orchestrator_id,
-          data: {
-            fanout_id: fanoutId,
-            subtask_id: body.subtask_id,
-            status: body.status,
-            result_digest: resultDigest,
-            fanout_status: fanout.status,
-          },
+  return submitInput(ctx.db, {
+    first: overOwnLimit
+      ? undefined
+      : async (db) => {
+          const result = await submitFirstResult(db, fanoutId, body, principal, resultDigest, totals)
+          return result && { kind: 'created' as const, result }
         },
-      ])
-      return { kind: 'refused', manifestId }
-    }
-    const row: ResultRow = {
-      fanout_id: fanoutId,
-      subtask_id: body.subtask_id,
-      revision: (latest?.revision ?? 0) + 1,
-      status: body.status,
-      body: body as unknown as ResultRow['body'],
-      result_digest: resultDigest,
-      late: fanout.deadline !== null && now.getTime() > fanout.deadline.getTime(),
-      received_at: now,
-      api_key_id: principal.keyId,
-      claim_count: totals.claims,
-      jcs_bytes: totals.bytes,
-      manifest_weight: totals.manifest_weight,
-    }
-    // The revision, the fan-out's new totals (a new version of its row, see fanoutTouch) and the record, in one
-    // statement.
-    const audit = auditAppend([resultRecorded(row, fanout.orchestrator_id, principal)])
-    const fanoutTotals = {
-      claims: fanout.claims_total - (replaced?.claims ?? 0) + totals.claims,
-      bytes: fanout.results_bytes - (replaced?.bytes ?? 0) + totals.bytes,
-      manifest_weight: fanout.manifest_weight - (replaced?.manifest_weight ?? 0) + totals.manifest_weight,
-    }
-    await runStatement(
-      tx,
-      combineWrites([resultInsert(row), fanoutTotalsUpdate(fanoutId, fanoutTotals), audit]),
-    )
-    auditAppended(tx)
-    return { kind: 'created', result: toResultView(row) }
+    locked: (tx) => submitLockedResult(tx, fanoutId, body, principal, { resultDigest, totals, overOwnLimit }),
   })
+}
+
+/** A result the one statement did not take: judged with the fan-out locked. */
+async function submitLockedResult(
+  tx: Transaction,
+  fanoutId: string,
+  body: FanoutResultBody,
+  principal: Principal,
+  {
+    resultDigest,
+    totals,
+    overOwnLimit,
+  }: { resultDigest: string; totals: ResultTotals; overOwnLimit: LimitBreach | undefined },
+): Promise<SubmitResultOutcome> {
+  const fanout = await lockFanout(tx, fanoutId)
+  assertMaySpeakFor(principal, fanout.orchestrator_id)
+  const errors = referenceErrors(fanout, body)
+  if (errors.length > 0) {
+    throw new AppError('UNPROCESSABLE', `${errors[0]!.path}: ${errors[0]!.message}`, {}, errors)
+  }
+  const latest = await latestResultOf(tx, fanoutId, body.subtask_id)
+  if (latest && latest.result_digest === resultDigest) {
+    return { kind: 'unchanged', result: toResultView(latest) }
+  }
+  if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
+  if (latest && latest.revision >= LIMITS.results_per_subtask) {
+    throw limitExceeded(
+      breach('results_per_subtask', latest.revision + 1),
+      `subtask ${body.subtask_id} already has ${latest.revision} results`,
+    )
+  }
+  const replaced: ResultTotals | null = latest
+    ? { claims: latest.claim_count, bytes: latest.jcs_bytes, manifest_weight: latest.manifest_weight }
+    : null
+  const overFanoutLimit = fanoutLimitBreach(
+    {
+      claims: fanout.claims_total,
+      bytes: fanout.results_bytes,
+      manifest_weight: fanout.manifest_weight,
+      manifest_base: fanout.manifest_base,
+    },
+    totals,
+    replaced,
+  )
+  if (overFanoutLimit) {
+    throw limitExceeded(
+      overFanoutLimit,
+      overFanoutLimit.limit === 'manifest_bytes'
+        ? 'with this result, the fan-out’s next manifest could pass the size a manifest may have'
+        : 'with this result, the latest results of the fan-out together would pass a limit',
+    )
+  }
+  const now = new Date()
+  if (fanout.status !== 'open') {
+    const manifestId = fanout.manifest_id!
+    await appendAuditRecords(tx, [
+      {
+        kind: 'result.refused',
+        actor: principal.keyId,
+        at: now.toISOString(),
+        manifest_id: manifestId,
+        orchestrator_id: fanout.orchestrator_id,
+        data: {
+          fanout_id: fanoutId,
+          subtask_id: body.subtask_id,
+          status: body.status,
+          result_digest: resultDigest,
+          fanout_status: fanout.status,
+        },
+      },
+    ])
+    return { kind: 'refused', manifestId }
+  }
+  const row: ResultRow = {
+    fanout_id: fanoutId,
+    subtask_id: body.subtask_id,
+    revision: (latest?.revision ?? 0) + 1,
+    status: body.status,
+    body: body as unknown as ResultRow['body'],
+    result_digest: resultDigest,
+    late: fanout.deadline !== null && now.getTime() > fanout.deadline.getTime(),
+    received_at: now,
+    api_key_id: principal.keyId,
+    claim_count: totals.claims,
+    jcs_bytes: totals.bytes,
+    manifest_weight: totals.manifest_weight,
+  }
+  // The revision, the fan-out's new totals (a new version of its row) and the record, in one statement.
+  const fanoutTotals = {
+    claims: fanout.claims_total - (replaced?.claims ?? 0) + totals.claims,
+    bytes: fanout.results_bytes - (replaced?.bytes ?? 0) + totals.bytes,
+    manifest_weight: fanout.manifest_weight - (replaced?.manifest_weight ?? 0) + totals.manifest_weight,
+  }
+  await writeInput(tx, {
+    writes: [resultInsert(row)],
+    touch: fanoutTotalsUpdate(fanoutId, fanoutTotals),
+    audit: [resultRecorded(row, fanout.orchestrator_id, principal)],
+  })
+  return { kind: 'created', result: toResultView(row) }
 }
 
 /**
@@ -293,7 +306,7 @@ export async function submitResult(
  * revision, a resend, a refusal, a 403 or 422, an unknown fan-out).
  */
 async function submitFirstResult(
-  ctx: Pick<ServiceContext, 'db'>,
+  db: Queryable,
   fanoutId: string,
   body: FanoutResultBody,
   principal: Principal,
@@ -314,38 +327,30 @@ async function submitFirstResult(
     manifest_weight: totals.manifest_weight,
   }
   const claims = claimsOf(body)
-  let written: { late: boolean } | undefined
-  try {
-    written = await insertFirstResult(
-      ctx.db,
-      row,
-      FIRST_RESULT_LIMITS,
-      {
-        admin: principal.role === 'admin',
-        orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
+  const written = await insertFirstResult(
+    db,
+    row,
+    FIRST_RESULT_LIMITS,
+    {
+      admin: principal.role === 'admin',
+      orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
+    },
+    claims.map((claim) => claim.fact),
+    // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
+    {
+      at: now.toISOString(),
+      kind: 'result.recorded',
+      actor: principal.keyId,
+      data: {
+        fanout_id: fanoutId,
+        subtask_id: row.subtask_id,
+        revision: 1,
+        status: row.status,
+        result_digest: resultDigest,
       },
-      claims.map((claim) => claim.fact),
-      // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
-      {
-        at: now.toISOString(),
-        kind: 'result.recorded',
-        actor: principal.keyId,
-        data: {
-          fanout_id: fanoutId,
-          subtask_id: row.subtask_id,
-          revision: 1,
-          status: row.status,
-          result_digest: resultDigest,
-        },
-      },
-    )
-  } catch (err) {
-    // A concurrent first result of the same subtask won: the transaction judges this one against it.
-    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
-    throw err
-  }
+    },
+  )
   if (!written) return undefined
-  auditAppended(ctx.db)
   return toResultView({ ...row, revision: 1, late: written.late })
 }
 

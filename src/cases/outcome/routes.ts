@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
-import { resolveCase } from '../../engine/resolve-case.ts'
 import { AppError } from '../../errors.ts'
 import { afterPathId, caseIdBeforeBody } from '../../http/case-exists.ts'
+import type { CaseRouteOptions } from '../../http/case-kinds.ts'
+import { type CaseStory, caseResolutionRoute, caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
-import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { outcomeStoryExample } from './examples.ts'
 import { outcomeCase } from './kind.ts'
 import {
@@ -31,24 +30,23 @@ import { getSubagentPolicy, removeSubagentPolicy, setSubagentPolicy } from './su
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 const ADMIN = ['admin'] as const
 
-export const outcomeStorySchema = z
-  .object({
-    outcome_id: z.uuid(),
-    status: outcomeStatusSchema,
-    records: z.array(auditRecordSchema),
-    manifest: outcomeEnvelopeSchema.nullable(),
-  })
-  .meta({ examples: [outcomeStoryExample] })
+export const OUTCOME_STORY: CaseStory = {
+  path: '/v1/audit/outcomes/:id',
+  summary: "One outcome's reconciled story: every audit record about it and its current manifest",
+  idField: 'outcome_id',
+  status: outcomeStatusSchema,
+  envelope: outcomeEnvelopeSchema,
+  examples: [outcomeStoryExample],
+}
 
 /**
  * Outcome cases over HTTP: each handler calls one service with `app.services`. Routes on one outcome answer 404
  * for an unknown id before they judge the body, and before refusing an interpretation under another
  * orchestrator's id.
  */
-export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
+export const outcomeRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, options) => {
   const idBeforeBody = caseIdBeforeBody(app, outcomeCase)
 
   app.post(
@@ -215,56 +213,19 @@ export const outcomeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   )
 
-  app.post(
-    '/v1/outcomes/:id/resolution',
+  caseResolutionRoute(
+    app,
+    outcomeCase,
     {
-      config: { auth: OPS },
-      ...idBeforeBody,
-      schema: {
-        tags: ['escalations'],
-        summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',
-        params: idParams,
-        body: resolutionBody,
-        response: {
-          201: outcomeEnvelopeSchema,
-          404: problemSchema,
-          409: problemSchema,
-          422: problemSchema,
-          ...authProblems,
-        },
-      },
+      path: '/v1/outcomes/:id/resolution',
+      summary: 'Resolve a HALTed outcome: a final HUMAN_RESOLVED manifest that supersedes the HALT',
+      body: resolutionBody,
+      envelope: outcomeEnvelopeSchema,
     },
-    async (request, reply) => {
-      const envelope = await resolveCase(
-        app.services,
-        outcomeCase,
-        request.params.id,
-        request.body,
-        principalOf(request).keyId,
-      )
-      return sendEnvelope(reply, 201, envelope)
-    },
+    idBeforeBody,
   )
 
-  app.get(
-    '/v1/audit/outcomes/:id',
-    {
-      config: { auth: OPS },
-      schema: {
-        tags: ['audit'],
-        summary: "One outcome's reconciled story: every audit record about it and its current manifest",
-        params: idParams,
-        response: {
-          200: outcomeStorySchema,
-          404: problemSchema,
-          ...authProblems,
-        },
-      },
-    },
-    async (request, reply) => {
-      return sendCaseStory(reply, 'outcome_id', await caseStory(app.services, outcomeCase, request.params.id))
-    },
-  )
+  caseStoryRoute(app, outcomeCase, OUTCOME_STORY, options.auditRecordSchema)
 
   app.put(
     '/v1/subagents/:subagent_id/policy',

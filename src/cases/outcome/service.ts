@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { appendAuditRecords, auditAppend, auditAppended } from '../../audit-log/append.ts'
-import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
-import { withTransaction } from '../../db/pool.ts'
+import { type Transaction, withTransaction } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
-import { combineWrites, queryFirst, runStatement } from '../../db/statement.ts'
+import { queryFirst, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
@@ -31,6 +30,7 @@ import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import type { FallbackPolicy, OutcomeReading, OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField, sortedUnique } from '../../domain/shared/order.ts'
+import { submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
@@ -365,95 +365,115 @@ export async function submitInterpretation(
   const criterionTooLarge =
     criterionText !== undefined && utf8Length(criterionText) > LIMITS.success_criterion_bytes
   // A criterion over its limit takes the transaction, which answers 404 and 403 before naming the limit.
-  const first = criterionTooLarge
-    ? undefined
-    : await submitFirstInterpretation(ctx, outcomeId, body, principal, signature)
-  if (first) return { kind: 'created', interpretation: first }
-  // The orchestrators of an outcome and the bound on its next manifest are judged here over every orchestrator's
-  // latest interpretation, under the outcome's row lock.
-  return withTransaction(ctx.db, async (tx) => {
-    // The row lock orders this submission against evaluation: a revision either lands before a decision or
-    // sees it and becomes dissent.
-    const outcome = await lockOutcome(tx, outcomeId)
-    const judged = body.evidence_hash ?? outcome.evidence_hash
-    const versions = await evidenceVersionSizes(tx, outcomeId)
-    const judgedVersion = versions.find((v) => v.evidence_hash === judged)
-    if (!judgedVersion) {
-      throw new AppError(
-        'UNPROCESSABLE',
-        `evidence_hash ${judged} is not a version of this outcome's evidence`,
-        {},
-        [{ path: 'body/evidence_hash', message: 'unknown evidence version' }],
-      )
-    }
-    const latest = await latestInterpretationOf(tx, outcomeId, body.orchestrator_id)
-    const fingerprint = submissionFingerprint({
-      signature,
-      hasCriterion,
-      reading: body.outcome_interpretation,
-      evidenceHash: judged,
-      intendedAction: body.intended_action,
-      rationale: body.rationale ?? null,
-    })
-    if (latest && rowFingerprint(latest) === fingerprint) {
-      return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
-    }
-    const boundState = await assertInterpretationWithinLimits(tx, outcome, body, {
-      criterionText,
-      signature,
-      judged: { evidence_hash: judged, items: judgedVersion.items },
-      latestRevision: latest?.revision ?? 0,
-    })
-    const now = new Date()
-    if (!acceptsInputs(outcome.status)) {
-      const manifestId = outcome.manifest_id!
-      const submission = { ...body, evidence_hash: judged } as unknown as JsonValue
-      await insertDissent(tx, {
-        id: randomUUID(),
-        outcome_id: outcomeId,
-        orchestrator_id: body.orchestrator_id,
-        manifest_id: manifestId,
-        submission,
-        received_at: now,
-        api_key_id: principal.keyId,
-      })
-      await appendAuditRecords(tx, [
-        {
-          kind: 'dissent.recorded',
-          actor: principal.keyId,
-          at: now.toISOString(),
-          outcome_id: outcomeId,
-          manifest_id: manifestId,
-          subagent_id: outcome.subagent_id,
-          orchestrator_id: body.orchestrator_id,
-          data: {
-            success_criterion_signature: signature,
-            outcome_interpretation: body.outcome_interpretation,
-            evidence_hash: judged,
-            intended_action: body.intended_action ?? null,
-            rationale: body.rationale ?? null,
-          },
+  return submitInput(ctx.db, {
+    first: criterionTooLarge
+      ? undefined
+      : async (db) => {
+          const interpretation = await submitFirstInterpretation(db, outcomeId, body, principal, signature)
+          return interpretation && { kind: 'created' as const, interpretation }
         },
-      ])
-      return { kind: 'dissent', manifestId }
-    }
-    const row: InterpretationRow = {
+    locked: (tx) => submitLockedInterpretation(tx, outcomeId, body, principal, { criterionText, signature }),
+  })
+}
+
+/**
+ * An interpretation the one statement did not take: the orchestrators of the outcome and the bound on its next
+ * manifest are judged over every orchestrator's latest interpretation, under the outcome's row lock.
+ */
+async function submitLockedInterpretation(
+  tx: Transaction,
+  outcomeId: string,
+  body: InterpretationSubmission,
+  principal: Principal,
+  { criterionText, signature }: { criterionText: string | undefined; signature: string },
+): Promise<SubmitResult> {
+  const hasCriterion = body.success_criterion !== undefined
+  // The row lock orders this submission against evaluation: a revision either lands before a decision or
+  // sees it and becomes dissent.
+  const outcome = await lockOutcome(tx, outcomeId)
+  const judged = body.evidence_hash ?? outcome.evidence_hash
+  const versions = await evidenceVersionSizes(tx, outcomeId)
+  const judgedVersion = versions.find((v) => v.evidence_hash === judged)
+  if (!judgedVersion) {
+    throw new AppError(
+      'UNPROCESSABLE',
+      `evidence_hash ${judged} is not a version of this outcome's evidence`,
+      {},
+      [{ path: 'body/evidence_hash', message: 'unknown evidence version' }],
+    )
+  }
+  const latest = await latestInterpretationOf(tx, outcomeId, body.orchestrator_id)
+  const fingerprint = submissionFingerprint({
+    signature,
+    hasCriterion,
+    reading: body.outcome_interpretation,
+    evidenceHash: judged,
+    intendedAction: body.intended_action,
+    rationale: body.rationale ?? null,
+  })
+  if (latest && rowFingerprint(latest) === fingerprint) {
+    return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
+  }
+  const boundState = await assertInterpretationWithinLimits(tx, outcome, body, {
+    criterionText,
+    signature,
+    judged: { evidence_hash: judged, items: judgedVersion.items },
+    latestRevision: latest?.revision ?? 0,
+  })
+  const now = new Date()
+  if (!acceptsInputs(outcome.status)) {
+    const manifestId = outcome.manifest_id!
+    const submission = { ...body, evidence_hash: judged } as unknown as JsonValue
+    await insertDissent(tx, {
       id: randomUUID(),
       outcome_id: outcomeId,
       orchestrator_id: body.orchestrator_id,
-      revision: (latest?.revision ?? 0) + 1,
-      has_criterion: hasCriterion,
-      success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
-      success_criterion_signature: signature,
-      outcome_interpretation: body.outcome_interpretation,
-      evidence_hash: judged,
-      intended_action: body.intended_action ?? null,
-      rationale: body.rationale ?? null,
+      manifest_id: manifestId,
+      submission,
       received_at: now,
       api_key_id: principal.keyId,
-    }
-    // The revision, a new version of the outcome row (see outcomeTouch) and the record, in one statement.
-    const audit = auditAppend([
+    })
+    await appendAuditRecords(tx, [
+      {
+        kind: 'dissent.recorded',
+        actor: principal.keyId,
+        at: now.toISOString(),
+        outcome_id: outcomeId,
+        manifest_id: manifestId,
+        subagent_id: outcome.subagent_id,
+        orchestrator_id: body.orchestrator_id,
+        data: {
+          success_criterion_signature: signature,
+          outcome_interpretation: body.outcome_interpretation,
+          evidence_hash: judged,
+          intended_action: body.intended_action ?? null,
+          rationale: body.rationale ?? null,
+        },
+      },
+    ])
+    return { kind: 'dissent', manifestId }
+  }
+  const row: InterpretationRow = {
+    id: randomUUID(),
+    outcome_id: outcomeId,
+    orchestrator_id: body.orchestrator_id,
+    revision: (latest?.revision ?? 0) + 1,
+    has_criterion: hasCriterion,
+    success_criterion: hasCriterion ? (body.success_criterion ?? null) : null,
+    success_criterion_signature: signature,
+    outcome_interpretation: body.outcome_interpretation,
+    evidence_hash: judged,
+    intended_action: body.intended_action ?? null,
+    rationale: body.rationale ?? null,
+    received_at: now,
+    api_key_id: principal.keyId,
+  }
+  // The revision, a new version of the outcome row with the exact state the one-statement path judges first
+  // interpretations against, and the record, in one statement.
+  await writeInput(tx, {
+    writes: [interpretationInsert(row)],
+    touch: outcomeBoundUpdate(outcomeId, boundState),
+    audit: [
       {
         kind: 'interpretation.recorded',
         actor: principal.keyId,
@@ -470,16 +490,9 @@ export async function submitInterpretation(
           intended_action: row.intended_action,
         },
       },
-    ])
-    // With the exact state the one-statement path judges first interpretations against (a new version of the
-    // row too, see outcomeTouch).
-    await runStatement(
-      tx,
-      combineWrites([interpretationInsert(row), outcomeBoundUpdate(outcomeId, boundState), audit]),
-    )
-    auditAppended(tx)
-    return { kind: 'created', interpretation: toInterpretationView(row) }
+    ],
   })
+  return { kind: 'created', interpretation: toInterpretationView(row) }
 }
 
 /**
@@ -576,7 +589,7 @@ function boundOutcome(outcome: {
  * (a revision, a resend, dissent, an unknown outcome or evidence version, a limit).
  */
 async function submitFirstInterpretation(
-  ctx: Pick<ServiceContext, 'db'>,
+  db: Queryable,
   outcomeId: string,
   body: InterpretationSubmission,
   principal: Principal,
@@ -603,34 +616,26 @@ async function submitFirstInterpretation(
     success_criterion: body.success_criterion,
     intended_action: (body.intended_action ?? null) as JsonValue | null,
   })
-  let written: { evidence_hash: string } | undefined
-  try {
-    written = await insertFirstInterpretation(
-      ctx.db,
-      row,
-      {
-        at: now.toISOString(),
-        kind: 'interpretation.recorded',
-        actor: principal.keyId,
-        // The statement adds the evidence_hash judged.
-        data: {
-          interpretation_id: row.id,
-          revision: 1,
-          success_criterion_signature: signature,
-          outcome_interpretation: row.outcome_interpretation,
-          intended_action: row.intended_action,
-        },
+  const written = await insertFirstInterpretation(
+    db,
+    row,
+    {
+      at: now.toISOString(),
+      kind: 'interpretation.recorded',
+      actor: principal.keyId,
+      // The statement adds the evidence_hash judged.
+      data: {
+        interpretation_id: row.id,
+        revision: 1,
+        success_criterion_signature: signature,
+        outcome_interpretation: row.outcome_interpretation,
+        intended_action: row.intended_action,
       },
-      growth,
-      { orchestrators: LIMITS.orchestrators_per_outcome, manifest: LIMITS.manifest_bytes },
-    )
-  } catch (err) {
-    // A concurrent first submission of the same orchestrator won: the transaction judges this one against it.
-    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
-    throw err
-  }
+    },
+    growth,
+    { orchestrators: LIMITS.orchestrators_per_outcome, manifest: LIMITS.manifest_bytes },
+  )
   if (!written) return undefined
-  auditAppended(ctx.db)
   return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }
 

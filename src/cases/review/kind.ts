@@ -93,7 +93,7 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   manifestId: (review) => review.manifest_id,
   round: (review) => review.revision,
   auditSubject: (review) => ({ orchestrator_id: review.orchestrator_id, data: { review_id: review.id } }),
-  auditQuery: (id) => ({ reviewId: id }),
+  auditQuery: (id) => ({ data: { review_id: id } }),
 
   async loadInput(tx: Queryable, review: ReviewRow): Promise<ReviewInput> {
     return { verdicts: await latestVerdictsOfRevision(tx, review.id, review.revision) }

@@ -1,14 +1,14 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { caseStory } from '../../engine/case-story.ts'
 import { evaluateCase } from '../../engine/evaluate-case.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
+import type { CaseRouteOptions } from '../../http/case-kinds.ts'
+import { caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
-import { auditRecordSchema } from '../../http/schemas/audit.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { sendCaseStory, sendEnvelope } from '../../http/send-json.ts'
+import { sendEnvelope } from '../../http/send-json.ts'
 import { reviewCase } from './kind.ts'
 import type { ReviewRow } from './repository.ts'
 import {
@@ -27,7 +27,6 @@ import { createReview, getReview, pageReviews, startRevision, submitVerdict } fr
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-const OPS = ['ops', 'admin'] as const
 
 /**
  * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order
@@ -35,7 +34,7 @@ const OPS = ['ops', 'admin'] as const
  * and 409. An unknown review is a 404 before the body is judged (`caseIdBeforeBody`); a valid request needs no
  * read of its own: the service checks the review's existence and ownership (`mayWrite`) on the row it locks.
  */
-export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
+export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, options) => {
   const idBeforeBody = caseIdBeforeBody(app, reviewCase)
   /** Writes are the review's orchestrator's (or admin's). */
   const mayWrite =
@@ -208,28 +207,16 @@ export const reviewRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   )
 
-  app.get(
-    '/v1/audit/reviews/:id',
+  caseStoryRoute(
+    app,
+    reviewCase,
     {
-      config: { auth: OPS },
-      schema: {
-        tags: ['audit'],
-        summary: "One review's story: every audit record about it and its latest manifest",
-        params: idParams,
-        response: {
-          200: z.object({
-            review_id: z.uuid(),
-            status: reviewStatusSchema,
-            records: z.array(auditRecordSchema),
-            manifest: reviewEnvelopeSchema.nullable(),
-          }),
-          404: problemSchema,
-          ...authProblems,
-        },
-      },
+      path: '/v1/audit/reviews/:id',
+      summary: "One review's story: every audit record about it and its latest manifest",
+      idField: 'review_id',
+      status: reviewStatusSchema,
+      envelope: reviewEnvelopeSchema,
     },
-    async (request, reply) => {
-      return sendCaseStory(reply, 'review_id', await caseStory(app.services, reviewCase, request.params.id))
-    },
+    options.auditRecordSchema,
   )
 }

@@ -4,7 +4,7 @@ import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { finalManifestOfRound } from '../../db/repositories/manifests.ts'
-import { combineWrites, queryFirst, runStatement, type Statement } from '../../db/statement.ts'
+import { queryFirst } from '../../db/statement.ts'
 import { type BoundVerdict, verdictLimitBreach } from '../../domain/review/manifest-bound.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
@@ -19,6 +19,7 @@ import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
+import { type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
@@ -172,52 +173,45 @@ export async function submitVerdict(
       )
     }
   }
-  const settled = await submitVerdictWithoutTransaction(
-    ctx,
-    reviewId,
-    body,
-    submission,
-    actor,
-    authorize,
-    checkLimits,
-  )
-  if (settled) return settled
-  return withTransaction(ctx.db, async (tx) => {
-    const review = await lockReview(tx, reviewId)
-    authorize(review)
-    const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
-    const acceptance = acceptVerdict(reviewState(review), recorded, submission)
-    const existing = recorded.find((v) => v.judge_id === body.judge_id)
-    if (acceptance.kind !== 'replay') checkLimits(review, recorded)
-    switch (acceptance.kind) {
-      case 'replay':
-        return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
-      case 'refuse':
-        throw await verdictRefusalError(tx, review, body.revision, acceptance.refusal)
-      case 'record':
-        break
-    }
-    const { row, writes } = verdictWrites(review, existing, body, submission.verdict_digest, actor)
-    try {
-      // The verdict and its record, in one statement.
-      await runStatement(tx, combineWrites(writes))
-    } catch (err) {
-      // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
-      // key still lets exactly one win.
-      if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) {
-        throw new AppError(
-          'CONFLICT',
-          `judge ${JSON.stringify(body.judge_id)} returned concurrently; retry`,
-          {
-            manifest_id: review.manifest_id,
-            revision: review.revision,
-          },
-        )
+  return submitInput(ctx.db, {
+    first: (db) =>
+      submitVerdictWithoutTransaction(db, reviewId, body, submission, actor, authorize, checkLimits),
+    wrote: (answer) => answer.kind === 'created',
+    locked: async (tx) => {
+      const review = await lockReview(tx, reviewId)
+      authorize(review)
+      const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
+      const acceptance = acceptVerdict(reviewState(review), recorded, submission)
+      const existing = recorded.find((v) => v.judge_id === body.judge_id)
+      if (acceptance.kind !== 'replay') checkLimits(review, recorded)
+      switch (acceptance.kind) {
+        case 'replay':
+          return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+        case 'refuse':
+          throw await verdictRefusalError(tx, review, body.revision, acceptance.refusal)
+        case 'record':
+          break
       }
-      throw err
-    }
-    auditAppended(tx)
-    return { kind: 'created', verdict: toVerdictAnswer(row) }
+      const { row, write } = verdictWrite(review, existing, body, submission.verdict_digest, actor)
+      try {
+        await writeInput(tx, write)
+      } catch (err) {
+        // Only reachable if something other than the row lock let two verdicts of one judge through: the unique
+        // key still lets exactly one win.
+        if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) {
+          throw new AppError(
+            'CONFLICT',
+            `judge ${JSON.stringify(body.judge_id)} returned concurrently; retry`,
+            {
+              manifest_id: review.manifest_id,
+              revision: review.revision,
+            },
+          )
+        }
+        throw err
+      }
+      return { kind: 'created', verdict: toVerdictAnswer(row) }
+    },
   })
 }
 
@@ -230,7 +224,7 @@ export async function submitVerdict(
  * lock), a review changed since the read, or another verdict of the same judge that took the attempt first.
  */
 async function submitVerdictWithoutTransaction(
-  ctx: Pick<ServiceContext, 'db'>,
+  db: Queryable,
   reviewId: string,
   body: VerdictBody,
   submission: { judge_id: string; revision: number; verdict_digest: string },
@@ -238,7 +232,7 @@ async function submitVerdictWithoutTransaction(
   authorize: AuthorizeReviewWrite,
   checkLimits: (review: ReviewRow, recorded: readonly VerdictRow[]) => void,
 ): Promise<VerdictResult | undefined> {
-  const read = await readReviewWithVerdicts(ctx.db, reviewId)
+  const read = await readReviewWithVerdicts(db, reviewId)
   if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
   authorize(read.review)
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
@@ -247,25 +241,23 @@ async function submitVerdictWithoutTransaction(
   // Judged on this read; the write below happens only if the review is still as read.
   checkLimits(read.review, read.verdicts)
   if (acceptance.kind === 'refuse') return undefined
-  const { row, writes } = verdictWrites(read.review, existing, body, submission.verdict_digest, actor)
-  try {
-    if (!(await verdictInsertIf(ctx.db, reviewId, read.version, writes))) return undefined
-  } catch (err) {
-    if (pgErrorCode(err) === PG.UNIQUE_VIOLATION) return undefined
-    throw err
-  }
-  auditAppended(ctx.db)
+  const { row, write } = verdictWrite(read.review, existing, body, submission.verdict_digest, actor)
+  const writes = [...write.writes, auditAppend(write.audit)]
+  if (!(await verdictInsertIf(db, reviewId, read.version, writes))) return undefined
   return { kind: 'created', verdict: toVerdictAnswer(row) }
 }
 
-/** A judge's new verdict for the review's current revision, and the writes that record it (verdict, record). */
-function verdictWrites(
+/**
+ * A judge's new verdict for the review's current revision, as an input's write: the verdict, its record, and the
+ * review row's new version, which the trigger of migration 009 writes for every verdict.
+ */
+function verdictWrite(
   review: ReviewRow,
   existing: VerdictRow | undefined,
   body: VerdictBody,
   verdictDigest: string,
   actor: Actor,
-): { row: VerdictRow; writes: Statement[] } {
+): { row: VerdictRow; write: InputWrite } {
   const row: VerdictRow = {
     id: randomUUID(),
     review_id: review.id,
@@ -278,7 +270,7 @@ function verdictWrites(
     received_at: new Date(),
     api_key_id: actor === 'system' ? null : actor,
   }
-  const audit = auditAppend([
+  const audit = [
     caseAuditEntry(reviewCase.auditSubject(review), {
       kind: 'verdict.recorded',
       actor,
@@ -290,8 +282,11 @@ function verdictWrites(
         verdict_digest: row.verdict_digest,
       },
     }),
-  ])
-  return { row, writes: [verdictInsert(row), audit] }
+  ]
+  return {
+    row,
+    write: { writes: [verdictInsert(row)], touch: { trigger: 'review_verdicts_move_review' }, audit },
+  }
 }
 
 /**

@@ -125,16 +125,6 @@ export const COVERAGE_STATUSES = [...ENVELOPE_STATUSES, 'MISSING'] as const
 export type CoverageStatus = (typeof COVERAGE_STATUSES)[number]
 
 /**
- * The fan-out's status once a manifest with this verdict and directive is its current one: a
- * REEVALUATE leaves it open for the worker's next return; HALT waits for a human resolution.
- */
-export function fanoutStatusAfter(verdict: FanoutVerdict, directive: FanoutDirective): FanoutStatus {
-  if (verdict === 'HUMAN_RESOLVED') return 'resolved'
-  if (directive === 'REEVALUATE') return 'open'
-  return directive === 'HALT' ? 'halted' : 'decided'
-}
-
-/**
  * Audit records only fan-outs write (the engine's own kinds — `manifest.issued`, `escalation.opened`,
  * `resolution.recorded` — carry `data.fanout_id` for them). `result.refused` records a result that arrived
  * after the fan-out's final manifest: it changes nothing, but the attempt is on record.

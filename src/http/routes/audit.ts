@@ -1,9 +1,8 @@
 import { once } from 'node:events'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { pageAuditRecords, streamAuditRecords } from '../../audit-log/reads.ts'
-import { AUDIT_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
-import { auditRecordSchema } from '../schemas/audit.ts'
+import { type AuditQuery, pageAuditRecords, streamAuditRecords } from '../../audit-log/reads.ts'
+import { type CaseKindModule, sharedCaseSchemas } from '../case-kinds.ts'
 import {
   authProblems,
   pageOf,
@@ -17,18 +16,46 @@ import { pageText, sendJsonText } from '../send-json.ts'
 
 const OPS = { auth: ['ops', 'admin'] as const }
 
-const auditQuery = z.strictObject({
-  outcome_id: z.uuid().optional(),
-  fanout_id: z.uuid().optional(),
-  review_id: z.uuid().optional(),
-  subagent_id: z.string().min(1).optional(),
-  orchestrator_id: z.string().min(1).optional(),
-  kind: z.enum(AUDIT_KINDS).optional(),
-  verdict: z.enum(MANIFEST_VERDICTS).optional(),
-  from: rfc3339.optional(),
-  to: rfc3339.optional(),
-  ...pageQuery,
-})
+export interface AuditRouteOptions {
+  kinds: readonly CaseKindModule[]
+}
+
+/** The query of `GET /v1/audit/records`: each kind's id filter, then the filters every record has. */
+function auditQueryOf(kinds: readonly CaseKindModule[]) {
+  const { words } = sharedCaseSchemas(kinds)
+  return z.strictObject({
+    ...Object.fromEntries(kinds.map((m) => [m.idField, z.uuid().optional()])),
+    subagent_id: z.string().min(1).optional(),
+    orchestrator_id: z.string().min(1).optional(),
+    kind: z.enum(words.auditKinds).optional(),
+    verdict: z.enum(words.verdicts).optional(),
+    from: rfc3339.optional(),
+    to: rfc3339.optional(),
+    ...pageQuery,
+  }) as z.ZodType<{
+    subagent_id?: string | undefined
+    orchestrator_id?: string | undefined
+    kind?: string | undefined
+    verdict?: string | undefined
+    from?: string | undefined
+    to?: string | undefined
+    limit: number
+    cursor?: string | undefined
+    [idField: string]: unknown
+  }>
+}
+
+/** The records of the cases the query names by their kinds' id fields, as each kind finds its own. */
+function caseRecordsQuery(kinds: readonly CaseKindModule[], query: Record<string, unknown>): AuditQuery {
+  let merged: AuditQuery = {}
+  for (const m of kinds) {
+    const id = query[m.idField]
+    if (typeof id !== 'string') continue
+    const own = m.kind.auditQuery(id)
+    merged = { ...merged, ...own, data: { ...merged.data, ...own.data } }
+  }
+  return merged
+}
 
 /** True when the Accept header asks for NDJSON with a non-zero quality. */
 export function wantsNdjson(accept: string | undefined): boolean {
@@ -39,7 +66,9 @@ export function wantsNdjson(accept: string | undefined): boolean {
   })
 }
 
-export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
+export const auditRoutes: FastifyPluginAsyncZod<AuditRouteOptions> = async (app, options) => {
+  const { auditRecord } = sharedCaseSchemas(options.kinds)
+  const auditQuery = auditQueryOf(options.kinds)
   app.get(
     '/v1/audit/records',
     {
@@ -49,27 +78,13 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         summary:
           'Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.',
         querystring: auditQuery,
-        response: { 200: pageOf(auditRecordSchema), ...authProblems },
+        response: { 200: pageOf(auditRecord), ...authProblems },
       },
     },
     async (request, reply) => {
-      const {
-        limit,
-        cursor,
-        outcome_id,
-        fanout_id,
-        review_id,
-        subagent_id,
-        orchestrator_id,
-        kind,
-        verdict,
-        from,
-        to,
-      } = request.query
+      const { limit, cursor, subagent_id, orchestrator_id, kind, verdict, from, to } = request.query
       const query = {
-        outcomeId: outcome_id,
-        fanoutId: fanout_id,
-        reviewId: review_id,
+        ...caseRecordsQuery(options.kinds, request.query),
         subagentId: subagent_id,
         orchestratorId: orchestrator_id,
         kind,

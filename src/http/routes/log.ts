@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { AppError } from '../../errors.ts'
+import { type CaseKindModule, sharedCaseSchemas } from '../case-kinds.ts'
 import { problemSchema } from '../errors.ts'
-import { auditRecordSchema } from '../schemas/audit.ts'
 import { authProblems, idParams, positiveQueryInteger } from '../schemas/common.ts'
 import { consistencyProofSchema, inclusionProofSchema, signedCheckpointSchema } from '../schemas/log.ts'
 
@@ -25,7 +25,11 @@ export function wantsNoteText(accept: string | undefined): boolean {
   return text > 0 && text >= json
 }
 
-export const logRoutes: FastifyPluginAsyncZod = async (app) => {
+export const logRoutes: FastifyPluginAsyncZod<{ kinds: readonly CaseKindModule[] }> = async (
+  app,
+  options,
+) => {
+  const auditRecordSchema = sharedCaseSchemas(options.kinds).auditRecord
   const log = app.services.auditLog
 
   app.get(

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { haltEnvelopeExample } from '../../cases/outcome/examples.ts'
-import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import { ManifestFeed, STREAM_RETRY_AFTER_SECONDS, type StreamTicket } from '../../engine/manifest-feed.ts'
 import { getManifest, pageManifests } from '../../engine/manifests.ts'
 import { AppError } from '../../errors.ts'
 import { publishedJwks } from '../../services/signing-keys.ts'
+import { type CaseKindModule, casesNamed, sharedCaseSchemas, sharedExamples } from '../case-kinds.ts'
 import { problemSchema } from '../errors.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery, rfc3339 } from '../schemas/common.ts'
@@ -19,8 +18,8 @@ const STREAM_EXAMPLE =
   'event: manifest\nid: 42\ndata: {"manifest":{"kind":"outcome","manifest_id":"…"},"signature":"…"}\n\n'
 
 export interface ManifestRouteOptions {
-  /** Every case kind's manifest schema, for the documentation of lists that hold manifests of every kind. */
-  manifestSchema: z.ZodType
+  /** The case kinds whose manifests the feed holds (its filters and documentation). */
+  kinds: readonly CaseKindModule[]
   ssePollMs: number
   sseHeartbeatMs: number
   /** Open streams on this replica before 503 (1,000 in production; tests lower it). */
@@ -32,7 +31,12 @@ const MAX_STREAMS_PER_KEY = 16
 
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const envelopeSchema = envelopeOf(options.manifestSchema, 'ManifestEnvelope', [haltEnvelopeExample])
+  const { manifest, words } = sharedCaseSchemas(options.kinds)
+  const envelopeSchema = envelopeOf(
+    manifest,
+    'ManifestEnvelope',
+    sharedExamples(options.kinds, (e) => e.envelope),
+  )
   const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
@@ -91,37 +95,29 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
         tags: ['manifests'],
         summary: 'List manifest envelopes of every kind, in log order',
         querystring: z.strictObject({
-          kind: z.enum(MANIFEST_KINDS).optional(),
+          kind: z.enum(words.manifestKinds).optional(),
           subagent_id: z.string().min(1).optional(),
-          outcome_id: z.uuid().optional(),
-          fanout_id: z.uuid().optional(),
-          review_id: z.uuid().optional(),
-          verdict: z.enum(MANIFEST_VERDICTS).optional(),
-          directive: z.enum(MANIFEST_DIRECTIVES).optional(),
+          ...Object.fromEntries(options.kinds.map((m) => [m.idField, z.uuid().optional()])),
+          verdict: z.enum(words.verdicts).optional(),
+          directive: z.enum(words.directives).optional(),
           since: rfc3339.optional().describe('RFC 3339 time of issue'),
           ...pageQuery,
-        }),
+        }) as z.ZodType<{
+          kind?: string | undefined
+          subagent_id?: string | undefined
+          verdict?: string | undefined
+          directive?: string | undefined
+          since?: string | undefined
+          limit: number
+          cursor?: string | undefined
+          [idField: string]: unknown
+        }>,
         response: { 200: pageOf(envelopeSchema), ...authProblems },
       },
     },
     async (request, reply) => {
-      const {
-        limit,
-        cursor,
-        kind,
-        subagent_id,
-        outcome_id,
-        fanout_id,
-        review_id,
-        verdict,
-        directive,
-        since,
-      } = request.query
-      const cases = [
-        { kind: 'outcome', id: outcome_id },
-        { kind: 'fanout', id: fanout_id },
-        { kind: 'review', id: review_id },
-      ].flatMap(({ kind: caseKind, id }) => (id === undefined ? [] : [{ kind: caseKind, id }]))
+      const { limit, cursor, kind, subagent_id, verdict, directive, since } = request.query
+      const cases = casesNamed(options.kinds, request.query)
       const page = await pageManifests(
         app.services,
         {

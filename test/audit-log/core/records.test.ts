@@ -13,8 +13,8 @@ import {
   sealAuditRecord,
   splitAtHash,
 } from '../../../src/audit-log/core/records.ts'
+import { registeredCaseSchemas } from '../../../src/cases/registry.ts'
 import { canonicalJson, type JsonValue, sha256 } from '../../../src/domain/shared/canonical-json.ts'
-import { AUDIT_KINDS } from '../../../src/domain/vocabulary.ts'
 import { systemEntry } from '../../helpers/log-client.ts'
 
 // Strings that look like the key `hash` is spliced before, often enough to matter.
@@ -25,7 +25,7 @@ const record = fc.record({
   at: fc
     .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
     .map((d) => d.toISOString()),
-  kind: fc.constantFrom(...AUDIT_KINDS),
+  kind: fc.constantFrom(...registeredCaseSchemas().words.auditKinds),
   actor: text,
   outcome_id: nullableText,
   manifest_id: nullableText,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { fanoutStatusAfter } from '../../../src/domain/fanout/transitions.ts'
 import {
   COVERAGE_STATUSES,
   DEFAULT_POLICY,
   type FANOUT_DIRECTIVES,
   type FANOUT_VERDICTS,
-  fanoutStatusAfter,
   withPolicyDefaults,
 } from '../../../src/domain/fanout/vocabulary.ts'
 import { hashJson } from '../../../src/domain/shared/canonical-json.ts'

@@ -3,20 +3,18 @@ import { describe, it } from 'node:test'
 import type { z } from 'zod'
 import * as examples from '../../../src/cases/fanout/examples.ts'
 import {
+  type CreateFanoutBody,
+  createFanoutBody,
   fanoutPendingSchema,
+  fanoutResolutionBody,
+  fanoutResultBody,
   fanoutSchema,
+  reconcileFanoutBody,
   reconciliationEnvelopeSchema,
   resultAnswerSchema,
 } from '../../../src/cases/fanout/schemas.ts'
 import { withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import { canonicalJson, hashJson } from '../../../src/domain/shared/canonical-json.ts'
-import {
-  type CreateFanoutBody,
-  createFanoutBody,
-  fanoutResolutionBody,
-  fanoutResultBody,
-  reconcileFanoutBody,
-} from '../../../src/http/schemas/fanouts.ts'
 import { bodyErrors, parsed } from './body-errors.ts'
 
 const EXAMPLE = {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
+import { type FanoutResultBody, fanoutResultBody } from '../../../src/cases/fanout/schemas.ts'
 import type { SubmittedClaim } from '../../../src/domain/fanout/reconcile.ts'
 import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import { ENVELOPE_STATUSES } from '../../../src/domain/status-envelope.ts'
-import { type FanoutResultBody, fanoutResultBody } from '../../../src/http/schemas/fanouts.ts'
 import { statusEnvelopeSchema } from '../../../src/http/schemas/status-envelope.ts'
 import { bodyErrors, parsed } from './body-errors.ts'
 

@@ -297,12 +297,12 @@ class Audit:
         self,
         *,
         outcome_id: str | NotGiven = NOT_GIVEN,
-        fanout_id: str | NotGiven = NOT_GIVEN,
         review_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         orchestrator_id: str | NotGiven = NOT_GIVEN,
-        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
-        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         from_: str | NotGiven = NOT_GIVEN,
         to: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
@@ -310,7 +310,7 @@ class Audit:
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> SyncCursorPage[AuditRecord]:
         """GET /v1/audit/records: Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.. Retried when refused for load (429/503) or when the connection drops."""
-        return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+        return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'review_id': review_id, 'fanout_id': fanout_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     def verify(
         self,
@@ -396,12 +396,12 @@ class Manifests:
     def list(
         self,
         *,
-        kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome", "review", "reconciliation"] | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         outcome_id: str | NotGiven = NOT_GIVEN,
-        fanout_id: str | NotGiven = NOT_GIVEN,
         review_id: str | NotGiven = NOT_GIVEN,
-        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN,
         since: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
@@ -409,7 +409,7 @@ class Manifests:
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> SyncCursorPage[ManifestEnvelope]:
         """GET /v1/manifests: List manifest envelopes of every kind, in log order. Retried when refused for load (429/503) or when the connection drops."""
-        return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+        return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'review_id': review_id, 'fanout_id': fanout_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     def stream(
         self, *, last_event_id: int | str | None = None, **options: Any
@@ -995,12 +995,12 @@ class AsyncAudit:
         self,
         *,
         outcome_id: str | NotGiven = NOT_GIVEN,
-        fanout_id: str | NotGiven = NOT_GIVEN,
         review_id: str | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         orchestrator_id: str | NotGiven = NOT_GIVEN,
-        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
-        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"] | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         from_: str | NotGiven = NOT_GIVEN,
         to: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
@@ -1008,7 +1008,7 @@ class AsyncAudit:
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> AsyncPaginator[AuditRecord]:
         """GET /v1/audit/records: Audit records, ascending seq. With `Accept: application/x-ndjson`, every match is streamed, one record per line.. Retried when refused for load (429/503) or when the connection drops."""
-        return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+        return self._client._paginate(OPERATIONS['listAuditRecords'], path=(), query={'outcome_id': outcome_id, 'review_id': review_id, 'fanout_id': fanout_id, 'subagent_id': subagent_id, 'orchestrator_id': orchestrator_id, 'kind': kind, 'verdict': verdict, 'from': from_, 'to': to, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     async def verify(
         self,
@@ -1094,12 +1094,12 @@ class AsyncManifests:
     def list(
         self,
         *,
-        kind: Literal["outcome", "reconciliation", "review"] | NotGiven = NOT_GIVEN,
+        kind: Literal["outcome", "review", "reconciliation"] | NotGiven = NOT_GIVEN,
         subagent_id: str | NotGiven = NOT_GIVEN,
         outcome_id: str | NotGiven = NOT_GIVEN,
-        fanout_id: str | NotGiven = NOT_GIVEN,
         review_id: str | NotGiven = NOT_GIVEN,
-        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | NotGiven = NOT_GIVEN,
+        fanout_id: str | NotGiven = NOT_GIVEN,
+        verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | NotGiven = NOT_GIVEN,
         directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | NotGiven = NOT_GIVEN,
         since: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
@@ -1107,7 +1107,7 @@ class AsyncManifests:
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> AsyncPaginator[ManifestEnvelope]:
         """GET /v1/manifests: List manifest envelopes of every kind, in log order. Retried when refused for load (429/503) or when the connection drops."""
-        return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'fanout_id': fanout_id, 'review_id': review_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
+        return self._client._paginate(OPERATIONS['listManifests'], path=(), query={'kind': kind, 'subagent_id': subagent_id, 'outcome_id': outcome_id, 'review_id': review_id, 'fanout_id': fanout_id, 'verdict': verdict, 'directive': directive, 'since': since, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     def stream(
         self, *, last_event_id: int | str | None = None, **options: Any

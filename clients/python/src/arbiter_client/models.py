@@ -224,21 +224,6 @@ class Problem(_ResponseModel):
     errors: list[ProblemErrorsItem] | None = None
 __all__.append("Problem")
 
-class AuditRecord(_ResponseModel):
-    seq: int
-    at: str
-    kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "fanout.created", "result.recorded", "result.refused", "review.created", "verdict.recorded", "revision.recorded", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"]
-    actor: str
-    outcome_id: str | None
-    manifest_id: str | None
-    subagent_id: str | None
-    orchestrator_id: str | None
-    verdict: str | None
-    data: dict[str, Any]
-    prev_hash: str
-    hash: str
-__all__.append("AuditRecord")
-
 class ClaimSource(_ResponseModel):
     uri: str
     excerpt: str | None = None
@@ -775,20 +760,6 @@ class AuditVerifyReport(_ResponseModel):
     first_bad_seq: int | None
 __all__.append("AuditVerifyReport")
 
-class Escalation(_ResponseModel):
-    case: Literal["outcome", "fanout"]
-    outcome_id: str | None
-    fanout_id: str | None
-    subagent_id: str | None
-    run_id: str | None
-    status: Literal["open", "resolved"]
-    manifest_id: str
-    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"]
-    interpretation_divergence_receipt: DivergenceReceipt | None
-    opened_at: str
-    resolved_at: str | None
-__all__.append("Escalation")
-
 class ApiKey(_ResponseModel):
     id: str
     role: Literal["orchestrator", "dashboard", "ops", "admin"]
@@ -892,6 +863,21 @@ class CreatedApiKey(_ResponseModel):
     key: str
 __all__.append("CreatedApiKey")
 
+class AuditRecord(_ResponseModel):
+    seq: int
+    at: str
+    kind: Literal["outcome.created", "evidence.appended", "interpretation.recorded", "dissent.recorded", "review.created", "verdict.recorded", "revision.recorded", "fanout.created", "result.recorded", "result.refused", "probe.executed", "manifest.issued", "escalation.opened", "resolution.recorded", "probe.registered", "probe.updated", "key.created", "key.revoked", "policy.set", "policy.removed", "signing_key.added", "webhook.created", "webhook.updated", "webhook.deleted", "webhook.disabled", "webhook.secret_rotated"]
+    actor: str
+    outcome_id: str | None
+    manifest_id: str | None
+    subagent_id: str | None
+    orchestrator_id: str | None
+    verdict: str | None
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+__all__.append("AuditRecord")
+
 class ManifestInclusion(_ResponseModel):
     manifest_id: str
     record: AuditRecord
@@ -901,6 +887,20 @@ class ManifestInclusion(_ResponseModel):
     proof: list[str]
     checkpoint: SignedCheckpoint
 __all__.append("ManifestInclusion")
+
+class Escalation(_ResponseModel):
+    case: Literal["outcome", "fanout"]
+    outcome_id: str | None
+    fanout_id: str | None
+    subagent_id: str | None
+    run_id: str | None
+    status: Literal["open", "resolved"]
+    manifest_id: str
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"]
+    interpretation_divergence_receipt: DivergenceReceipt | None
+    opened_at: str
+    resolved_at: str | None
+__all__.append("Escalation")
 
 class ManifestEnvelope(_ResponseModel):
     """A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed."""

@@ -1270,55 +1270,6 @@ export interface components {
         };
         /** @description Any JSON value. */
         JsonValue: JsonValue;
-        /**
-         * @example {
-         *       "seq": 6,
-         *       "at": "2026-11-30T17:56:56.996Z",
-         *       "kind": "outcome.created",
-         *       "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
-         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
-         *       "manifest_id": null,
-         *       "subagent_id": "refund-agent",
-         *       "orchestrator_id": null,
-         *       "verdict": null,
-         *       "data": {
-         *         "run_id": "run-2026-11-30-0042",
-         *         "deadline": "2026-11-30T18:00:00.000Z",
-         *         "probe_id": null,
-         *         "item_hashes": [
-         *           "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
-         *           "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
-         *         ],
-         *         "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
-         *         "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
-         *         "fallback_policy": "escalate",
-         *         "expected_orchestrators": [
-         *           "planner",
-         *           "reviewer"
-         *         ],
-         *         "arbiter_orchestrator_id": null
-         *       },
-         *       "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
-         *       "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
-         *     }
-         */
-        AuditRecord: {
-            seq: number;
-            at: string;
-            /** @enum {string} */
-            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
-            actor: string;
-            outcome_id: string | null;
-            manifest_id: string | null;
-            subagent_id: string | null;
-            orchestrator_id: string | null;
-            verdict: string | null;
-            data: {
-                [key: string]: components["schemas"]["JsonValue"];
-            };
-            prev_hash: string;
-            hash: string;
-        };
         ClaimSource: {
             uri: string;
             excerpt?: string | null;
@@ -2902,59 +2853,6 @@ export interface components {
         };
         /**
          * @example {
-         *       "case": "outcome",
-         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
-         *       "fanout_id": null,
-         *       "subagent_id": "refund-agent",
-         *       "run_id": "run-2026-11-30-0042",
-         *       "status": "open",
-         *       "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
-         *       "verdict": "CRITERIA_DIFFER",
-         *       "interpretation_divergence_receipt": {
-         *         "kind": "criteria",
-         *         "actions_disjoint": false,
-         *         "pairs": [
-         *           {
-         *             "a": "planner",
-         *             "b": "reviewer",
-         *             "a_interpretation": "success",
-         *             "b_interpretation": "failure",
-         *             "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
-         *             "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
-         *             "criteria_divergence": [
-         *               {
-         *                 "pointer": "/require/1",
-         *                 "b": "receipt present"
-         *               }
-         *             ],
-         *             "evidence_divergence": null
-         *           }
-         *         ],
-         *         "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
-         *       },
-         *       "opened_at": "2026-11-30T17:59:57.477Z",
-         *       "resolved_at": null
-         *     }
-         */
-        Escalation: {
-            /** @enum {string} */
-            case: "outcome" | "fanout";
-            outcome_id: string | null;
-            fanout_id: string | null;
-            subagent_id: string | null;
-            run_id: string | null;
-            /** @enum {string} */
-            status: "open" | "resolved";
-            /** Format: uuid */
-            manifest_id: string;
-            /** @enum {string} */
-            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
-            interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
-            opened_at: string;
-            resolved_at: string | null;
-        };
-        /**
-         * @example {
          *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
          *       "role": "orchestrator",
          *       "orchestrator_ids": [
@@ -3171,6 +3069,55 @@ export interface components {
             created_at: string;
             key: string;
         };
+        /**
+         * @example {
+         *       "seq": 6,
+         *       "at": "2026-11-30T17:56:56.996Z",
+         *       "kind": "outcome.created",
+         *       "actor": "d90e0e2e-1ece-4cb0-8328-ee651c92d022",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "manifest_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "orchestrator_id": null,
+         *       "verdict": null,
+         *       "data": {
+         *         "run_id": "run-2026-11-30-0042",
+         *         "deadline": "2026-11-30T18:00:00.000Z",
+         *         "probe_id": null,
+         *         "item_hashes": [
+         *           "sha256:0785768a903a401003d15067f37cad79b58025ece20f6358817b98cee26da5ec",
+         *           "sha256:54d0a64472646080dd7e604cfe8fe9f13e25cc523efd9df45875eeaa170298c1"
+         *         ],
+         *         "evidence_hash": "sha256:abb2815bf488f0543fd842c4f69e3ef7988cc1160bcd2db09be85179a3771e89",
+         *         "request_digest": "sha256:a74358c60a9169529918a3ecc2d53b90f65e6416cde33cb6e1bb30c855f086be",
+         *         "fallback_policy": "escalate",
+         *         "expected_orchestrators": [
+         *           "planner",
+         *           "reviewer"
+         *         ],
+         *         "arbiter_orchestrator_id": null
+         *       },
+         *       "prev_hash": "sha256:9150750339b3851edb7229ab2d757472de5531b2fb799dbabff7714a81fb4f0e",
+         *       "hash": "sha256:f434409a05500cad9c3b2ee66d39da0a98e0d280c66a92c2065110e715e60c26"
+         *     }
+         */
+        AuditRecord: {
+            seq: number;
+            at: string;
+            /** @enum {string} */
+            kind: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
+            actor: string;
+            outcome_id: string | null;
+            manifest_id: string | null;
+            subagent_id: string | null;
+            orchestrator_id: string | null;
+            verdict: string | null;
+            data: {
+                [key: string]: components["schemas"]["JsonValue"];
+            };
+            prev_hash: string;
+            hash: string;
+        };
         ManifestInclusion: {
             /** Format: uuid */
             manifest_id: string;
@@ -3180,6 +3127,59 @@ export interface components {
             leaf_hash: string;
             proof: string[];
             checkpoint: components["schemas"]["SignedCheckpoint"];
+        };
+        /**
+         * @example {
+         *       "case": "outcome",
+         *       "outcome_id": "43be04ce-cdd4-4426-8d7d-9b5a9f786c7b",
+         *       "fanout_id": null,
+         *       "subagent_id": "refund-agent",
+         *       "run_id": "run-2026-11-30-0042",
+         *       "status": "open",
+         *       "manifest_id": "064b3364-7244-4c23-9751-c89c40747cbe",
+         *       "verdict": "CRITERIA_DIFFER",
+         *       "interpretation_divergence_receipt": {
+         *         "kind": "criteria",
+         *         "actions_disjoint": false,
+         *         "pairs": [
+         *           {
+         *             "a": "planner",
+         *             "b": "reviewer",
+         *             "a_interpretation": "success",
+         *             "b_interpretation": "failure",
+         *             "a_criterion_signature": "sha256:1c21e70fb73c3b31e10c7c3ebb08028c732ab338787cdf81d4377937c2e20d2f",
+         *             "b_criterion_signature": "sha256:8a6d8061656e17ebef360faff78c5cf75237fa183e1532987bc48b155a6c91e5",
+         *             "criteria_divergence": [
+         *               {
+         *                 "pointer": "/require/1",
+         *                 "b": "receipt present"
+         *               }
+         *             ],
+         *             "evidence_divergence": null
+         *           }
+         *         ],
+         *         "receipt_digest": "sha256:945bdc2bb31bca9b9f82e92f4b5cdd96427a7313755467cbc8e311d39b686bc1"
+         *       },
+         *       "opened_at": "2026-11-30T17:59:57.477Z",
+         *       "resolved_at": null
+         *     }
+         */
+        Escalation: {
+            /** @enum {string} */
+            case: "outcome" | "fanout";
+            outcome_id: string | null;
+            fanout_id: string | null;
+            subagent_id: string | null;
+            run_id: string | null;
+            /** @enum {string} */
+            status: "open" | "resolved";
+            /** Format: uuid */
+            manifest_id: string;
+            /** @enum {string} */
+            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE";
+            interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
+            opened_at: string;
+            resolved_at: string | null;
         };
         /**
          * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
@@ -4103,12 +4103,12 @@ export interface operations {
         parameters: {
             query?: {
                 outcome_id?: string;
-                fanout_id?: string;
                 review_id?: string;
+                fanout_id?: string;
                 subagent_id?: string;
                 orchestrator_id?: string;
-                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "review.created" | "verdict.recorded" | "revision.recorded" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
-                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                kind?: "outcome.created" | "evidence.appended" | "interpretation.recorded" | "dissent.recorded" | "review.created" | "verdict.recorded" | "revision.recorded" | "fanout.created" | "result.recorded" | "result.refused" | "probe.executed" | "manifest.issued" | "escalation.opened" | "resolution.recorded" | "probe.registered" | "probe.updated" | "key.created" | "key.revoked" | "policy.set" | "policy.removed" | "signing_key.added" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.disabled" | "webhook.secret_rotated";
+                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE";
                 from?: string;
                 to?: string;
                 /** @description page size (default 50, at most 500); a page also stops early at about 4 MiB of JSON */
@@ -5398,12 +5398,12 @@ export interface operations {
     listManifests: {
         parameters: {
             query?: {
-                kind?: "outcome" | "reconciliation" | "review";
+                kind?: "outcome" | "review" | "reconciliation";
                 subagent_id?: string;
                 outcome_id?: string;
-                fanout_id?: string;
                 review_id?: string;
-                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY";
+                fanout_id?: string;
+                verdict?: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE";
                 directive?: "PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY";
                 /** @description RFC 3339 time of issue */
                 since?: string;
