@@ -45,7 +45,7 @@ const idJsonSchema = (description: string) => ({
 
 /**
  * The JSON Schema of a tool's arguments: the route schema as JSON Schema (its shared definitions kept in `$defs`),
- * with each path id added as a required property — to every branch when the body is a union (the status envelope
+ * with each path id added as a required property — to every branch when the body is a union (the status report
  * of worker results and verdicts), since each branch refuses properties it does not list.
  */
 export function toolInputJsonSchema(input: ToolInput): JsonSchemaObject {

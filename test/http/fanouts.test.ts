@@ -22,7 +22,7 @@ import {
 import { clientHash, signedPart } from '../helpers/fixtures.ts'
 
 /**
- * Fan-outs over HTTP, route by route: creation and its decomposition check, results in the status envelope
+ * Fan-outs over HTTP, route by route: creation and its decomposition check, results in the status report
  * (revisions, late, refused), reconciliation (pending, closed, deadline passed, REEVALUATE and what supersedes it,
  * BLOCKED, out-of-scope claims), resolution, and each fan-out's audit story. How a fact is reconciled is the pure
  * module's, tested in test/domain/fanout/; here, what the service adds around it.

@@ -31,7 +31,7 @@ import { bodyErrors } from './schemas/body-errors.ts'
 
 /**
  * A review over time: revisions after REVISE and their ceiling, verdict state within a revision (one verdict
- * per judge, a NEEDS_CONTEXT replaced once answered, stale and late verdicts refused), the status envelope
+ * per judge, a NEEDS_CONTEXT replaced once answered, stale and late verdicts refused), the status report
  * enforced by the same code as fan-out results, and racing verdicts of one judge.
  */
 const setup = sharedReviewApp()
@@ -371,7 +371,7 @@ describe('verdicts within a revision', () => {
   })
 })
 
-describe('the status envelope of verdicts', () => {
+describe('the status report of verdicts', () => {
   const judged = { judge_id: 'solo', revision: 0 }
   const cases: [string, Record<string, unknown>][] = [
     ['no status', { summary: 's', evidence: [1] }],

@@ -119,7 +119,7 @@ describe('arbiter mcp over stdio, against a live Arbiter', () => {
     const outcome = byName.get('record_outcome')!
     assert.deepEqual(outcome.required, ['subagent_id', 'run_id', 'evidence'])
     assert.equal(outcome.additionalProperties, false)
-    // The status envelope is a union: every branch takes the path id beside its own keys.
+    // The status report is a union: every branch takes the path id beside its own keys.
     const verdict = byName.get('submit_verdict')!
     const branches = verdict.oneOf as { properties: Record<string, unknown>; required: string[] }[]
     assert.equal(branches.length, 4)

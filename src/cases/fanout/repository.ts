@@ -7,7 +7,7 @@ import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } fro
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
-import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+import type { ReportStatus } from '../../domain/status-report.ts'
 import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
@@ -248,7 +248,7 @@ export interface ResultRow extends ResultParts {
   fanout_id: string
   subtask_id: string
   revision: number
-  status: EnvelopeStatus
+  status: ReportStatus
   body: { [key: string]: JsonValue }
   result_digest: string
   late: boolean

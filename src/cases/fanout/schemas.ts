@@ -30,10 +30,10 @@ import {
   REASON_CODES,
 } from '../../domain/fanout/vocabulary.ts'
 import { LIMITS } from '../../domain/limits.ts'
-import { ENVELOPE_STATUSES } from '../../domain/status-envelope.ts'
+import { REPORT_STATUSES } from '../../domain/status-report.ts'
 import { freeJson, rfc3339, sha256String } from '../../http/schemas/common.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
-import { statusEnvelopeSchema } from '../../http/schemas/status-envelope.ts'
+import { statusReportSchema } from '../../http/schemas/status-report.ts'
 import { agentIdentityText, required, text } from '../../http/schemas/text.ts'
 import {
   fanoutViewExample,
@@ -151,8 +151,8 @@ export const workerSchema = z.strictObject({
   context_id: agentIdentityText.nullable().optional(),
 })
 
-/** `POST /v1/fanouts/{id}/results`: one worker's return in the status envelope. */
-export const fanoutResultBody = statusEnvelopeSchema({
+/** `POST /v1/fanouts/{id}/results`: one worker's return in the status report. */
+export const fanoutResultBody = statusReportSchema({
   every: { subtask_id: z.string({ error: required('must be a string') }), worker: workerSchema.optional() },
   withEvidence: {
     claims: z
@@ -328,7 +328,7 @@ const overlapSchema = z.object({ fact: z.string(), subtasks: z.array(z.string())
 const resultSummaryFields = {
   subtask_id: z.string(),
   revision: z.number().int(),
-  status: z.enum(ENVELOPE_STATUSES),
+  status: z.enum(REPORT_STATUSES),
   late: z.boolean(),
   result_digest: z.string(),
   received_at: z.string(),

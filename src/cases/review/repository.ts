@@ -13,7 +13,7 @@ import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
-import type { EnvelopeStatus } from '../../domain/status-envelope.ts'
+import type { ReportStatus } from '../../domain/status-report.ts'
 
 /*
  * The tables of review cases: reviews and their judges' verdicts. Manifests are the engine's
@@ -246,7 +246,7 @@ export interface VerdictRow {
   revision: number
   judge_id: string
   attempt: number
-  status: EnvelopeStatus
+  status: ReportStatus
   body: { [key: string]: JsonValue }
   verdict_digest: string
   received_at: Date

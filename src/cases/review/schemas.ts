@@ -21,10 +21,10 @@ import {
   type ReviewMode,
 } from '../../domain/review/vocabulary.ts'
 import { SHA256_PATTERN } from '../../domain/shared/canonical-json.ts'
-import { ENVELOPE_STATUSES } from '../../domain/status-envelope.ts'
+import { REPORT_STATUSES } from '../../domain/status-report.ts'
 import { AppError } from '../../errors.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
-import { statusEnvelopeSchema } from '../../http/schemas/status-envelope.ts'
+import { statusReportSchema } from '../../http/schemas/status-report.ts'
 import { agentIdentityText, required, text } from '../../http/schemas/text.ts'
 import type { ReviewManifest, ReviewPending } from './kind.ts'
 import type { ReviewSubject } from './repository.ts'
@@ -47,7 +47,7 @@ export const reviewModeSchema = z.enum(REVIEW_MODES, { error: `must be one of ${
 export const reviewStatusSchema = z.enum(REVIEW_STATUSES)
 const judgeStageSchema = z.literal(JUDGE_STAGES, { error: `must be one of ${JUDGE_STAGES.join(', ')}` })
 const debateRoleSchema = z.enum(DEBATE_ROLES, { error: `must be one of ${DEBATE_ROLES.join(', ')}` })
-const envelopeStatusSchema = z.enum(ENVELOPE_STATUSES)
+const reportStatusSchema = z.enum(REPORT_STATUSES)
 const severitySchema = z.enum(FINDING_SEVERITIES, {
   error: `must be one of ${[...FINDING_SEVERITIES].reverse().join(', ')}`,
 })
@@ -176,11 +176,11 @@ export const findingSchema = z
   .meta({ id: 'CouncilFinding' }) satisfies z.ZodType<Finding>
 
 /**
- * `POST /v1/reviews/{id}/verdicts`: a judge's return in the status envelope fan-out results use (the same
+ * `POST /v1/reviews/{id}/verdicts`: a judge's return in the status report fan-out results use (the same
  * schema factory, the same conditional keys and 400s), plus the judge, the revision judged and, in a council,
  * its findings.
  */
-export const verdictBody = statusEnvelopeSchema({
+export const verdictBody = statusReportSchema({
   every: {
     judge_id: z
       .string({ error: required('must be a string') })
@@ -262,7 +262,7 @@ export const verdictItemSchema = z
     model: z.string(),
     stage: judgeStageSchema.nullable(),
     role: debateRoleSchema.nullable(),
-    status: envelopeStatusSchema,
+    status: reportStatusSchema,
     summary: z.string(),
     concerns: z.array(z.string()),
     blocking_question: z.string().nullable(),
@@ -293,7 +293,7 @@ export const verdictAnswerSchema = z
     review_id: z.uuid(),
     judge_id: z.string(),
     revision: z.number().int(),
-    status: envelopeStatusSchema,
+    status: reportStatusSchema,
     verdict_digest: z.string().describe('sha256(JCS(body as submitted))'),
     received_at: z.string(),
   })
@@ -327,7 +327,7 @@ const EXAMPLE_MANIFEST_BASE = {
 const exampleItem = (
   judge_id: string,
   model: string,
-  status: (typeof ENVELOPE_STATUSES)[number],
+  status: (typeof REPORT_STATUSES)[number],
   extra: Partial<ManifestVerdictItem>,
 ): ManifestVerdictItem => ({
   judge_id,
@@ -468,8 +468,8 @@ export const reviewManifestSchema = z
       .object({
         a: z.string(),
         b: z.string(),
-        a_status: envelopeStatusSchema,
-        b_status: envelopeStatusSchema,
+        a_status: reportStatusSchema,
+        b_status: reportStatusSchema,
       })
       .nullable() satisfies z.ZodType<ReviewDivergence | null>,
     findings: z.array(mergedFindingSchema),

@@ -22,7 +22,7 @@ import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS } from '../limits.ts'
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
 import { diffJson, type JsonDifference } from '../shared/json-diff.ts'
 import { sortedUnique } from '../shared/order.ts'
-import type { EnvelopeStatus } from '../status-envelope.ts'
+import type { ReportStatus } from '../status-report.ts'
 import { checkDecomposition, type Overlap, type SubtaskOwnership } from './decomposition.ts'
 import { choosePosition } from './policy-rules.ts'
 import { clusterClaimsBySource, countClusters } from './source-clusters.ts'
@@ -75,7 +75,7 @@ export interface FanoutDefinition {
 export interface SubtaskResult {
   subtask_id: string
   revision: number
-  status: EnvelopeStatus
+  status: ReportStatus
   /** Received after the deadline. */
   late: boolean
   received_at: string

@@ -4,7 +4,7 @@
  * tuple so the request schemas are built from the same values the decision procedure switches on.
  * See docs/fanouts.md for how they fit together.
  */
-import { ENVELOPE_STATUSES } from '../status-envelope.ts'
+import { REPORT_STATUSES } from '../status-report.ts'
 
 /**
  * The rules `policy.resolve` may name, each choosing one position among those still tied. This list
@@ -121,7 +121,7 @@ export const FANOUT_STATUSES = ['open', 'decided', 'halted', 'resolved'] as cons
 export type FanoutStatus = (typeof FANOUT_STATUSES)[number]
 
 /** A subtask's status in a manifest's coverage: its latest result's envelope status, or `MISSING`. */
-export const COVERAGE_STATUSES = [...ENVELOPE_STATUSES, 'MISSING'] as const
+export const COVERAGE_STATUSES = [...REPORT_STATUSES, 'MISSING'] as const
 export type CoverageStatus = (typeof COVERAGE_STATUSES)[number]
 
 /**

@@ -11,7 +11,7 @@
  *   result stricter, never looser, and is never waited for.
  * - council: every judge is needed; the verdict is ADVISORY and carries the findings union.
  */
-import { type EnvelopeStatus, stricterStatus } from '../status-envelope.ts'
+import { type ReportStatus, stricterStatus } from '../status-report.ts'
 import { type Finding, type MergedFinding, mergeFindings } from './findings.ts'
 import type { SubmittedJudge } from './panel.ts'
 import {
@@ -35,7 +35,7 @@ export interface ReviewForDecision {
 /** A judge's verdict recorded for the current revision (the latest one, when a NEEDS_CONTEXT was replaced). */
 export interface RecordedVerdict {
   judge_id: string
-  status: EnvelopeStatus
+  status: ReportStatus
   summary: string
   concerns?: readonly string[] | null
   blocking_question?: string | null
@@ -54,7 +54,7 @@ export interface ManifestVerdictItem {
   model: string
   stage: JudgeStage | null
   role: DebateRole | null
-  status: EnvelopeStatus
+  status: ReportStatus
   summary: string
   concerns: string[]
   blocking_question: string | null
@@ -71,8 +71,8 @@ export interface ReviewConcern {
 export interface ReviewDivergence {
   a: string
   b: string
-  a_status: EnvelopeStatus
-  b_status: EnvelopeStatus
+  a_status: ReportStatus
+  b_status: ReportStatus
 }
 
 export interface PendingReview {
@@ -105,7 +105,7 @@ export type ReviewDecision = PendingReview | ReviewDecided
  * The directive for a panel verdict. A council only advises. BLOCKED asks for a revision while the ceiling
  * allows one; at the ceiling the change is handed back so the revise loop always ends.
  */
-export function directiveFor(mode: ReviewMode, status: EnvelopeStatus, revision: number): ReviewDirective {
+export function directiveFor(mode: ReviewMode, status: ReportStatus, revision: number): ReviewDirective {
   if (mode === 'council') return 'ADVISORY'
   switch (status) {
     case 'DONE':

@@ -8,7 +8,7 @@
  * Checks run in a fixed order, references before state, so a request that breaks several rules always
  * gets the same refusal.
  */
-import type { EnvelopeStatus } from '../status-envelope.ts'
+import type { ReportStatus } from '../status-report.ts'
 import type { SubmittedJudge } from './panel.ts'
 import {
   isFinalForRevision,
@@ -37,7 +37,7 @@ export interface ReviewState {
 /** A verdict recorded for the current revision: the latest one of its judge. */
 export interface RecordedVerdictRef {
   judge_id: string
-  status: EnvelopeStatus
+  status: ReportStatus
   /** `sha256(JCS(body as submitted))`: equal digests are the same body. */
   verdict_digest: string
 }

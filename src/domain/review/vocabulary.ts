@@ -3,7 +3,7 @@
  * what the orchestrator must do next (directive), and where the review stands (status). Schemas, tables and
  * the decision all read these tuples, so a new word is added in one place.
  */
-import { ENVELOPE_STATUSES } from '../status-envelope.ts'
+import { REPORT_STATUSES } from '../status-report.ts'
 
 /**
  * - `do_and_judge`: one judge; its status is the verdict.
@@ -23,7 +23,7 @@ export const DEBATE_ROLES = ['judge', 'meta'] as const
 export type DebateRole = (typeof DEBATE_ROLES)[number]
 
 /** What a review manifest can say: one of the envelope statuses, or `ADVISORY` for a council. */
-export const REVIEW_VERDICTS = [...ENVELOPE_STATUSES, 'ADVISORY'] as const
+export const REVIEW_VERDICTS = [...REPORT_STATUSES, 'ADVISORY'] as const
 export type ReviewVerdict = (typeof REVIEW_VERDICTS)[number]
 
 /**

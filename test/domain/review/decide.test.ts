@@ -13,7 +13,7 @@ import { findingFingerprint } from '../../../src/domain/review/findings.ts'
 import { type ReviewJudge, toReviewJudge } from '../../../src/domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode } from '../../../src/domain/review/vocabulary.ts'
 import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
-import { ENVELOPE_STATUSES, type EnvelopeStatus, strictness } from '../../../src/domain/status-envelope.ts'
+import { REPORT_STATUSES, type ReportStatus, strictness } from '../../../src/domain/status-report.ts'
 
 // ---------------------------------------------------------------------------
 // Builders
@@ -36,7 +36,7 @@ function review(mode: ReviewMode, revision = 0, judges = PANELS[mode]): ReviewFo
 }
 
 /** A verdict carrying exactly the keys its status requires, with texts that name the judge. */
-function v(judge_id: string, status: EnvelopeStatus, extra: Partial<RecordedVerdict> = {}): RecordedVerdict {
+function v(judge_id: string, status: ReportStatus, extra: Partial<RecordedVerdict> = {}): RecordedVerdict {
   const body: Record<string, unknown> = { judge_id, revision: 0, status, summary: `${judge_id}: ${status}` }
   if (status === 'DONE' || status === 'DONE_WITH_CONCERNS') body['evidence'] = [`${judge_id} evidence`]
   if (status === 'DONE_WITH_CONCERNS') body['concerns'] = [`${judge_id} concern 1`, `${judge_id} concern 2`]
@@ -68,12 +68,12 @@ function routing(decision: ReviewDecision) {
   return { verdict, directive, final, blocking_question, blocking_reason, divergence }
 }
 
-const STATUSES = ENVELOPE_STATUSES
-const stricter = (...statuses: EnvelopeStatus[]) =>
+const STATUSES = REPORT_STATUSES
+const stricter = (...statuses: ReportStatus[]) =>
   statuses.reduce((x, y) => (strictness(y) > strictness(x) ? y : x))
 
 /** What a gating mode says for a status at a revision, with the blocking field of the deciding judge. */
-function expectedGate(status: EnvelopeStatus, revision: number, deciding: string) {
+function expectedGate(status: ReportStatus, revision: number, deciding: string) {
   const directive: ReviewDirective =
     status === 'NEEDS_CONTEXT'
       ? 'PAUSE'
@@ -94,7 +94,7 @@ function expectedGate(status: EnvelopeStatus, revision: number, deciding: string
 // ---------------------------------------------------------------------------
 
 describe('directiveFor', () => {
-  const table: [ReviewMode, EnvelopeStatus, number, ReviewDirective][] = [
+  const table: [ReviewMode, ReportStatus, number, ReviewDirective][] = [
     ['do_and_judge', 'DONE', 0, 'APPLY'],
     ['do_and_judge', 'DONE_WITH_CONCERNS', 2, 'APPLY'],
     ['two_stage', 'NEEDS_CONTEXT', 0, 'PAUSE'],
@@ -471,7 +471,7 @@ describe('decideReview', () => {
         seed: fc.integer(),
       }),
     )
-    const verdictsOf = (mode: ReviewMode, statuses: (EnvelopeStatus | null)[]) =>
+    const verdictsOf = (mode: ReviewMode, statuses: (ReportStatus | null)[]) =>
       PANELS[mode].flatMap((judge, i) => {
         const status = statuses[i]
         return status ? [v(judge.judge_id, status)] : []
@@ -497,7 +497,7 @@ describe('decideReview', () => {
         fc.property(status, status, fc.option(status, { nil: null }), (amy, zed, meta) => {
           const verdicts = [v('amy', amy), v('zed', zed), ...(meta ? [v('meta', meta)] : [])]
           const decision = decided(decideReview(review('debate'), verdicts))
-          const verdict = decision.verdict as EnvelopeStatus
+          const verdict = decision.verdict as ReportStatus
           assert.ok(strictness(verdict) >= strictness(amy))
           assert.ok(strictness(verdict) >= strictness(zed))
           assert.equal(verdict, meta ? stricter(amy, zed, meta) : stricter(amy, zed))

@@ -20,7 +20,7 @@ import {
   type ReviewStatus,
 } from '../../../src/domain/review/vocabulary.ts'
 import { hashJson } from '../../../src/domain/shared/canonical-json.ts'
-import type { EnvelopeStatus } from '../../../src/domain/status-envelope.ts'
+import type { ReportStatus } from '../../../src/domain/status-report.ts'
 
 function j(judge_id: string, extra: Partial<ReviewJudge> = {}): ReviewJudge {
   return toReviewJudge({ judge_id, model: `model-${judge_id}`, context_id: `ctx-${judge_id}`, ...extra })
@@ -41,11 +41,11 @@ function manifest(directive: ReviewDirective, revision = 0): ManifestRef {
   return { manifest_id: `m-${directive.toLowerCase()}-${revision}`, revision, directive }
 }
 
-function recorded(judge_id: string, status: EnvelopeStatus): RecordedVerdictRef {
+function recorded(judge_id: string, status: ReportStatus): RecordedVerdictRef {
   return { judge_id, status, verdict_digest: `digest-${judge_id}-${status}` }
 }
 
-function submit(judge_id: string, status: EnvelopeStatus, revision = 0) {
+function submit(judge_id: string, status: ReportStatus, revision = 0) {
   return { judge_id, revision, verdict_digest: `digest-${judge_id}-${status}` }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The status envelope workers (fan-out results) and judges (review verdicts) return in. One of four
+ * The status report workers (fan-out results) and judges (review verdicts) return in. One of four
  * statuses, each with the keys it requires, so the caller routes on a field instead of reading prose:
  *
  * | status               | requires                  | also allows            |
@@ -11,38 +11,38 @@
  *
  * plus `status` and `summary` always. A key that belongs to another status is refused even when null
  * (a `BLOCKED` return with `evidence: null` is a malformed return, not a blocked one), and so is any
- * key the envelope does not name. Each use adds its own members: some on every status (a fan-out's
+ * key the report does not name. Each use adds its own members: some on every status (a fan-out's
  * `subtask_id`, a review's `judge_id`), some only beside evidence (a fan-out's `claims`).
  *
  * Nothing here transforms the body: what validates is exactly what was submitted, so a digest of
  * the parsed body is a digest of the body as submitted.
  */
 import { z } from 'zod'
-import { ENVELOPE_STATUSES, type EnvelopeStatus } from '../../domain/status-envelope.ts'
+import { REPORT_STATUSES, type ReportStatus } from '../../domain/status-report.ts'
 import { freeJson } from './common.ts'
 import { nonBlank } from './text.ts'
 
 /** Longest `summary`, `blocking_question`, `blocking_reason` and single concern, in characters. */
-export const ENVELOPE_TEXT_MAX = 4000
+export const REPORT_TEXT_MAX = 4000
 /** Most concerns one return may list. */
-export const ENVELOPE_CONCERNS_MAX = 50
+export const REPORT_CONCERNS_MAX = 50
 
-const STATUS_LIST = ENVELOPE_STATUSES.join(', ')
+const STATUS_LIST = REPORT_STATUSES.join(', ')
 
 /**
- * Non-empty (after trimming) text of at most {@link ENVELOPE_TEXT_MAX} characters; `whenMissing` is
+ * Non-empty (after trimming) text of at most {@link REPORT_TEXT_MAX} characters; `whenMissing` is
  * the message for an absent key, so a client learns which status made it required.
  */
-function envelopeText(whenMissing: string) {
+function reportText(whenMissing: string) {
   return z
     .string({ error: (issue) => (issue.input === undefined ? whenMissing : 'must be a string') })
-    .max(ENVELOPE_TEXT_MAX, `at most ${ENVELOPE_TEXT_MAX} characters`)
+    .max(REPORT_TEXT_MAX, `at most ${REPORT_TEXT_MAX} characters`)
     .refine(nonBlank, 'must not be empty')
 }
 
-const requiredFor = (status: EnvelopeStatus) => `required when status is ${status}`
+const requiredFor = (status: ReportStatus) => `required when status is ${status}`
 
-const evidenceSchema = (status: EnvelopeStatus) =>
+const evidenceSchema = (status: ReportStatus) =>
   z
     .array(freeJson, {
       error: (issue) => (issue.input === undefined ? requiredFor(status) : 'must be an array'),
@@ -50,11 +50,11 @@ const evidenceSchema = (status: EnvelopeStatus) =>
     .min(1, 'at least one evidence item')
 
 const concernsSchema = z
-  .array(envelopeText('required'), {
+  .array(reportText('required'), {
     error: (issue) => (issue.input === undefined ? requiredFor('DONE_WITH_CONCERNS') : 'must be an array'),
   })
   .min(1, 'at least one concern')
-  .max(ENVELOPE_CONCERNS_MAX, `at most ${ENVELOPE_CONCERNS_MAX} concerns`)
+  .max(REPORT_CONCERNS_MAX, `at most ${REPORT_CONCERNS_MAX} concerns`)
 
 /** A key of another status: present at all, even as null, is an error at that key. */
 function refusedKey(allowedWith: string) {
@@ -69,7 +69,7 @@ function refuseAll<Shape extends z.ZodRawShape>(shape: Shape, allowedWith: strin
   ) as RefusedKeys<Shape>
 }
 
-export interface EnvelopeMembers<Every extends z.ZodRawShape, WithEvidence extends z.ZodRawShape> {
+export interface StatusReportMembers<Every extends z.ZodRawShape, WithEvidence extends z.ZodRawShape> {
   /** Members allowed on every status (and required or not as their schemas say). */
   every: Every
   /** Members allowed only beside evidence (DONE, DONE_WITH_CONCERNS); refused on the others, even when null. */
@@ -77,14 +77,14 @@ export interface EnvelopeMembers<Every extends z.ZodRawShape, WithEvidence exten
 }
 
 /**
- * The envelope as a zod schema, a union discriminated by `status`, with the use's own members added.
+ * The status report as a zod schema, a union discriminated by `status`, with the use's own members added.
  * Errors point at the offending key (`/blocking_reason`, `/claims/0/sources/0/uri`); an unknown or
  * missing `status` is one error at `/status`, since the other keys cannot be judged without it.
  */
-export function statusEnvelopeSchema<Every extends z.ZodRawShape, WithEvidence extends z.ZodRawShape>(
-  members: EnvelopeMembers<Every, WithEvidence>,
+export function statusReportSchema<Every extends z.ZodRawShape, WithEvidence extends z.ZodRawShape>(
+  members: StatusReportMembers<Every, WithEvidence>,
 ) {
-  const summary = envelopeText('required')
+  const summary = reportText('required')
   const withEvidenceOnly = 'DONE or DONE_WITH_CONCERNS'
   const refusedWithoutEvidence = refuseAll(members.withEvidence, withEvidenceOnly)
 
@@ -111,7 +111,7 @@ export function statusEnvelopeSchema<Every extends z.ZodRawShape, WithEvidence e
   const needsContext = z.strictObject({
     status: z.literal('NEEDS_CONTEXT'),
     summary,
-    blocking_question: envelopeText(requiredFor('NEEDS_CONTEXT')),
+    blocking_question: reportText(requiredFor('NEEDS_CONTEXT')),
     evidence: refusedKey(withEvidenceOnly),
     concerns: refusedKey('DONE_WITH_CONCERNS'),
     blocking_reason: refusedKey('BLOCKED'),
@@ -121,7 +121,7 @@ export function statusEnvelopeSchema<Every extends z.ZodRawShape, WithEvidence e
   const blocked = z.strictObject({
     status: z.literal('BLOCKED'),
     summary,
-    blocking_reason: envelopeText(requiredFor('BLOCKED')),
+    blocking_reason: reportText(requiredFor('BLOCKED')),
     evidence: refusedKey(withEvidenceOnly),
     concerns: refusedKey('DONE_WITH_CONCERNS'),
     blocking_question: refusedKey('NEEDS_CONTEXT'),

@@ -4,8 +4,8 @@ import { z } from 'zod'
 import { type FanoutResultBody, fanoutResultBody } from '../../../src/cases/fanout/schemas.ts'
 import type { SubmittedClaim } from '../../../src/domain/fanout/reconcile.ts'
 import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
-import { ENVELOPE_STATUSES } from '../../../src/domain/status-envelope.ts'
-import { statusEnvelopeSchema } from '../../../src/http/schemas/status-envelope.ts'
+import { REPORT_STATUSES } from '../../../src/domain/status-report.ts'
+import { statusReportSchema } from '../../../src/http/schemas/status-report.ts'
 import { bodyErrors, parsed } from './body-errors.ts'
 
 const CLAIM = {
@@ -51,8 +51,8 @@ const ALLOWED: Record<string, string[]> = {
   BLOCKED: ['blocking_reason'],
 }
 
-describe('the status envelope (fan-out results)', () => {
-  for (const status of ENVELOPE_STATUSES) {
+describe('the status report (fan-out results)', () => {
+  for (const status of REPORT_STATUSES) {
     it(`accepts a minimal ${status}`, () => {
       assert.equal(bodyErrors(fanoutResultBody, VALID[status]), null)
     })
@@ -103,7 +103,7 @@ describe('the status envelope (fan-out results)', () => {
     })
   }
 
-  for (const status of ENVELOPE_STATUSES) {
+  for (const status of REPORT_STATUSES) {
     for (const [key, { value, allowedWith }] of Object.entries(OWN_KEYS)) {
       if (ALLOWED[status]!.includes(key)) continue
       for (const given of [value, null]) {
@@ -179,7 +179,7 @@ describe('the status envelope (fan-out results)', () => {
     assert.equal(bodyErrors(fanoutResultBody, { ...VALID.DONE_WITH_CONCERNS, claims: [CLAIM] }), null)
   })
 
-  for (const status of ENVELOPE_STATUSES) {
+  for (const status of REPORT_STATUSES) {
     it(`allows worker {model?, context_id?} on ${status}`, () => {
       assert.equal(bodyErrors(fanoutResultBody, { ...VALID[status], worker: {} }), null)
       assert.equal(
@@ -313,23 +313,23 @@ describe('claims in a fan-out result', () => {
   }
 })
 
-describe('statusEnvelopeSchema for another use (review verdicts)', () => {
-  const verdictBody = statusEnvelopeSchema({
+describe('statusReportSchema for another use (review verdicts)', () => {
+  const verdictBody = statusReportSchema({
     every: { judge_id: z.string(), revision: z.int().min(0) },
     withEvidence: {},
   })
 
   it('adds the use’s members to every status', () => {
-    for (const status of ENVELOPE_STATUSES) {
-      const { subtask_id: _, ...envelope } = VALID[status]
-      assert.equal(bodyErrors(verdictBody, { ...envelope, judge_id: 'j1', revision: 0 }), null)
-      assert.deepEqual(bodyErrors(verdictBody, { ...envelope, judge_id: 'j1' })?.[0]?.path, 'body/revision')
+    for (const status of REPORT_STATUSES) {
+      const { subtask_id: _, ...report } = VALID[status]
+      assert.equal(bodyErrors(verdictBody, { ...report, judge_id: 'j1', revision: 0 }), null)
+      assert.deepEqual(bodyErrors(verdictBody, { ...report, judge_id: 'j1' })?.[0]?.path, 'body/revision')
     }
   })
 
   it('refuses the fan-out’s members', () => {
-    const { subtask_id: _, ...envelope } = VALID.DONE
-    assert.deepEqual(bodyErrors(verdictBody, { ...envelope, judge_id: 'j1', revision: 1, claims: [] }), [
+    const { subtask_id: _, ...report } = VALID.DONE
+    assert.deepEqual(bodyErrors(verdictBody, { ...report, judge_id: 'j1', revision: 1, claims: [] }), [
       { path: 'body/claims', message: 'unknown field' },
     ])
   })
