@@ -139,7 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(auditRoutes, { kinds })
   await app.register(logRoutes, { kinds })
   await app.register(escalationRoutes, { kinds })
-  await app.register(webhookRoutes)
+  await app.register(webhookRoutes, { kinds })
   await app.register(manifestRoutes, {
     kinds,
     ssePollMs: config.ssePollMs ?? 500,

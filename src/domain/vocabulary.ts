@@ -1,28 +1,9 @@
-import { FANOUT_DIRECTIVES, FANOUT_VERDICTS } from './fanout/vocabulary.ts'
-import { OUTCOME_DIRECTIVES, OUTCOME_VERDICTS } from './outcome/vocabulary.ts'
-import { REVIEW_DIRECTIVES, REVIEW_VERDICTS } from './review/vocabulary.ts'
-
 /**
  * The words shared by every case kind, each defined once. A case kind's own words live in its folder
  * (`outcome/vocabulary.ts`); the lists of every kind's words (case kinds, manifest kinds, verdicts, directives,
  * audit kinds) are made from the kinds the service registers (src/http/case-kinds.ts), so adding a kind adds
  * nothing here.
  */
-
-/**
- * Every manifest kind, verdict and directive, for the webhook subscriptions' filters, which do not take them from
- * the registered kinds yet (the HTTP layer's shared lists do: src/http/case-kinds.ts).
- */
-export const MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
-export type ManifestKind = (typeof MANIFEST_KINDS)[number]
-export const MANIFEST_VERDICTS = unique([...OUTCOME_VERDICTS, ...FANOUT_VERDICTS, ...REVIEW_VERDICTS])
-export type ManifestVerdict = (typeof MANIFEST_VERDICTS)[number]
-export const MANIFEST_DIRECTIVES = unique([...OUTCOME_DIRECTIVES, ...FANOUT_DIRECTIVES, ...REVIEW_DIRECTIVES])
-
-/** The words of several kinds in one list, each once (kinds share some: `HUMAN_RESOLVED`, `PROCEED`, …). */
-function unique<const T extends string>(words: readonly T[]): [T, ...T[]] {
-  return [...new Set(words)] as [T, ...T[]]
-}
 
 /** One case: its kind's name and its id (the `case_kind`, `case_id` of manifests, escalations, probe runs). */
 export interface CaseRef {

@@ -5,7 +5,7 @@ import { createOutcomeBody, interpretationBody } from '../cases/outcome/schemas.
 import { createReviewBody, decideBody, verdictBody } from '../cases/review/schemas.ts'
 import { freeJson, pageQuery, uuidParam } from '../http/schemas/common.ts'
 import { escalationQueryOf } from '../http/schemas/escalations.ts'
-import { webhookCreateBody } from '../http/schemas/webhooks.ts'
+import { webhookCreateBodyOf } from '../http/schemas/webhooks.ts'
 import type { ToolInput } from './tool-input.ts'
 
 /**
@@ -247,7 +247,7 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
       'The answer carries the signing `secret` (whsec_…) once and never again: hand it to the receiver, which ' +
       'verifies each delivery with it. Each call registers another webhook. The URL must pass the SSRF guard ' +
       '(no private or loopback address unless the service allows them). Admin key.',
-    input: { ids: {}, body: webhookCreateBody },
+    input: { ids: {}, body: webhookCreateBodyOf() },
     readOnly: false,
     idempotent: false,
     run: (client, _ids, body) => client.webhooks.create(body as never),

@@ -1,6 +1,5 @@
 import type { EscalationListRow } from '../db/repositories/escalations.ts'
 import { named, type Statement, statement } from '../db/statement.ts'
-import type { MANIFEST_DIRECTIVES, ManifestKind, ManifestVerdict } from '../domain/vocabulary.ts'
 import type {
   WEBHOOK_TEST_EVENT,
   WebhookDeliveryStatus,
@@ -8,12 +7,15 @@ import type {
   WebhookEventType,
 } from '../domain/webhooks/vocabulary.ts'
 
-/** What a webhook's deliveries may be filtered on; each member, when set, must equal the manifest's. */
+/**
+ * What a webhook's deliveries may be filtered on; each member, when set, must equal the manifest's (the words of
+ * the registered case kinds, checked by the routes' schema).
+ */
 export interface WebhookFilter {
-  kind?: ManifestKind | undefined
+  kind?: string | undefined
   subagent_id?: string | undefined
-  verdict?: ManifestVerdict | undefined
-  directive?: (typeof MANIFEST_DIRECTIVES)[number] | undefined
+  verdict?: string | undefined
+  directive?: string | undefined
   orchestrator_id?: string | undefined
 }
 

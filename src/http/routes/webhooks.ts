@@ -13,24 +13,23 @@ import {
   webhookById,
 } from '../../webhooks/service.ts'
 import { caseIdBeforeBody } from '../case-exists.ts'
+import { type CaseKindModule, caseWords } from '../case-kinds.ts'
 import { problemSchema } from '../errors.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
-import {
-  deliveryParams,
-  deliveryQuery,
-  deliverySchema,
-  webhookCreateBody,
-  webhookPatchBody,
-  webhookSchema,
-  webhookWithSecretSchema,
-} from '../schemas/webhooks.ts'
+import { deliveryParams, deliveryQuery, deliverySchema, webhookSchemasOf } from '../schemas/webhooks.ts'
 
 const ADMIN = { auth: ['admin'] as const }
 const TAGS = ['webhooks']
 
+export interface WebhookRouteOptions {
+  /** The case kinds whose manifest kinds, verdicts and directives a filter may name. */
+  kinds: readonly CaseKindModule[]
+}
+
 /** Webhooks over HTTP (admin only): registration, deliveries, redelivery, test events (docs/webhooks.md). */
-export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
+export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteOptions> = async (app, options) => {
+  const schemas = webhookSchemasOf(caseWords(options.kinds))
   const idBeforeBody = caseIdBeforeBody(app, webhookById)
 
   app.post(
@@ -40,8 +39,8 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: TAGS,
         summary: 'Register a webhook; its signing secret is shown only in this answer',
-        body: webhookCreateBody,
-        response: { 201: webhookWithSecretSchema, ...authProblems },
+        body: schemas.createBody,
+        response: { 201: schemas.webhookWithSecret, ...authProblems },
       },
     },
     async (request, reply) =>
@@ -56,7 +55,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: TAGS,
         summary: 'List webhooks (no secrets)',
         querystring: z.strictObject(pageQuery),
-        response: { 200: pageOf(webhookSchema), ...authProblems },
+        response: { 200: pageOf(schemas.webhook), ...authProblems },
       },
     },
     async (request) => pageWebhooks(app.webhooks, request.query),
@@ -70,7 +69,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: TAGS,
         summary: 'One webhook (no secret)',
         params: idParams,
-        response: { 200: webhookSchema, 404: problemSchema, ...authProblems },
+        response: { 200: schemas.webhook, 404: problemSchema, ...authProblems },
       },
     },
     async (request) => getWebhook(app.webhooks, request.params.id),
@@ -85,8 +84,8 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: TAGS,
         summary: 'Change a webhook; disabled: false enables it again',
         params: idParams,
-        body: webhookPatchBody,
-        response: { 200: webhookSchema, 404: problemSchema, ...authProblems },
+        body: schemas.patchBody,
+        response: { 200: schemas.webhook, 404: problemSchema, ...authProblems },
       },
     },
     async (request) =>
@@ -118,7 +117,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: TAGS,
         summary: 'A new signing secret; the previous one keeps signing for 24 h',
         params: idParams,
-        response: { 200: webhookWithSecretSchema, 404: problemSchema, ...authProblems },
+        response: { 200: schemas.webhookWithSecret, 404: problemSchema, ...authProblems },
       },
     },
     async (request) => rotateSecret(app.webhooks, request.params.id, principalOf(request).keyId),

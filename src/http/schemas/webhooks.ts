@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { MANIFEST_DIRECTIVES, MANIFEST_KINDS, MANIFEST_VERDICTS } from '../../domain/vocabulary.ts'
 import {
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_DISABLED_REASONS,
@@ -17,23 +16,39 @@ const events = z
   .describe('the events sent to this webhook (at least one)')
 const description = z.string().max(1000)
 
-/** Filter members, AND-ed; each absent or null member matches anything. */
-const filter = z
-  .strictObject({
-    kind: z.enum(MANIFEST_KINDS).nullish(),
-    subagent_id: z.string().min(1).max(200).nullish(),
-    verdict: z.enum(MANIFEST_VERDICTS).nullish(),
-    directive: z.enum(MANIFEST_DIRECTIVES).nullish(),
-    orchestrator_id: z
-      .string()
-      .min(1)
-      .max(200)
-      .nullish()
-      .describe(
-        'only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner',
-      ),
-  })
-  .describe('which decisions to send: every member given must match the manifest (for escalations: the HALT)')
+/** The words a webhook's filter may name: those of the registered case kinds (src/http/case-kinds.ts). */
+export interface FilterWords {
+  manifestKinds: readonly [string, ...string[]]
+  verdicts: readonly [string, ...string[]]
+  directives: readonly [string, ...string[]]
+}
+
+/**
+ * Filter members, AND-ed; each absent or null member matches anything. Without words (the MCP server, which loads
+ * no case kind), any non-empty word: the service refuses an unknown one with a 400.
+ */
+function filterOf(words: FilterWords | undefined) {
+  const word = (list: readonly [string, ...string[]] | undefined) =>
+    list ? z.enum(list) : z.string().min(1).max(200)
+  return z
+    .strictObject({
+      kind: word(words?.manifestKinds).nullish(),
+      subagent_id: z.string().min(1).max(200).nullish(),
+      verdict: word(words?.verdicts).nullish(),
+      directive: word(words?.directives).nullish(),
+      orchestrator_id: z
+        .string()
+        .min(1)
+        .max(200)
+        .nullish()
+        .describe(
+          'only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner',
+        ),
+    })
+    .describe(
+      'which decisions to send: every member given must match the manifest (for escalations: the HALT)',
+    )
+}
 
 export const webhookCreateExample = {
   url: 'https://orchestrator.example.com/arbiter-webhook',
@@ -66,52 +81,80 @@ export const deliveryExample = {
   created_at: '2026-01-05T10:00:00.000Z',
 }
 
-export const webhookCreateBody = z
-  .strictObject({ url, events, filter: filter.nullish(), description: description.nullish() })
-  .meta({ examples: [webhookCreateExample] })
-
-export const webhookPatchBody = z
-  .strictObject({
-    url: url.optional(),
-    events: events.optional(),
-    filter: filter.nullish(),
-    description: description.nullish(),
-    disabled: z.boolean().optional().describe('true disables the webhook; false enables it again'),
-  })
-  .meta({ examples: [{ disabled: false }] })
-
-const webhookFields = {
-  webhook_id: z.uuid(),
-  url: z.string(),
-  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
-  filter: z.object({
-    kind: z.enum(MANIFEST_KINDS).nullable(),
-    subagent_id: z.string().nullable(),
-    verdict: z.enum(MANIFEST_VERDICTS).nullable(),
-    directive: z.enum(MANIFEST_DIRECTIVES).nullable(),
-    orchestrator_id: z.string().nullable(),
-  }),
-  description: z.string().nullable(),
-  created_at: z.string(),
-  disabled_at: z.string().nullable(),
-  disabled_reason: z.enum(WEBHOOK_DISABLED_REASONS).nullable(),
+/** The body of `POST /v1/webhooks`, its filter naming the given words (any word without them). */
+export function webhookCreateBodyOf(words?: FilterWords) {
+  return z
+    .strictObject({ url, events, filter: filterOf(words).nullish(), description: description.nullish() })
+    .meta({ examples: [webhookCreateExample] })
 }
 
-export const webhookSchema = z
-  .object(webhookFields)
-  .meta({ id: 'Webhook', examples: [webhookExample] }) satisfies z.ZodType<WebhookView>
+/**
+ * The webhook routes' schemas for the words of the registered case kinds, built once per list of words: the
+ * components `Webhook` and `WebhookWithSecret` are registered by id, so an app of the same kinds must reuse them.
+ */
+export function webhookSchemasOf(words: FilterWords): WebhookSchemas {
+  const key = JSON.stringify([words.manifestKinds, words.verdicts, words.directives])
+  let schemas = builtSchemas.get(key)
+  if (schemas === undefined) {
+    schemas = buildSchemas(words)
+    builtSchemas.set(key, schemas)
+  }
+  return schemas
+}
 
-export const webhookWithSecretSchema = z
-  .object({
-    ...webhookFields,
-    secret: z
-      .string()
-      .describe('whsec_…: the signing secret, shown only when the webhook is created and when it is rotated'),
-  })
-  .meta({
-    id: 'WebhookWithSecret',
-    examples: [{ ...webhookExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
-  }) satisfies z.ZodType<WebhookWithSecret>
+export type WebhookSchemas = ReturnType<typeof buildSchemas>
+
+const builtSchemas = new Map<string, WebhookSchemas>()
+
+function buildSchemas(words: FilterWords) {
+  const filter = filterOf(words)
+  const patchBody = z
+    .strictObject({
+      url: url.optional(),
+      events: events.optional(),
+      filter: filter.nullish(),
+      description: description.nullish(),
+      disabled: z.boolean().optional().describe('true disables the webhook; false enables it again'),
+    })
+    .meta({ examples: [{ disabled: false }] })
+
+  const webhookFields = {
+    webhook_id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+    filter: z.object({
+      kind: z.enum(words.manifestKinds).nullable(),
+      subagent_id: z.string().nullable(),
+      verdict: z.enum(words.verdicts).nullable(),
+      directive: z.enum(words.directives).nullable(),
+      orchestrator_id: z.string().nullable(),
+    }),
+    description: z.string().nullable(),
+    created_at: z.string(),
+    disabled_at: z.string().nullable(),
+    disabled_reason: z.enum(WEBHOOK_DISABLED_REASONS).nullable(),
+  }
+
+  const webhook = z
+    .object(webhookFields)
+    .meta({ id: 'Webhook', examples: [webhookExample] }) satisfies z.ZodType<WebhookView>
+
+  const webhookWithSecret = z
+    .object({
+      ...webhookFields,
+      secret: z
+        .string()
+        .describe(
+          'whsec_…: the signing secret, shown only when the webhook is created and when it is rotated',
+        ),
+    })
+    .meta({
+      id: 'WebhookWithSecret',
+      examples: [{ ...webhookExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+    }) satisfies z.ZodType<WebhookWithSecret>
+
+  return { createBody: webhookCreateBodyOf(words), patchBody, webhook, webhookWithSecret }
+}
 
 export const deliverySchema = z
   .object({

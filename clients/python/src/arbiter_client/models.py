@@ -802,45 +802,6 @@ class Probe(_ResponseModel):
     created_at: str
 __all__.append("Probe")
 
-class WebhookFilter(_ResponseModel):
-    kind: Literal["outcome", "reconciliation", "review"] | None
-    subagent_id: str | None
-    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None
-    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
-    orchestrator_id: str | None
-__all__.append("WebhookFilter")
-
-class Webhook(_ResponseModel):
-    webhook_id: str
-    url: str
-    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
-    filter: WebhookFilter
-    description: str | None
-    created_at: str
-    disabled_at: str | None
-    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
-__all__.append("Webhook")
-
-class WebhookWithSecretFilter(_ResponseModel):
-    kind: Literal["outcome", "reconciliation", "review"] | None
-    subagent_id: str | None
-    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None
-    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
-    orchestrator_id: str | None
-__all__.append("WebhookWithSecretFilter")
-
-class WebhookWithSecret(_ResponseModel):
-    webhook_id: str
-    url: str
-    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
-    filter: WebhookWithSecretFilter
-    description: str | None
-    created_at: str
-    disabled_at: str | None
-    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
-    secret: str
-__all__.append("WebhookWithSecret")
-
 class WebhookDelivery(_ResponseModel):
     delivery_id: str
     event_id: str
@@ -901,6 +862,45 @@ class Escalation(_ResponseModel):
     opened_at: str
     resolved_at: str | None
 __all__.append("Escalation")
+
+class WebhookFilter(_ResponseModel):
+    kind: Literal["outcome", "review", "reconciliation"] | None
+    subagent_id: str | None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
+    orchestrator_id: str | None
+__all__.append("WebhookFilter")
+
+class Webhook(_ResponseModel):
+    webhook_id: str
+    url: str
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
+    filter: WebhookFilter
+    description: str | None
+    created_at: str
+    disabled_at: str | None
+    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
+__all__.append("Webhook")
+
+class WebhookWithSecretFilter(_ResponseModel):
+    kind: Literal["outcome", "review", "reconciliation"] | None
+    subagent_id: str | None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | None
+    directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None
+    orchestrator_id: str | None
+__all__.append("WebhookWithSecretFilter")
+
+class WebhookWithSecret(_ResponseModel):
+    webhook_id: str
+    url: str
+    events: list[Literal["manifest.issued", "escalation.opened", "escalation.resolved"]]
+    filter: WebhookWithSecretFilter
+    description: str | None
+    created_at: str
+    disabled_at: str | None
+    disabled_reason: Literal["disabled_by_admin", "gone", "failing"] | None
+    secret: str
+__all__.append("WebhookWithSecret")
 
 class ManifestEnvelope(_ResponseModel):
     """A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed."""
@@ -986,9 +986,9 @@ __all__.append("DryRunProbeRequest")
 class CreateWebhookRequestFilter(_RequestModel):
     """which decisions to send: every member given must match the manifest (for escalations: the HALT)"""
 
-    kind: Literal["outcome", "reconciliation", "review"] | None = None
+    kind: Literal["outcome", "review", "reconciliation"] | None = None
     subagent_id: str | None = None
-    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None = None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | None = None
     directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None = None
     orchestrator_id: str | None = None
 __all__.append("CreateWebhookRequestFilter")
@@ -1003,9 +1003,9 @@ __all__.append("CreateWebhookRequest")
 class UpdateWebhookRequestFilter(_RequestModel):
     """which decisions to send: every member given must match the manifest (for escalations: the HALT)"""
 
-    kind: Literal["outcome", "reconciliation", "review"] | None = None
+    kind: Literal["outcome", "review", "reconciliation"] | None = None
     subagent_id: str | None = None
-    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "RECONCILED", "CONTESTED", "INCOMPLETE", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY"] | None = None
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"] | None = None
     directive: Literal["PROCEED", "REEVALUATE", "HALT", "APPLY", "PAUSE", "REVISE", "HAND_BACK", "ADVISORY"] | None = None
     orchestrator_id: str | None = None
 __all__.append("UpdateWebhookRequestFilter")

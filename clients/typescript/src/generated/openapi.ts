@@ -2937,85 +2937,6 @@ export interface components {
         };
         /**
          * @example {
-         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
-         *       "url": "https://orchestrator.example.com/arbiter-webhook",
-         *       "events": [
-         *         "manifest.issued",
-         *         "escalation.opened"
-         *       ],
-         *       "filter": {
-         *         "kind": null,
-         *         "subagent_id": null,
-         *         "verdict": null,
-         *         "directive": null,
-         *         "orchestrator_id": "planner"
-         *       },
-         *       "description": "the planner's decisions",
-         *       "created_at": "2026-01-05T10:00:00.000Z",
-         *       "disabled_at": null,
-         *       "disabled_reason": null
-         *     }
-         */
-        Webhook: {
-            /** Format: uuid */
-            webhook_id: string;
-            url: string;
-            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
-            filter: {
-                kind: ("outcome" | "reconciliation" | "review") | null;
-                subagent_id: string | null;
-                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
-                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
-                orchestrator_id: string | null;
-            };
-            description: string | null;
-            created_at: string;
-            disabled_at: string | null;
-            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
-        };
-        /**
-         * @example {
-         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
-         *       "url": "https://orchestrator.example.com/arbiter-webhook",
-         *       "events": [
-         *         "manifest.issued",
-         *         "escalation.opened"
-         *       ],
-         *       "filter": {
-         *         "kind": null,
-         *         "subagent_id": null,
-         *         "verdict": null,
-         *         "directive": null,
-         *         "orchestrator_id": "planner"
-         *       },
-         *       "description": "the planner's decisions",
-         *       "created_at": "2026-01-05T10:00:00.000Z",
-         *       "disabled_at": null,
-         *       "disabled_reason": null,
-         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-         *     }
-         */
-        WebhookWithSecret: {
-            /** Format: uuid */
-            webhook_id: string;
-            url: string;
-            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
-            filter: {
-                kind: ("outcome" | "reconciliation" | "review") | null;
-                subagent_id: string | null;
-                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
-                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
-                orchestrator_id: string | null;
-            };
-            description: string | null;
-            created_at: string;
-            disabled_at: string | null;
-            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
-            /** @description whsec_…: the signing secret, shown only when the webhook is created and when it is rotated */
-            secret: string;
-        };
-        /**
-         * @example {
          *       "delivery_id": "8d0f6a1e-0c3b-4f55-9b55-0d2b6f0b7a10",
          *       "event_id": "c0a2b1f4-7d8e-4a6b-8c9d-0e1f2a3b4c5d",
          *       "type": "manifest.issued",
@@ -3180,6 +3101,85 @@ export interface components {
             interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
             opened_at: string;
             resolved_at: string | null;
+        };
+        /**
+         * @example {
+         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
+         *       "url": "https://orchestrator.example.com/arbiter-webhook",
+         *       "events": [
+         *         "manifest.issued",
+         *         "escalation.opened"
+         *       ],
+         *       "filter": {
+         *         "kind": null,
+         *         "subagent_id": null,
+         *         "verdict": null,
+         *         "directive": null,
+         *         "orchestrator_id": "planner"
+         *       },
+         *       "description": "the planner's decisions",
+         *       "created_at": "2026-01-05T10:00:00.000Z",
+         *       "disabled_at": null,
+         *       "disabled_reason": null
+         *     }
+         */
+        Webhook: {
+            /** Format: uuid */
+            webhook_id: string;
+            url: string;
+            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+            filter: {
+                kind: ("outcome" | "review" | "reconciliation") | null;
+                subagent_id: string | null;
+                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE") | null;
+                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                orchestrator_id: string | null;
+            };
+            description: string | null;
+            created_at: string;
+            disabled_at: string | null;
+            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
+        };
+        /**
+         * @example {
+         *       "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21",
+         *       "url": "https://orchestrator.example.com/arbiter-webhook",
+         *       "events": [
+         *         "manifest.issued",
+         *         "escalation.opened"
+         *       ],
+         *       "filter": {
+         *         "kind": null,
+         *         "subagent_id": null,
+         *         "verdict": null,
+         *         "directive": null,
+         *         "orchestrator_id": "planner"
+         *       },
+         *       "description": "the planner's decisions",
+         *       "created_at": "2026-01-05T10:00:00.000Z",
+         *       "disabled_at": null,
+         *       "disabled_reason": null,
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *     }
+         */
+        WebhookWithSecret: {
+            /** Format: uuid */
+            webhook_id: string;
+            url: string;
+            events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
+            filter: {
+                kind: ("outcome" | "review" | "reconciliation") | null;
+                subagent_id: string | null;
+                verdict: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE") | null;
+                directive: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
+                orchestrator_id: string | null;
+            };
+            description: string | null;
+            created_at: string;
+            disabled_at: string | null;
+            disabled_reason: ("disabled_by_admin" | "gone" | "failing") | null;
+            /** @description whsec_…: the signing secret, shown only when the webhook is created and when it is rotated */
+            secret: string;
         };
         /**
          * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
@@ -4723,9 +4723,9 @@ export interface operations {
                     /** @description the events sent to this webhook (at least one) */
                     events: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
                     filter?: {
-                        kind?: ("outcome" | "reconciliation" | "review") | null;
+                        kind?: ("outcome" | "review" | "reconciliation") | null;
                         subagent_id?: string | null;
-                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE") | null;
                         directive?: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
                         /** @description only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner */
                         orchestrator_id?: string | null;
@@ -4963,9 +4963,9 @@ export interface operations {
                     /** @description the events sent to this webhook (at least one) */
                     events?: ("manifest.issued" | "escalation.opened" | "escalation.resolved")[];
                     filter?: {
-                        kind?: ("outcome" | "reconciliation" | "review") | null;
+                        kind?: ("outcome" | "review" | "reconciliation") | null;
                         subagent_id?: string | null;
-                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "RECONCILED" | "CONTESTED" | "INCOMPLETE" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY") | null;
+                        verdict?: ("SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE") | null;
                         directive?: ("PROCEED" | "REEVALUATE" | "HALT" | "APPLY" | "PAUSE" | "REVISE" | "HAND_BACK" | "ADVISORY") | null;
                         /** @description only cases this orchestrator takes part in: expected or interpreting (outcomes), owner (fan-outs, reviews), or action_owner */
                         orchestrator_id?: string | null;
