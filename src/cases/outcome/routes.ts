@@ -9,7 +9,10 @@ import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
 import { sendEnvelope } from '../../http/send-json.ts'
+import { createOutcome } from './creation.ts'
+import { appendEvidence } from './evidence.ts'
 import { outcomeStoryExample } from './examples.ts'
+import { submitInterpretation } from './interpretations.ts'
 import { outcomeCase } from './kind.ts'
 import {
   appendEvidenceBody,
@@ -25,8 +28,8 @@ import {
   subagentPolicyBody,
   subagentPolicySchema,
 } from './schemas.ts'
-import { appendEvidence, createOutcome, getOutcome, pageOutcomes, submitInterpretation } from './service.ts'
 import { getSubagentPolicy, removeSubagentPolicy, setSubagentPolicy } from './subagent-policies.ts'
+import { getOutcome, pageOutcomes } from './views.ts'
 
 const WRITERS = ['orchestrator', 'admin'] as const
 const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const

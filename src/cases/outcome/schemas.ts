@@ -16,6 +16,7 @@ import {
 import { freeJson, rfc3339, sha256String } from '../../http/schemas/common.ts'
 import { envelopeOf } from '../../http/schemas/envelope.ts'
 import { groundTruthSchema } from '../../http/schemas/ground-truth.ts'
+import type { NewOutcome } from './creation.ts'
 import {
   appendEvidenceExample,
   createOutcomeExample,
@@ -27,9 +28,10 @@ import {
   resolutionExample,
   resolvedEnvelopeExample,
 } from './examples.ts'
+import type { InterpretationSubmission } from './interpretations.ts'
 import type { OutcomeManifest, OutcomePending, OutcomeResolution } from './kind.ts'
-import type { InterpretationSubmission, InterpretationView, NewOutcome, OutcomeView } from './service.ts'
 import type { NewSubagentPolicy, SubagentPolicyView } from './subagent-policies.ts'
+import type { InterpretationView, OutcomeView } from './views.ts'
 
 /*
  * The HTTP shapes of outcome cases, built from the outcome vocabulary (src/domain/outcome/vocabulary.ts) and held
