@@ -11,7 +11,7 @@ import {
   loadUndici,
   type SsrfPolicy,
 } from '../probes/ssrf-guard.ts'
-import { eventBody } from './payload.ts'
+import { eventBody, type ShowEscalation } from './payload.ts'
 import {
   type AttemptResult,
   attemptRecord,
@@ -42,6 +42,8 @@ export interface WebhookDeliverySettings {
   concurrency: number
   /** On PostgreSQL: LISTEN for new deliveries on a connection of its own (the embedded database is polled). */
   listenConnectionString?: string | undefined
+  /** An escalation event's data: the escalation as `GET /v1/escalations` lists it. */
+  showEscalation: ShowEscalation
 }
 
 /** The receiver's answer is read up to this and discarded. */
@@ -183,14 +185,18 @@ export class WebhookDeliveryWorker {
   }
 
   async #attempt(delivery: ClaimedDelivery): Promise<void> {
-    const body = await eventBody(this.#db, {
-      type: delivery.event_type,
-      created_at: delivery.event_created_at,
-      manifest_id: delivery.manifest_id,
-      case_kind: delivery.case_kind,
-      case_id: delivery.case_id,
-      webhook_id: delivery.webhook_id,
-    })
+    const body = await eventBody(
+      this.#db,
+      {
+        type: delivery.event_type,
+        created_at: delivery.event_created_at,
+        manifest_id: delivery.manifest_id,
+        case_kind: delivery.case_kind,
+        case_id: delivery.case_id,
+        webhook_id: delivery.webhook_id,
+      },
+      this.#settings.showEscalation,
+    )
     const started = performance.now()
     const exchange: Exchange =
       body === null
