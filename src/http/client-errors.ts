@@ -29,39 +29,44 @@ function problemOf(code: string, requestTimeoutMs: number): Problem {
  * Responses not yet wholly written, per connection. With pipelining a connection can hold several at once: one
  * being written and others queued behind it, so the latest alone does not tell whether one is under way.
  */
-const unfinished = new WeakMap<Socket, number>()
+const unfinished = new WeakMap<Socket, Set<ServerResponse>>()
 
 /**
- * Counts, for each connection of `server`, its responses not yet wholly written (from node's public 'request'
- * event and each response's 'finish' or 'close'). Installed with `clientErrorHandler` on the same server.
+ * Keeps, for each connection of `server`, its responses not yet wholly written (from node's public 'request' event
+ * and each response's 'finish' or 'close'). Installed with `clientErrorHandler` on the same server.
  */
 export function trackResponses(server: Server): void {
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
-    unfinished.set(socket, (unfinished.get(socket) ?? 0) + 1)
-    let done = false
+    let responses = unfinished.get(socket)
+    if (!responses) {
+      responses = new Set()
+      unfinished.set(socket, responses)
+    }
+    responses.add(response)
     const settle = () => {
-      if (done) return
-      done = true
-      const left = (unfinished.get(socket) ?? 1) - 1
-      if (left > 0) unfinished.set(socket, left)
-      else unfinished.delete(socket)
+      responses.delete(response)
+      if (responses.size === 0 && unfinished.get(socket) === responses) unfinished.delete(socket)
     }
     response.once('finish', settle)
     response.once('close', settle)
   })
 }
 
-/** Whether a response on `socket` is begun or queued and not yet wholly written. */
+/**
+ * Whether a response on `socket` has begun and is not yet wholly written. One not begun (a request whose body is
+ * still arriving) does not count: nothing of it is on the wire, and the connection is closed after the answer.
+ */
 function responseInFlight(socket: Socket): boolean {
-  return (unfinished.get(socket) ?? 0) > 0
+  for (const response of unfinished.get(socket) ?? []) if (response.headersSent) return true
+  return false
 }
 
 /**
  * Answers errors node's HTTP parser meets before fastify sees a request — a request that did not arrive within
  * the request timeout (408), header fields too large (431), broken HTTP (400) — as problem+json, then closes the
- * connection. Nothing is written while a response on the socket is under way or queued: it would land inside that
- * response (the server must be given to `trackResponses`).
+ * connection. Nothing is written while a response on the socket is under way: it would land inside that response
+ * (the server must be given to `trackResponses`).
  */
 export function clientErrorHandler(requestTimeoutMs: number) {
   return function onClientError(this: FastifyInstance, err: ConnectionError, socket: Socket) {
