@@ -17,8 +17,8 @@ const RELOAD_INTERVAL_MS = 1000
  * RELOAD_INTERVAL_MS apart, one at a time: a miss on an older set reloads at once, a miss on a younger one waits
  * for the next load, and every miss waiting meanwhile shares it. Memory is the active keys, plus one waiter per
  * request waiting for a load. The wait holds no admission slot (the caller asks for one only to look a key up once
- * it is known to be active), so waiting requests cost no database connection; each waits for one load at most,
- * about RELOAD_INTERVAL_MS plus the query.
+ * it is known to be active), so waiting requests cost no database connection; each waits for one load: for it to
+ * start (RELOAD_INTERVAL_MS after the one before at most, once that one has ended) and for its query.
  */
 export class KnownKeys {
   private hashes = new Set<string>()
