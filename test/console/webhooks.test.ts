@@ -249,7 +249,8 @@ describe('the Webhooks screen in Chromium', () => {
     for (let i = 0; i < 25; i++) sent.push((await api('POST', `/v1/webhooks/${webhookId}/test`)).delivery_id)
     const reads: string[] = []
     const record = (request: { url(): string }) => {
-      if (request.url().includes(`/v1/webhooks/${webhookId}/deliveries`)) reads.push(new URL(request.url()).search)
+      if (request.url().includes(`/v1/webhooks/${webhookId}/deliveries`))
+        reads.push(new URL(request.url()).search)
     }
     page.on('request', record)
     try {

@@ -270,10 +270,16 @@ describe('delivery of decisions', () => {
 describe('GET /v1/webhooks/{id}/deliveries', () => {
   it('lists the newest delivery first, and its cursor continues to older ones', async (t) => {
     const app = await buildTestApp(t, { config: { webhooks: FAST } })
-    const hook = await register(app, { url: 'https://hooks.example.com/arbiter', events: ['manifest.issued'] })
+    const hook = await register(app, {
+      url: 'https://hooks.example.com/arbiter',
+      events: ['manifest.issued'],
+    })
     const sent: string[] = []
     for (let i = 0; i < 5; i++) {
-      const test = await app.request(app.adminKey, { method: 'POST', url: `/v1/webhooks/${hook.webhook_id}/test` })
+      const test = await app.request(app.adminKey, {
+        method: 'POST',
+        url: `/v1/webhooks/${hook.webhook_id}/test`,
+      })
       assert.equal(test.statusCode, 202, test.body)
       sent.push(test.json().delivery_id)
     }

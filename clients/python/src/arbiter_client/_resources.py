@@ -524,7 +524,7 @@ class Webhooks:
         cursor: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> SyncCursorPage[WebhookDelivery]:
-        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first (the cursor continues to older ones), with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     def redeliver(
@@ -1222,7 +1222,7 @@ class AsyncWebhooks:
         cursor: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> AsyncPaginator[WebhookDelivery]:
-        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first (the cursor continues to older ones), with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     async def redeliver(
