@@ -161,17 +161,20 @@ export interface DeliveryRow {
 const DELIVERY_COLUMNS = `d.id, d.list_seq, d.webhook_id, d.event_id, e.type, d.status, d.attempts,
   d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.created_at`
 
-/** A page of a webhook's deliveries, oldest first. Their rows are small, so `limit` bounds the page's bytes too. */
+/**
+ * A page of a webhook's deliveries, newest first: a deliveries log is read from its latest entry, and the next
+ * page continues backwards from `beforeSeq`. Their rows are small, so `limit` bounds the page's bytes too.
+ */
 export function deliveriesPage(
   webhookId: string,
-  filter: { status?: WebhookDeliveryStatus | undefined; afterSeq: number | null },
+  filter: { status?: WebhookDeliveryStatus | undefined; beforeSeq: number | null },
   limit: number,
 ): Statement<DeliveryRow> {
   return statement(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-     WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND d.list_seq > coalesce($3::bigint, 0)
-     ORDER BY d.list_seq LIMIT $4`,
-    [webhookId, filter.status ?? null, filter.afterSeq, limit],
+     WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.list_seq < $3)
+     ORDER BY d.list_seq DESC LIMIT $4`,
+    [webhookId, filter.status ?? null, filter.beforeSeq, limit],
   )
 }
 

@@ -276,9 +276,10 @@ export async function pageDeliveries(
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
   if (!(await queryFirst(ctx.db, webhookRow(id)))) throw notFound(id)
+  // Newest first: the cursor's seq is the last delivery read, and the next page holds older ones.
   return readSeqPage(
     page,
-    (afterSeq, limit) => queryRows(ctx.db, deliveriesPage(id, { status: query.status, afterSeq }, limit)),
+    (beforeSeq, limit) => queryRows(ctx.db, deliveriesPage(id, { status: query.status, beforeSeq }, limit)),
     (row) => row.list_seq,
     toDeliveryView,
   )

@@ -130,7 +130,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       config: ADMIN,
       schema: {
         tags: TAGS,
-        summary: "A webhook's deliveries, oldest first, with each one's last attempt and next attempt",
+        summary: "A webhook's deliveries, newest first, with each one's last attempt and next attempt",
         params: idParams,
         querystring: deliveryQuery,
         response: { 200: pageOf(deliverySchema), 404: problemSchema, ...authProblems },

@@ -360,7 +360,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook's deliveries, oldest first, with each one's last attempt and next attempt */
+        /** A webhook's deliveries, newest first, with each one's last attempt and next attempt */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
