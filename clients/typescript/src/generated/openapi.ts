@@ -3049,28 +3049,6 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
-         *       "role": "orchestrator",
-         *       "orchestrator_ids": [
-         *         "planner"
-         *       ],
-         *       "label": "planner",
-         *       "created_at": "2026-11-30T17:56:56.848Z",
-         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
-         *     }
-         */
-        CreatedApiKey: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            role: "orchestrator" | "dashboard" | "ops" | "admin";
-            orchestrator_ids: string[];
-            label: string;
-            created_at: string;
-            key: string;
-        };
-        /**
-         * @example {
          *       "seq": 6,
          *       "at": "2026-11-30T17:56:56.996Z",
          *       "kind": "outcome.created",
@@ -3117,16 +3095,6 @@ export interface components {
             };
             prev_hash: string;
             hash: string;
-        };
-        ManifestInclusion: {
-            /** Format: uuid */
-            manifest_id: string;
-            record: components["schemas"]["AuditRecord"];
-            leaf_index: number;
-            tree_size: number;
-            leaf_hash: string;
-            proof: string[];
-            checkpoint: components["schemas"]["SignedCheckpoint"];
         };
         /**
          * @example {
@@ -3180,6 +3148,38 @@ export interface components {
             interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
             opened_at: string;
             resolved_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
+         *     }
+         */
+        CreatedApiKey: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "orchestrator" | "dashboard" | "ops" | "admin";
+            orchestrator_ids: string[];
+            label: string;
+            created_at: string;
+            key: string;
+        };
+        ManifestInclusion: {
+            /** Format: uuid */
+            manifest_id: string;
+            record: components["schemas"]["AuditRecord"];
+            leaf_index: number;
+            tree_size: number;
+            leaf_hash: string;
+            proof: string[];
+            checkpoint: components["schemas"]["SignedCheckpoint"];
         };
         /**
          * @description A signed manifest: `jws` is an Ed25519 JWS over JCS(manifest); verify it against /.well-known/jwks.json. The manifest is served exactly as it was signed.
