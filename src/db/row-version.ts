@@ -1,6 +1,5 @@
 import type { QueryResultRow } from 'pg'
-import type { Queryable } from './pool.ts'
-import { named, queryFirst, type Statement } from './statement.ts'
+import { named, type Statement } from './statement.ts'
 
 /** A row read with its row version (xmin: every write to the row gives it a new one). */
 export type VersionedRow<Row extends QueryResultRow> = Row & { row_version: string }
@@ -25,14 +24,4 @@ export function splitRowVersion<Row extends QueryResultRow>(
   if (found === undefined) return undefined
   const { row_version, ...row } = found
   return { case: row as unknown as Row, version: row_version }
-}
-
-/** `rowWithVersion`, run on `db` and split. */
-export async function findWithRowVersion<Row extends QueryResultRow>(
-  db: Queryable,
-  table: string,
-  columns: string,
-  id: string,
-): Promise<{ case: Row; version: string } | undefined> {
-  return splitRowVersion(await queryFirst(db, rowWithVersion<Row>(table, columns, id)))
 }
