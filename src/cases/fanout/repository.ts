@@ -65,7 +65,7 @@ export type NewFanout = Omit<
   'list_seq' | 'status' | 'manifest_id' | 'closed_at' | 'claims_total' | 'results_bytes' | 'manifest_weight'
 >
 
-/** The statement of `insertFanoutIfAbsent`, around its audit entries' INSERT. */
+/** The statement of `fanoutInsertIfAbsent`, around its audit entries' INSERT. */
 const newFanoutText = builtOnce(
   (audit) =>
     `WITH created AS (

@@ -69,7 +69,7 @@ export type NewReviewRow = Pick<
   | 'created_at'
 >
 
-/** The statement of `insertReviewIfAbsent`, around its audit entries' INSERT. */
+/** The statement of `reviewInsertIfAbsent`, around its audit entries' INSERT. */
 const newReviewText = builtOnce(
   (audit) =>
     `WITH created AS (
@@ -184,7 +184,7 @@ export function reviewDecisionUpdate(
   }
 }
 
-/** reviewDecisionUpdate, only while the row is at `version` (findReviewVersion); RETURNING id when it was. */
+/** reviewDecisionUpdate, only while the row is at `version` (reviewWithVersion); RETURNING id when it was. */
 export function reviewDecisionUpdateIf(
   id: string,
   version: string,
