@@ -78,7 +78,13 @@ describe('a receiver that hangs', () => {
     await buildTestApp(t, {
       database: registering.db,
       config: {
-        webhooks: { allowPrivate: true, pollMs: 20, attemptTimeoutMs: 3000, leaseMs: 4000, concurrency: 4 },
+        webhooks: {
+          allowPrivate: true,
+          pollMs: 20,
+          attemptTimeoutMs: 10_000,
+          leaseMs: 12_000,
+          concurrency: 4,
+        },
       },
     })
     await eventually(
@@ -118,7 +124,13 @@ describe('a receiver that hangs', () => {
     await buildTestApp(t, {
       database: registering.db,
       config: {
-        webhooks: { allowPrivate: true, pollMs: 20, attemptTimeoutMs: 3000, leaseMs: 4000, concurrency: 16 },
+        webhooks: {
+          allowPrivate: true,
+          pollMs: 20,
+          attemptTimeoutMs: 10_000,
+          leaseMs: 12_000,
+          concurrency: 16,
+        },
       },
     })
     await hanging.until((requests) => requests.length >= LEASES_PER_WEBHOOK)
