@@ -275,7 +275,7 @@ describe('redeliver', () => {
       url: `/v1/webhooks/${hook.webhook_id}/deliveries/${delivery!.delivery_id}/redeliver`,
     })
     assert.equal(redelivered.statusCode, 409, redelivered.body)
-    assert.match(redelivered.headers['content-type'] ?? '', /problem\+json/)
+    assert.match(String(redelivered.headers['content-type']), /problem\+json/)
     const [row] = await sql<{ status: string }>(
       app.db.connectionString,
       'SELECT status FROM webhook_deliveries',
