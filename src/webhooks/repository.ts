@@ -260,15 +260,18 @@ export const LEASES_PER_WEBHOOK = 4
  *
  * A webhook has at most LEASES_PER_WEBHOOK deliveries leased: one whose receiver hangs keeps that many slots
  * busy, not all of them. A page takes each webhook's oldest due delivery first, then the second ones, and so on,
- * so one webhook's backlog does not starve the others. Webhooks another replica is claiming for are skipped (their
- * rows locked FOR NO KEY UPDATE, which decisions enqueuing deliveries do not wait for), so two replicas cannot
- * both fill one webhook's leases. Each webhook's due deliveries are read up to its free leases, so a flood of
- * pending deliveries costs no memory here.
+ * so one webhook's backlog does not starve the others. Webhooks another replica is claiming for are skipped (the
+ * rows of webhooks with due deliveries are locked FOR NO KEY UPDATE, which decisions enqueuing deliveries do not
+ * wait for), so two replicas cannot both fill one webhook's leases. Each webhook's due deliveries are read up to
+ * its free leases, so a flood of pending deliveries costs no memory here.
  */
 export function dueDeliveriesClaim(limit: number, leaseMs: number): Statement<ClaimedDelivery> {
   return named(
     `WITH hooks AS (
-       SELECT w.id FROM webhooks w WHERE w.disabled_at IS NULL
+       SELECT w.id FROM webhooks w
+       WHERE w.disabled_at IS NULL
+         AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                     WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
        FOR NO KEY UPDATE SKIP LOCKED),
      candidates AS (
        SELECT d.id, d.webhook_id, d.next_attempt_at
