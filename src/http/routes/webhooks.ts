@@ -150,7 +150,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: TAGS,
         summary: 'Attempt a delivery again now (a settled one is pending again)',
         params: deliveryParams,
-        response: { 202: deliverySchema, 404: problemSchema, ...authProblems },
+        response: { 202: deliverySchema, 404: problemSchema, 409: problemSchema, ...authProblems },
       },
     },
     async (request, reply) =>
