@@ -58,7 +58,7 @@ CREATE TABLE webhook_deliveries (
   created_at timestamptz NOT NULL,
   retry_from timestamptz NOT NULL
 );
-CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_webhook_idx ON webhook_deliveries (webhook_id, list_seq);
 CREATE INDEX webhook_deliveries_status_idx ON webhook_deliveries (webhook_id, status, list_seq);
 
@@ -94,15 +94,19 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  SELECT array_agg(w.id ORDER BY w.list_seq) INTO targets
-  FROM webhooks w
-  WHERE w.disabled_at IS NULL AND p_type = ANY (w.events)
-    AND (w.filter ->> 'kind' IS NULL OR w.filter ->> 'kind' = m.kind)
-    AND (w.filter ->> 'subagent_id' IS NULL OR w.filter ->> 'subagent_id' = m.subagent_id)
-    AND (w.filter ->> 'verdict' IS NULL OR w.filter ->> 'verdict' = m.verdict)
-    AND (w.filter ->> 'directive' IS NULL OR w.filter ->> 'directive' = m.directive)
-    AND (w.filter ->> 'orchestrator_id' IS NULL
-         OR webhook_takes_part(m.case_kind, m.case_id, p_manifest_id, w.filter ->> 'orchestrator_id'));
+  -- FOR KEY SHARE: a webhook being deleted is waited for and then left out (a deleted row no longer matches), so
+  -- the deliveries inserted below never reference a deleted webhook; changes other than deletion do not block.
+  SELECT array_agg(t.id ORDER BY t.list_seq) INTO targets
+  FROM (
+    SELECT w.id, w.list_seq FROM webhooks w
+    WHERE w.disabled_at IS NULL AND p_type = ANY (w.events)
+      AND (w.filter ->> 'kind' IS NULL OR w.filter ->> 'kind' = m.kind)
+      AND (w.filter ->> 'subagent_id' IS NULL OR w.filter ->> 'subagent_id' = m.subagent_id)
+      AND (w.filter ->> 'verdict' IS NULL OR w.filter ->> 'verdict' = m.verdict)
+      AND (w.filter ->> 'directive' IS NULL OR w.filter ->> 'directive' = m.directive)
+      AND (w.filter ->> 'orchestrator_id' IS NULL
+           OR webhook_takes_part(m.case_kind, m.case_id, p_manifest_id, w.filter ->> 'orchestrator_id'))
+    FOR KEY SHARE OF w) t;
   IF targets IS NULL THEN
     RETURN;
   END IF;

@@ -128,14 +128,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
   await app.register(auditLogPlugin)
   await app.register(servicesPlugin)
-  await app.register(webhooksPlugin)
+  const kinds = [...CASE_KIND_MODULES, ...(options.extraCaseKinds ?? [])]
+  await app.register(webhooksPlugin, { kinds })
   await app.register(authPlugin)
 
   // 3. Routes: operations and administration, the shared case resources, then each case kind's own.
   await app.register(healthRoutes)
   await app.register(keyRoutes)
   await app.register(probeRoutes)
-  const kinds = [...CASE_KIND_MODULES, ...(options.extraCaseKinds ?? [])]
   await app.register(auditRoutes, { kinds })
   await app.register(logRoutes, { kinds })
   await app.register(escalationRoutes, { kinds })

@@ -79,7 +79,7 @@ export async function startRuntime(
           disableAfterMs: config.webhookDisableAfterMs,
           retryScheduleMs: config.webhookRetryScheduleMs,
           attemptTimeoutMs: config.webhookAttemptTimeoutMs,
-          leaseMs: config.webhookAttemptTimeoutMs + 1_000,
+          leaseMs: config.webhookAttemptTimeoutMs + 20_000,
           // The embedded database serves one process, which polls; replicas on PostgreSQL hear each other's NOTIFY.
           listen: !database.embedded,
         },

@@ -60,14 +60,7 @@ export function lastAttemptText(delivery: Delivery): string {
   return code ?? error ?? ''
 }
 
-/**
- * The deliveries to show, newest first: the API lists them oldest first, so the tail of what was read is the
- * most recent. A delivery that changed since (a redelivery) replaces its row in place.
- */
-export function recentDeliveries(oldestFirst: readonly Delivery[], limit: number): Delivery[] {
-  return oldestFirst.slice(-limit).reverse()
-}
-
+/** A delivery that changed since it was read (a redelivery) replaces its row in place; a new one goes on top. */
 export function replaceDelivery(rows: readonly Delivery[], changed: Delivery): Delivery[] {
   const index = rows.findIndex((row) => row.delivery_id === changed.delivery_id)
   if (index < 0) return [changed, ...rows]

@@ -25,30 +25,48 @@ function problemOf(code: string, requestTimeoutMs: number): Problem {
   return buildProblem('MALFORMED_REQUEST', 'the request is not valid HTTP/1.1')
 }
 
-/** The latest response on each connection, so a client error can tell whether one is still being written. */
-const latestResponse = new WeakMap<Socket, ServerResponse>()
+/**
+ * Responses not yet wholly written, per connection. With pipelining a connection can hold several at once: one
+ * being written and others queued behind it, so the latest alone does not tell whether one is under way.
+ */
+const unfinished = new WeakMap<Socket, Set<ServerResponse>>()
 
 /**
- * Keeps, for each connection of `server`, its latest response (from node's public 'request' event). Installed with
- * `clientErrorHandler` on the same server.
+ * Keeps, for each connection of `server`, its responses not yet wholly written (from node's public 'request' event
+ * and each response's 'finish' or 'close'). Installed with `clientErrorHandler` on the same server.
  */
 export function trackResponses(server: Server): void {
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    latestResponse.set(request.socket, response)
+    const socket = request.socket
+    let responses = unfinished.get(socket)
+    if (!responses) {
+      responses = new Set()
+      unfinished.set(socket, responses)
+    }
+    responses.add(response)
+    const settle = () => {
+      responses.delete(response)
+      if (responses.size === 0 && unfinished.get(socket) === responses) unfinished.delete(socket)
+    }
+    response.once('finish', settle)
+    response.once('close', settle)
   })
 }
 
-/** Whether a response has begun on `socket` and is not yet wholly written. */
+/**
+ * Whether a response on `socket` has begun and is not yet wholly written. One not begun (a request whose body is
+ * still arriving) does not count: nothing of it is on the wire, and the connection is closed after the answer.
+ */
 function responseInFlight(socket: Socket): boolean {
-  const response = latestResponse.get(socket)
-  return response?.headersSent === true && !response.writableFinished
+  for (const response of unfinished.get(socket) ?? []) if (response.headersSent) return true
+  return false
 }
 
 /**
  * Answers errors node's HTTP parser meets before fastify sees a request — a request that did not arrive within
  * the request timeout (408), header fields too large (431), broken HTTP (400) — as problem+json, then closes the
- * connection. Nothing is written once a response has begun on the socket: it would corrupt that response (the
- * server must be given to `trackResponses`).
+ * connection. Nothing is written while a response on the socket is under way: it would land inside that response
+ * (the server must be given to `trackResponses`).
  */
 export function clientErrorHandler(requestTimeoutMs: number) {
   return function onClientError(this: FastifyInstance, err: ConnectionError, socket: Socket) {

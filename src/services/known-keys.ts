@@ -15,8 +15,10 @@ const RELOAD_INTERVAL_MS = 1000
  * A hash that is not in the set is checked again against a load that started after it was asked about: a key
  * created before its request was sent is then in the set. Loads are single-flight and start at least
  * RELOAD_INTERVAL_MS apart, one at a time: a miss on an older set reloads at once, a miss on a younger one waits
- * for the next load, and every miss waiting meanwhile shares it. Memory is the active keys, plus the requests
- * waiting (already admitted by the server).
+ * for the next load, and every miss waiting meanwhile shares it. Memory is the active keys, plus one waiter per
+ * request waiting for a load. The wait holds no admission slot (the caller asks for one only to look a key up once
+ * it is known to be active), so waiting requests cost no database connection; each waits for one load: for it to
+ * start (RELOAD_INTERVAL_MS after the one before at most, once that one has ended) and for its query.
  */
 export class KnownKeys {
   private hashes = new Set<string>()

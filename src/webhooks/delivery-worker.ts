@@ -11,16 +11,18 @@ import {
   loadUndici,
   type SsrfPolicy,
 } from '../probes/ssrf-guard.ts'
-import { eventBody } from './payload.ts'
+import { eventBody, type ShowEscalation } from './payload.ts'
 import {
   type AttemptResult,
   attemptRecord,
   type ClaimedDelivery,
   dueDeliveriesClaim,
+  leaseRelease,
   pendingDeliveriesFail,
   webhookDisable,
   webhookFailing,
   webhookHealthy,
+  webhookSettledStreakEnd,
 } from './repository.ts'
 
 export interface WebhookDeliverySettings {
@@ -34,7 +36,11 @@ export interface WebhookDeliverySettings {
   retryScheduleMs: readonly number[]
   /** One attempt, connection to the end of the read body, takes at most this (10 s). */
   attemptTimeoutMs: number
-  /** A claimed delivery is not due again before this has passed; longer than an attempt can take. */
+  /**
+   * A claimed delivery is not due again before this has passed. An attempt ends a margin before its lease does
+   * (leaseMarginMs), and one whose lease has less than half an attempt timeout left is not made: building its
+   * body may have waited long for a connection.
+   */
   leaseMs: number
   /** How often due deliveries are looked for when nothing wakes the worker. */
   pollMs: number
@@ -42,6 +48,16 @@ export interface WebhookDeliverySettings {
   concurrency: number
   /** On PostgreSQL: LISTEN for new deliveries on a connection of its own (the embedded database is polled). */
   listenConnectionString?: string | undefined
+  /** An escalation event's data: the escalation as `GET /v1/escalations` lists it. */
+  showEscalation: ShowEscalation
+}
+
+/**
+ * How long before its lease ends an attempt is aborted: its result must be recorded, and the lease counted from
+ * when the claim was sent, before another replica may take the delivery over.
+ */
+export function leaseMarginMs(leaseMs: number): number {
+  return Math.min(5_000, leaseMs / 10)
 }
 
 /** The receiver's answer is read up to this and discarded. */
@@ -80,6 +96,7 @@ export class WebhookDeliveryWorker {
   /** A wake-up that came while the worker was claiming: the next wait returns at once instead of polling. */
   #woken = false
   #loop: Promise<void> | undefined
+  #listening: Promise<void> | undefined
   readonly #attempts = new Set<Promise<void>>()
 
   constructor(
@@ -97,7 +114,7 @@ export class WebhookDeliveryWorker {
   start(): void {
     if (this.#running) return
     this.#running = true
-    if (this.#settings.listenConnectionString !== undefined) void this.#listen()
+    if (this.#settings.listenConnectionString !== undefined) this.#listening = this.#listen()
     this.#loop = this.#run()
   }
 
@@ -108,6 +125,7 @@ export class WebhookDeliveryWorker {
     await this.#loop
     await Promise.allSettled([...this.#attempts])
     await this.#listener?.end().catch(() => {})
+    await this.#listening
     await this.#dispatcher?.close().catch(() => {})
   }
 
@@ -132,9 +150,11 @@ export class WebhookDeliveryWorker {
         client.on('notification', () => this.wake())
         await client.query('LISTEN arbiter_webhooks')
         this.#listener = client
-        if (!this.#running) break
-        this.wake()
-        await lost
+        // stop() may have run while this connected: it ends the connection below rather than waiting on it.
+        if (this.#running) {
+          this.wake()
+          await lost
+        }
       } catch (err) {
         if (this.#running) this.#warn('webhook listener connection failed; polling until it is back', err)
       }
@@ -150,9 +170,12 @@ export class WebhookDeliveryWorker {
       const free = this.#settings.concurrency - this.#inFlight
       if (free > 0) {
         try {
+          // The lease is counted from before the claim was sent, so this replica's deadline is never later than
+          // the database's.
+          const leaseEndsAt = performance.now() + this.#settings.leaseMs
           const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
           claimedFullPage = claimed.length === free
-          for (const delivery of claimed) this.#startAttempt(delivery)
+          for (const delivery of claimed) this.#startAttempt(delivery, leaseEndsAt)
         } catch (err) {
           this.#warn('claiming webhook deliveries failed; retrying', err)
         }
@@ -169,9 +192,9 @@ export class WebhookDeliveryWorker {
     }
   }
 
-  #startAttempt(delivery: ClaimedDelivery): void {
+  #startAttempt(delivery: ClaimedDelivery, leaseEndsAt: number): void {
     this.#inFlight += 1
-    const attempt = this.#attempt(delivery)
+    const attempt = this.#attempt(delivery, leaseEndsAt)
       .catch((err) => this.#warn(`webhook delivery ${delivery.id}: recording the attempt failed`, err))
       .finally(() => {
         this.#inFlight -= 1
@@ -182,25 +205,36 @@ export class WebhookDeliveryWorker {
     this.#attempts.add(attempt)
   }
 
-  async #attempt(delivery: ClaimedDelivery): Promise<void> {
-    const body = await eventBody(this.#db, {
-      type: delivery.event_type,
-      created_at: delivery.event_created_at,
-      manifest_id: delivery.manifest_id,
-      case_kind: delivery.case_kind,
-      case_id: delivery.case_id,
-      webhook_id: delivery.webhook_id,
-    })
+  async #attempt(delivery: ClaimedDelivery, leaseEndsAt: number): Promise<void> {
+    const body = await eventBody(
+      this.#db,
+      {
+        type: delivery.event_type,
+        created_at: delivery.event_created_at,
+        manifest_id: delivery.manifest_id,
+        case_kind: delivery.case_kind,
+        case_id: delivery.case_id,
+        webhook_id: delivery.webhook_id,
+      },
+      this.#settings.showEscalation,
+    )
     const started = performance.now()
+    const s = this.#settings
+    const abortAt = leaseEndsAt - leaseMarginMs(s.leaseMs)
+    if (body !== null && abortAt - started < s.attemptTimeoutMs / 2) {
+      await runStatement(this.#db, leaseRelease(delivery))
+      return
+    }
     const exchange: Exchange =
       body === null
         ? { outcome: 'network_error', statusCode: null, error: 'the event no longer exists' }
-        : await this.#send(delivery, body)
+        : await this.#send(delivery, body, Math.min(s.attemptTimeoutMs, abortAt - performance.now()))
     this.#observer.attempt(exchange.outcome, (performance.now() - started) / 1000)
     await this.#record(delivery, exchange, body === null)
   }
 
-  async #send(delivery: ClaimedDelivery, body: string): Promise<Exchange> {
+  /** One POST, aborted after `timeout` ms (the attempt timeout, or less when the lease ends sooner). */
+  async #send(delivery: ClaimedDelivery, body: string, timeoutMs: number): Promise<Exchange> {
     let url: URL
     try {
       url = new URL(delivery.url)
@@ -215,9 +249,11 @@ export class WebhookDeliveryWorker {
       'user-agent': 'Arbiter-Webhooks',
       ...webhookHeaders(secrets, delivery.event_id, Math.floor(Date.now() / 1000), body),
     }
-    const timeout = this.#settings.attemptTimeoutMs
+    const timeout = Math.max(1, Math.floor(timeoutMs))
     const signal = AbortSignal.timeout(timeout)
-    this.#dispatcher ??= createGuardedDispatcher(this.#settings.policy, { connectTimeoutMs: timeout })
+    this.#dispatcher ??= createGuardedDispatcher(this.#settings.policy, {
+      connectTimeoutMs: this.#settings.attemptTimeoutMs,
+    })
     let statusCode: number
     try {
       const response = await loadUndici().request(url, {
@@ -274,7 +310,9 @@ export class WebhookDeliveryWorker {
     const failing = await queryFirst(this.#db, webhookFailing(delivery.webhook_id))
     if (failing?.enabled && failing.failing_for_ms >= s.disableAfterMs) {
       await this.#disable(delivery.webhook_id, 'failing', 'every attempt failed for too long')
+      return
     }
+    if (next.status === 'failed') await runStatement(this.#db, webhookSettledStreakEnd(delivery.webhook_id))
   }
 
   /** Disables a webhook in one transaction with its audit record; its pending deliveries fail. */

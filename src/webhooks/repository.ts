@@ -60,8 +60,19 @@ export function webhookById(id: string): Statement<WebhookRow> {
   return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [id])
 }
 
-/** The webhook, locked until the transaction ends (no row when unknown). */
+/**
+ * The webhook, locked against other changes until the transaction ends (no row when unknown). The lock leaves its
+ * key alone, so decisions committing meanwhile still enqueue deliveries for it (they lock it FOR KEY SHARE).
+ */
 export function webhookLock(id: string): Statement<WebhookRow> {
+  return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`, [id])
+}
+
+/**
+ * The webhook, locked for its deletion (no row when unknown): a decision committing meanwhile waits for the
+ * deletion and then leaves the webhook out, never referencing a deleted one.
+ */
+export function webhookLockForDelete(id: string): Statement<WebhookRow> {
   return statement(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 FOR UPDATE`, [id])
 }
 
@@ -163,17 +174,20 @@ export interface DeliveryRow {
 const DELIVERY_COLUMNS = `d.id, d.list_seq, d.webhook_id, d.event_id, e.type, d.status, d.attempts,
   d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.created_at`
 
-/** A page of a webhook's deliveries, oldest first. Their rows are small, so `limit` bounds the page's bytes too. */
+/**
+ * A page of a webhook's deliveries, newest first: a deliveries log is read from its latest entry, and the next
+ * page continues backwards from `beforeSeq`. Their rows are small, so `limit` bounds the page's bytes too.
+ */
 export function deliveriesPage(
   webhookId: string,
-  filter: { status?: WebhookDeliveryStatus | undefined; afterSeq: number | null },
+  filter: { status?: WebhookDeliveryStatus | undefined; beforeSeq: number | null },
   limit: number,
 ): Statement<DeliveryRow> {
   return statement(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-     WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND d.list_seq > coalesce($3::bigint, 0)
-     ORDER BY d.list_seq LIMIT $4`,
-    [webhookId, filter.status ?? null, filter.afterSeq, limit],
+     WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.list_seq < $3)
+     ORDER BY d.list_seq DESC LIMIT $4`,
+    [webhookId, filter.status ?? null, filter.beforeSeq, limit],
   )
 }
 
@@ -240,21 +254,49 @@ export interface ClaimedDelivery {
   previous_secret: string | null
 }
 
+/** Deliveries of one webhook leased at once across replicas: a receiver that hangs holds only these. */
+export const LEASES_PER_WEBHOOK = 4
+
 /**
  * Claims up to `limit` due deliveries of enabled webhooks for one attempt each: each gets a new lease token and
  * is not due again before `leaseMs` has passed. Rows another replica is claiming are skipped (SKIP LOCKED), and a
  * claimed row is not due until its lease passes, so one delivery has at most one attempt in flight across
- * replicas; a replica that dies mid-attempt delays the delivery by its lease, never loses it. The queue is read a
- * page at a time, so a flood of pending deliveries costs no memory here.
+ * replicas; a replica that dies mid-attempt delays the delivery by its lease, never loses it.
+ *
+ * A webhook has at most LEASES_PER_WEBHOOK deliveries leased: one whose receiver hangs keeps that many slots
+ * busy, not all of them. A page takes each webhook's oldest due delivery first, then the second ones, and so on,
+ * so one webhook's backlog does not starve the others. Webhooks another replica is claiming for are skipped (the
+ * rows of webhooks with due deliveries are locked FOR NO KEY UPDATE, which decisions enqueuing deliveries do not
+ * wait for), so two replicas cannot both fill one webhook's leases. Each webhook's due deliveries are read up to
+ * its free leases, so a flood of pending deliveries costs no memory here.
  */
 export function dueDeliveriesClaim(limit: number, leaseMs: number): Statement<ClaimedDelivery> {
   return named(
-    `WITH due AS (
-       SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND w.disabled_at IS NULL
-       ORDER BY d.next_attempt_at
-       LIMIT $1
-       FOR UPDATE OF d SKIP LOCKED),
+    `WITH hooks AS (
+       SELECT w.id FROM webhooks w
+       WHERE w.disabled_at IS NULL
+         AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                     WHERE d.webhook_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
+       FOR NO KEY UPDATE SKIP LOCKED),
+     candidates AS (
+       SELECT d.id, d.webhook_id, d.next_attempt_at
+       FROM hooks h
+       CROSS JOIN LATERAL (
+         SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.webhook_id = h.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+         ORDER BY d.next_attempt_at
+         LIMIT greatest(0, $3::int - (
+           SELECT count(*) FROM webhook_deliveries b
+           WHERE b.webhook_id = h.id AND b.status = 'pending' AND b.lease_token IS NOT NULL
+             AND b.next_attempt_at > now()))
+         FOR UPDATE SKIP LOCKED) d),
+     due AS (
+       SELECT id FROM (
+         SELECT id, next_attempt_at,
+           row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at) AS turn
+         FROM candidates) ranked
+       ORDER BY turn, next_attempt_at
+       LIMIT $1),
      claimed AS (
        UPDATE webhook_deliveries d
        SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
@@ -267,7 +309,19 @@ export function dueDeliveriesClaim(limit: number, leaseMs: number): Statement<Cl
        w.secret,
        CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret
      FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN webhooks w ON w.id = c.webhook_id`,
-    [limit, leaseMs],
+    [limit, leaseMs, LEASES_PER_WEBHOOK],
+  )
+}
+
+/**
+ * Gives a claimed delivery back unattempted, due now (when too little of its lease was left to attempt it within
+ * the lease). Nothing when its lease is no longer this attempt's.
+ */
+export function leaseRelease(claimed: Pick<ClaimedDelivery, 'id' | 'lease_token'>): Statement {
+  return named(
+    `UPDATE webhook_deliveries SET lease_token = NULL, next_attempt_at = now()
+     WHERE id = $1 AND lease_token = $2 AND status = 'pending'`,
+    [claimed.id, claimed.lease_token],
   )
 }
 
@@ -310,6 +364,19 @@ export function webhookHealthy(webhookId: string): Statement {
   return named('UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [
     webhookId,
   ])
+}
+
+/**
+ * Once none of a webhook's deliveries is pending, its failing streak ends: a later failure starts a new one
+ * rather than disabling it for failures long settled.
+ */
+export function webhookSettledStreakEnd(webhookId: string): Statement {
+  return named(
+    `UPDATE webhooks SET failing_since = NULL
+     WHERE id = $1 AND failing_since IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending')`,
+    [webhookId],
+  )
 }
 
 /**

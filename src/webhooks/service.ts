@@ -21,6 +21,7 @@ import {
   webhookDelete,
   webhookInsert,
   webhookLock,
+  webhookLockForDelete,
   webhookById as webhookRow,
   webhookSecretRotation,
   webhooksPage,
@@ -142,6 +143,8 @@ function webhookEntry(kind: AuditEntry['kind'], row: WebhookRow, actor: Actor, e
 }
 
 const notFound = (id: string) => new AppError('NOT_FOUND', `no webhook ${id}`)
+const disabledConflict = (id: string) =>
+  new AppError('CONFLICT', `webhook ${id} is disabled; enable it first`)
 
 export async function createWebhook(
   ctx: WebhookContext,
@@ -237,7 +240,7 @@ export async function patchWebhook(
 
 export async function removeWebhook(ctx: WebhookContext, id: string, actor: Actor): Promise<void> {
   await withTransaction(ctx.db, async (tx) => {
-    const current = await queryFirst(tx, webhookLock(id))
+    const current = await queryFirst(tx, webhookLockForDelete(id))
     if (!current) throw notFound(id)
     await runStatement(tx, webhookDelete(id))
     await appendAuditRecords(tx, [webhookEntry('webhook.deleted', current, actor)])
@@ -276,21 +279,24 @@ export async function pageDeliveries(
   page: PageRequest,
 ): Promise<Page<DeliveryView>> {
   if (!(await queryFirst(ctx.db, webhookRow(id)))) throw notFound(id)
+  // Newest first: the cursor's seq is the last delivery read, and the next page holds older ones.
   return readSeqPage(
     page,
-    (afterSeq, limit) => queryRows(ctx.db, deliveriesPage(id, { status: query.status, afterSeq }, limit)),
+    (beforeSeq, limit) => queryRows(ctx.db, deliveriesPage(id, { status: query.status, beforeSeq }, limit)),
     (row) => row.list_seq,
     toDeliveryView,
   )
 }
 
-/** A new attempt of one delivery now (a settled one is pending again). */
+/** A new attempt of one delivery now (a settled one is pending again). A disabled webhook is called by no one. */
 export async function redeliverDelivery(
   ctx: Pick<WebhookContext, 'db'>,
   id: string,
   deliveryId: string,
 ): Promise<DeliveryView> {
-  if (!(await queryFirst(ctx.db, webhookRow(id)))) throw notFound(id)
+  const webhook = await queryFirst(ctx.db, webhookRow(id))
+  if (!webhook) throw notFound(id)
+  if (webhook.disabled_at !== null) throw disabledConflict(id)
   if (!(await queryFirst(ctx.db, deliveryRedeliver(id, deliveryId)))) {
     throw new AppError('NOT_FOUND', `no delivery ${deliveryId} of webhook ${id}`)
   }
@@ -302,8 +308,7 @@ export async function redeliverDelivery(
 export async function sendTestEvent(ctx: Pick<WebhookContext, 'db'>, id: string): Promise<DeliveryView> {
   const webhook = await queryFirst(ctx.db, webhookRow(id))
   if (!webhook) throw notFound(id)
-  if (webhook.disabled_at !== null)
-    throw new AppError('CONFLICT', `webhook ${id} is disabled; enable it first`)
+  if (webhook.disabled_at !== null) throw disabledConflict(id)
   const deliveryId = randomUUID()
   await runStatement(ctx.db, testEventInsert(id, randomUUID(), deliveryId))
   return toDeliveryView(await queryOne(ctx.db, deliveryById(id, deliveryId)))

@@ -238,6 +238,33 @@ describe('the Webhooks screen in Chromium', () => {
     }
   })
 
+  it('shows the latest 20 deliveries newest first, read as one page', async () => {
+    const receiver = await startReceiver()
+    receiver.status = 204
+    const { webhook_id: webhookId } = await api('POST', '/v1/webhooks', {
+      url: receiver.url,
+      events: ['escalation.resolved'],
+    })
+    const sent: string[] = []
+    for (let i = 0; i < 25; i++) sent.push((await api('POST', `/v1/webhooks/${webhookId}/test`)).delivery_id)
+    const reads: string[] = []
+    const record = (request: { url(): string }) => {
+      if (request.url().includes(`/v1/webhooks/${webhookId}/deliveries`))
+        reads.push(new URL(request.url()).search)
+    }
+    page.on('request', record)
+    try {
+      await page.getByRole('button', { name: 'Refresh' }).click()
+      const rows = page.locator(`li[data-webhook="${webhookId}"] tbody tr`)
+      await rows.first().waitFor()
+      const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-delivery')))
+      assert.deepEqual(shown, sent.slice(-20).reverse())
+      assert.deepEqual(reads, ['?limit=20'])
+    } finally {
+      page.off('request', record)
+    }
+  })
+
   it('reports no CSP violation or script error, and no serious accessibility violation', async () => {
     assert.deepEqual(await problems([/status of 403/]), [])
     const audit = await browser.newContext({ viewport: WIDE, bypassCSP: true })

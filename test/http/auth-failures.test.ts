@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
-import { AuthFailureThrottle } from '../../src/http/auth-failure-throttle.ts'
+import { AuthFailureThrottle, addressKey } from '../../src/http/auth-failure-throttle.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 
 /** Failed authentication is throttled per client address: guessing keys costs the guesser. */
@@ -192,6 +192,31 @@ describe('failed authentication per client address', () => {
 })
 
 describe('AuthFailureThrottle', () => {
+  it('counts an IPv4 address as it is, also IPv4-mapped, and an IPv6 address by its /64', () => {
+    assert.equal(addressKey('203.0.113.7'), '203.0.113.7')
+    assert.equal(addressKey('::ffff:203.0.113.7'), '203.0.113.7')
+    assert.equal(addressKey('::ffff:cb00:7107'), '203.0.113.7')
+    assert.equal(addressKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd'), '2001:db8:1:2::/64')
+    assert.equal(addressKey('2001:0db8:0001:0002::1'), '2001:db8:1:2::/64')
+    assert.equal(addressKey('2001:db8:1:3::1'), '2001:db8:1:3::/64')
+    assert.equal(addressKey('::1'), '::/64')
+    assert.equal(addressKey('not an address'), 'not an address')
+  })
+
+  it('throttles every address of an IPv6 /64 together, and its neighbour /64 apart', () => {
+    const throttle = new AuthFailureThrottle(2, () => 0)
+    assert.equal(throttle.fail('2001:db8:1:2::1'), null)
+    assert.equal(throttle.fail('2001:db8:1:2::2'), null)
+    assert.equal(throttle.retryAfter('2001:db8:1:2:ffff:ffff:ffff:ffff'), 60)
+    assert.equal(throttle.fail('2001:db8:1:2::3'), 60)
+    assert.equal(throttle.retryAfter('2001:db8:1:3::1'), null)
+    assert.equal(throttle.fail('::ffff:198.51.100.1'), null)
+    assert.equal(throttle.fail('198.51.100.1'), null)
+    assert.equal(throttle.retryAfter('198.51.100.1'), 60)
+    assert.equal(throttle.retryAfter('198.51.100.2'), null)
+    assert.equal(throttle.size, 2)
+  })
+
   it('says how long an address that used up its failures waits, without counting', () => {
     let now = 1_000_000
     const throttle = new AuthFailureThrottle(1, () => now)

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { fanoutStateUpdateIf, findFanoutVersion } from '../../src/cases/fanout/repository.ts'
+import { fanoutStateUpdateIf, fanoutWithVersion } from '../../src/cases/fanout/repository.ts'
+import { queryOne } from '../../src/db/statement.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { databaseSnapshotter } from '../helpers/db-snapshot.ts'
 import {
@@ -484,7 +485,7 @@ describe('POST /v1/fanouts/:id/reconcile', () => {
     const db = app.app.services.db
     const fanout = await createFanout(app, scout, vantageBody())
     const id = fanout.fanout_id
-    const version = async () => (await findFanoutVersion(db, id))!.version
+    const version = async () => (await queryOne(db, fanoutWithVersion(id))).row_version
     const versions = [await version()]
     // A first result (one statement), then a revision of it (the transaction): each moves the version.
     await submitResult(app, scout, id, ST3_RESULT)

@@ -4,12 +4,13 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { fanoutResultBody } from '../../src/cases/fanout/schemas.ts'
 import {
-  findReviewVersion,
   reviewDecisionUpdateIf,
+  reviewWithVersion,
   type VerdictRow,
   verdictInsert,
   verdictInsertIf,
 } from '../../src/cases/review/repository.ts'
+import { queryFirst, queryOne } from '../../src/db/statement.ts'
 import { hashJson, type JsonValue } from '../../src/domain/shared/canonical-json.ts'
 import { signedPart } from '../helpers/fixtures.ts'
 import {
@@ -274,7 +275,7 @@ describe('verdicts within a revision', () => {
     const db = app.app.services.db
     const review = await createReview(app, a, 'council')
     const id = review.review_id
-    const version = async () => (await findReviewVersion(db, id))!.version
+    const version = async () => (await queryOne(db, reviewWithVersion(id))).row_version
     const versions = [await version()]
     assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
     versions.push(await version())
@@ -320,7 +321,7 @@ describe('verdicts within a revision', () => {
     const review = await createReview(app, a, 'council')
     const id = review.review_id
     assert.equal((await postVerdict(app, a, id, verdict('c1', 'DONE'))).statusCode, 201)
-    const before = (await findReviewVersion(db, id))!.version
+    const before = (await queryOne(db, reviewWithVersion(id))).row_version
     // Another client holds the review row and moves it to revision 1. A verdict for revision 0 reads the review
     // meanwhile (revision 0: accepted by the rules) and waits on the row lock in its guarded write; once the
     // other commits, it must write nothing, and judged again under the lock it is stale.
@@ -367,7 +368,7 @@ describe('verdicts within a revision', () => {
       received_at: new Date(),
       api_key_id: null,
     })
-    assert.equal(await verdictInsertIf(db, id, before, [late]), false)
+    assert.equal(await queryFirst(db, verdictInsertIf(id, before, [late])), undefined)
   })
 })
 

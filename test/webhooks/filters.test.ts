@@ -118,7 +118,7 @@ describe('filters', () => {
         .json()
         .items.map((item: Delivery) => item.type)
     assert.deepEqual(await types(opened), ['escalation.opened'])
-    assert.deepEqual(await types(both), ['escalation.opened', 'escalation.resolved'])
+    assert.deepEqual(await types(both), ['escalation.resolved', 'escalation.opened'])
     assert.deepEqual(await types(scoutOnly), [])
     assert.deepEqual(await manifestsOf(app, both), [halt.manifest.manifest_id, halt.manifest.manifest_id])
     // A decision nobody subscribes to stores no event at all.
@@ -132,5 +132,31 @@ describe('filters', () => {
       "SELECT count(*)::int AS n FROM webhook_events WHERE type = 'manifest.issued'",
     )
     assert.equal(rows[0]!.n, 0)
+  })
+
+  it('links an orchestrator to a manifest through its action_owner alone', async (t) => {
+    const app = await buildTestApp(t, { config: { webhooks: { deliver: false } } })
+    const a = await app.key('orchestrator', ['orch-a'])
+    const b = await app.key('orchestrator', ['orch-b'])
+    const { outcome } = await haltedOutcome(app, a, b)
+    const ops = await app.key('ops')
+    const resolution = await app.request(ops, {
+      method: 'POST',
+      url: `/v1/outcomes/${outcome.outcome_id}/resolution`,
+      payload: { outcome: 'success', rationale: 'checked', action_owner: 'orch-b' },
+    })
+    assert.equal(resolution.statusCode, 201, resolution.body)
+    const resolved: string = resolution.json().manifest.manifest_id
+    // The API takes an action_owner only among an outcome's expected or interpreting orchestrators, so the
+    // manifest is asked about under a case nobody takes part in: its action_owner is then the only link.
+    const takesPart = async (orchestrator: string) => {
+      const { rows } = await app.app.db.query<{ yes: boolean }>(
+        'SELECT webhook_takes_part($1, gen_random_uuid(), $2, $3) AS yes',
+        ['outcome', resolved, orchestrator],
+      )
+      return rows[0]!.yes
+    }
+    assert.equal(await takesPart('orch-b'), true)
+    assert.equal(await takesPart('orch-a'), false)
   })
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { verifyWebhook } from '@arbiter/client'
 import { Webhook } from 'standardwebhooks'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
@@ -221,12 +222,18 @@ describe('delivery of decisions', () => {
       'webhook-timestamp': request.timestamp,
       'webhook-signature': request.signature,
     }
-    for (const secret of [hook.secret, rotated.json().secret]) {
+    const newSecret: string = rotated.json().secret
+    assert.notEqual(newSecret, hook.secret)
+    for (const secret of [hook.secret, newSecret]) {
       const body = new Webhook(secret).verify(request.body, headers) as { type: string; data: unknown }
       assert.equal(body.type, 'webhook.test')
       assert.deepEqual(body.data, { webhook_id: hook.webhook_id })
+      const event = verifyWebhook(request.headers, request.body, secret)
+      assert.equal(event.type, 'webhook.test')
+      assert.deepEqual(event.data, { webhook_id: hook.webhook_id })
     }
     assert.throws(() => new Webhook(other.secret).verify(request.body, headers))
+    assert.throws(() => verifyWebhook(request.headers, request.body, other.secret), /signature/)
     assert.equal(receiver.requests.length, 1)
   })
 
@@ -257,6 +264,37 @@ describe('delivery of decisions', () => {
     assert.equal(resolved.type, 'escalation.resolved')
     assert.equal(resolved.data.status, 'resolved')
     assert.equal(resolved.data.manifest_id, envelope.manifest.manifest_id)
+  })
+})
+
+describe('GET /v1/webhooks/{id}/deliveries', () => {
+  it('lists the newest delivery first, and its cursor continues to older ones', async (t) => {
+    const app = await buildTestApp(t, { config: { webhooks: FAST } })
+    const hook = await register(app, {
+      url: 'https://hooks.example.com/arbiter',
+      events: ['manifest.issued'],
+    })
+    const sent: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const test = await app.request(app.adminKey, {
+        method: 'POST',
+        url: `/v1/webhooks/${hook.webhook_id}/test`,
+      })
+      assert.equal(test.statusCode, 202, test.body)
+      sent.push(test.json().delivery_id)
+    }
+    const listed: string[][] = []
+    let url = `/v1/webhooks/${hook.webhook_id}/deliveries?limit=2`
+    for (;;) {
+      const response = await app.request(app.adminKey, { method: 'GET', url })
+      assert.equal(response.statusCode, 200, response.body)
+      const page = response.json() as { items: { delivery_id: string }[]; next_cursor: string | null }
+      listed.push(page.items.map((d) => d.delivery_id))
+      if (page.next_cursor === null) break
+      url = `/v1/webhooks/${hook.webhook_id}/deliveries?limit=2&cursor=${encodeURIComponent(page.next_cursor)}`
+    }
+    const newestFirst = [...sent].reverse()
+    assert.deepEqual(listed, [newestFirst.slice(0, 2), newestFirst.slice(2, 4), newestFirst.slice(4)])
   })
 })
 

@@ -43,7 +43,8 @@ class Op:
 # are a set, an equal interpretation/result/verdict answers 200 with the stored one) or by construction
 # (evaluate, reconcile and decide return the same manifest for unchanged inputs; PUT and DELETE). Resolutions,
 # review revisions, key creation, probe registration, replacement and dry runs are sent once: a second
-# delivery would be a second act.
+# delivery would be a second act. Deleting a webhook is sent once too, as the TypeScript client does: a retry
+# after a lost answer would meet a webhook already deleted and report a 404 for a delete that succeeded.
 OPERATIONS: dict[str, Op] = {
     "getHealth": Op(None, "health", True, response_name="Health"),
     "getReadiness": Op(None, "readiness", True, response_name="Readiness"),
@@ -97,7 +98,7 @@ OPERATIONS: dict[str, Op] = {
     "listWebhooks": Op("webhooks", "list", True),
     "getWebhook": Op("webhooks", "get", True, "webhook_id"),
     "updateWebhook": Op("webhooks", "update", True, "webhook_id"),
-    "deleteWebhook": Op("webhooks", "delete", True, "webhook_id"),
+    "deleteWebhook": Op("webhooks", "delete", False, "webhook_id"),
     "rotateWebhookSecret": Op("webhooks", "rotate_secret", False, "webhook_id"),
     "listWebhookDeliveries": Op("webhooks", "deliveries", True, "webhook_id"),
     "redeliverWebhookDelivery": Op("webhooks", "redeliver", False, "webhook_id, delivery_id"),

@@ -69,7 +69,7 @@ class Scripted:
                 except BrokenPipeError:
                     pass
 
-            do_GET = do_POST = _answer
+            do_GET = do_POST = do_DELETE = _answer
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -107,6 +107,17 @@ def test_a_call_that_is_not_idempotent_is_sent_once(scripted: Scripted) -> None:
         client(scripted).outcomes.resolve(OUTCOME["outcome_id"], outcome="failure", rationale="no")
     assert caught.value.status == 503 and caught.value.attempts == 1 and caught.value.retry_after == "0"
     assert len(scripted.requests) == 1
+
+
+def test_deleting_a_webhook_is_sent_once(scripted: Scripted) -> None:
+    # A retry after a lost answer would find the webhook gone and report 404 for a delete that succeeded.
+    scripted.script = [(503, {"retry-after": "0"}, BUSY, 0), (204, {}, "", 0)]
+    with pytest.raises(ArbiterError) as caught:
+        client(scripted).webhooks.delete("3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60")
+    assert caught.value.status == 503 and caught.value.attempts == 1
+    assert [(method, path) for method, path, _ in scripted.requests] == [
+        ("DELETE", "/v1/webhooks/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60")
+    ]
 
 
 def test_retries_give_up_after_max_retries_with_the_last_problem(scripted: Scripted) -> None:

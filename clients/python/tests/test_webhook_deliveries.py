@@ -4,6 +4,7 @@ test event, then the same after a secret rotation, when each delivery carries a 
 from __future__ import annotations
 
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -77,5 +78,38 @@ def test_test_events_verify_with_the_secret_and_with_both_after_a_rotation(
                 break
             time.sleep(0.1)
         assert statuses == ["succeeded", "succeeded"]
+    finally:
+        admin.webhooks.delete(hook.webhook_id)
+
+
+def test_a_decision_arrives_as_a_verified_manifest_issued_event(
+    clients: Clients, receiver: tuple[str, queue.Queue[Delivery]]
+) -> None:
+    url, received = receiver
+    admin = clients.admin
+    hook = admin.webhooks.create(url=url, events=["manifest.issued"], filter={"orchestrator_id": "orch-a"})
+    try:
+        outcome = clients.orch_a.outcomes.create(
+            subagent_id="refund-agent",
+            run_id="webhook-" + secrets.token_hex(4),
+            evidence=[{"kind": "exit_code", "content": 0}],
+            expected_orchestrators=["orch-a"],
+        )
+        clients.orch_a.outcomes.interpret(
+            outcome.outcome_id,
+            orchestrator_id="orch-a",
+            outcome_interpretation="success",
+            success_criterion={"require": ["exit_code == 0"]},
+            intended_action={"kind": "proceed", "resources": ["refund:re_1"]},
+        )
+        decided = clients.orch_a.outcomes.evaluate(outcome.outcome_id)
+        headers, body = _next(received)
+        event = verify_webhook(headers, body, hook.secret)
+        assert event["type"] == "manifest.issued"
+        assert event["data"]["manifest"]["manifest_id"] == decided.manifest.manifest_id
+        assert event["data"]["manifest"]["outcome_id"] == outcome.outcome_id
+        with pytest.raises(VerificationError) as caught:
+            verify_webhook(headers, body.replace(b"manifest.issued", b"manifest.issueD"), hook.secret)
+        assert caught.value.check == "signature"
     finally:
         admin.webhooks.delete(hook.webhook_id)

@@ -93,3 +93,16 @@ def test_refuses_a_timestamp_that_is_not_ascii_seconds(timestamp: str) -> None:
     with pytest.raises(VerificationError) as caught:
         verify_webhook({**headers(case), "Webhook-Timestamp": timestamp}, case["body"], case["secret"])
     assert caught.value.check == "malformed"
+
+
+def test_a_body_that_is_not_utf8_is_a_verification_error() -> None:
+    case = CASES[1]
+    body = b'{"type": "\xff"}'
+    # Signed as the bytes a receiver got, whatever their encoding.
+    signature = sign_webhook(case["secret"], case["id"], case["timestamp"], body)
+    with pytest.raises(VerificationError) as caught:
+        verify_webhook(headers(case, signature), body, case["secret"], now=case["timestamp"])
+    assert caught.value.check == "malformed"
+    with pytest.raises(VerificationError) as caught:
+        verify_webhook(headers(case), body, case["secret"], now=case["timestamp"])
+    assert caught.value.check == "signature"

@@ -242,7 +242,7 @@ export interface ArbiterClient {
     delete(webhookId: string, options?: CallOptions): Promise<void>
     /** POST /v1/webhooks/{id}/rotate-secret (admin) — the previous secret keeps signing for 24 h. Sent once. */
     rotateSecret(webhookId: string, options?: CallOptions): Promise<WebhookWithSecret>
-    /** GET /v1/webhooks/{id}/deliveries (admin) — oldest first, each with its last and next attempt. */
+    /** GET /v1/webhooks/{id}/deliveries (admin) — newest first (next_cursor: older ones), with their attempts. */
     deliveries(
       webhookId: string,
       query?: WebhookDeliveryQuery,

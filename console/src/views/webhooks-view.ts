@@ -1,21 +1,19 @@
 import { ApiError, alertBox, problemAlert } from '../api.ts'
 import { serves } from '../capabilities.ts'
 import { h, replaceChildren, scrollingTable, statusBadge, timeOf } from '../dom.ts'
+import type { Page } from '../shapes.ts'
 import type { ViewContext } from '../view.ts'
 import {
   type Delivery,
   disabledText,
   filterText,
   lastAttemptText,
-  recentDeliveries,
   replaceDelivery,
   type Webhook,
 } from '../webhook-shapes.ts'
 
-/** Deliveries shown per webhook: the latest ones; the API holds the rest. */
+/** Deliveries shown per webhook: one page of the latest (the API lists newest first); the API holds the rest. */
 const RECENT = 20
-/** Pages of deliveries read to find the latest (the API lists oldest first). */
-const DELIVERY_PAGES = 5
 
 /** Webhooks and their recent deliveries: what each receiver got, what failed and when it is tried again. */
 export async function webhooksView(ctx: ViewContext, main: HTMLElement): Promise<void> {
@@ -145,8 +143,8 @@ async function webhookCard(ctx: ViewContext, webhook: Webhook): Promise<HTMLElem
   }
 
   try {
-    const all = await ctx.api.getAll<Delivery>(`${base}/deliveries?limit=200`, DELIVERY_PAGES, ctx.signal)
-    rows = recentDeliveries(all, RECENT)
+    const page = await ctx.api.get<Page<Delivery>>(`${base}/deliveries?limit=${RECENT}`, ctx.signal)
+    rows = page.items
     drawDeliveries()
   } catch (err) {
     if (ctx.signal.aborted) throw err

@@ -1,4 +1,6 @@
 import type { Queryable } from '../../db/pool.ts'
+import { splitRowVersion } from '../../db/row-version.ts'
+import { queryFirst, queryRows, runStatement } from '../../db/statement.ts'
 import type {
   Coverage,
   FactEntry,
@@ -21,14 +23,14 @@ import { AppError } from '../../errors.ts'
 import { claimCount, decideFanout, OFFLOAD_MIN_CLAIMS } from './decision.ts'
 import {
   type FanoutRow,
+  fanoutById,
+  fanoutLock,
   fanoutStateUpdate,
   fanoutStateUpdateIf,
-  findFanout,
-  findFanoutVersion,
+  fanoutWithVersion,
   latestResults,
   type ResultParts,
   type ResultRow,
-  updateFanoutState,
 } from './repository.ts'
 
 /** The fields of a reconciliation manifest the fan-out kind fills (the engine adds kind, id, time, supersedes). */
@@ -145,8 +147,8 @@ export const fanoutCase: CaseKind<
   manifestKind: 'reconciliation',
   noun: 'fan-out',
 
-  lock: (tx, id) => findFanout(tx, id, { lock: true }),
-  find: (db, id) => findFanout(db, id),
+  lock: (tx, id) => queryFirst(tx, fanoutLock(id)),
+  find: (db, id) => queryFirst(db, fanoutById(id)),
   caseId: (fanout) => fanout.id,
   status: (fanout) => fanout.status,
   manifestId: (fanout) => fanout.manifest_id,
@@ -155,7 +157,7 @@ export const fanoutCase: CaseKind<
   auditQuery: (id) => ({ data: { fanout_id: id } }),
 
   async loadInput(tx: Queryable, fanout, now, request) {
-    const rows = await latestResults(tx, fanout.id)
+    const rows = await queryRows(tx, latestResults(fanout.id))
     return {
       results: rows.map(toSubtaskResult),
       deadline_passed: fanout.deadline !== null && fanout.deadline.getTime() <= now.getTime(),
@@ -188,7 +190,7 @@ export const fanoutCase: CaseKind<
   // Every input of a reconciliation writes the fan-out's row: a result (fanoutTouch), a decision or resolution
   // (its state); a close is written by the decision it asks for.
   optimistic: {
-    read: findFanoutVersion,
+    read: async (db, id) => splitRowVersion(await queryFirst(db, fanoutWithVersion(id))),
     recordDecisionIf(fanout, version, decision, manifestId, input) {
       const { verdict, directive } = decision.content
       const status = nextStatus(fanout, { type: 'manifest_issued', verdict, directive })
@@ -239,7 +241,7 @@ export const fanoutCase: CaseKind<
 
     async recordResolution(tx, fanout, manifestId) {
       const status = nextStatus(fanout, { type: 'resolved' })
-      await updateFanoutState(tx, fanout.id, { status, manifestId, closedAt: fanout.closed_at })
+      await runStatement(tx, fanoutStateUpdate(fanout.id, { status, manifestId, closedAt: fanout.closed_at }))
     },
   },
 }

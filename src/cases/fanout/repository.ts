@@ -1,9 +1,8 @@
 import type { AuditData } from '../../audit-log/append.ts'
 import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
-import type { Queryable } from '../../db/pool.ts'
-import { findWithRowVersion } from '../../db/row-version.ts'
-import { builtOnce, named, runStatement, type Statement, shiftPlaceholders } from '../../db/statement.ts'
+import { rowWithVersion } from '../../db/row-version.ts'
+import { builtOnce, named, type Statement, shiftPlaceholders, statement } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -66,7 +65,7 @@ export type NewFanout = Omit<
   'list_seq' | 'status' | 'manifest_id' | 'closed_at' | 'claims_total' | 'results_bytes' | 'manifest_weight'
 >
 
-/** The statement of `insertFanoutIfAbsent`, around its audit entries' INSERT. */
+/** The statement of `fanoutInsertIfAbsent`, around its audit entries' INSERT. */
 const newFanoutText = builtOnce(
   (audit) =>
     `WITH created AS (
@@ -82,52 +81,43 @@ const newFanoutText = builtOnce(
 )
 
 /**
- * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
- * entries) is written in the same statement, only when the fan-out is: one round trip, no transaction needed.
+ * Inserts unless the natural key exists, RETURNING the row only when it inserted it (else read `fanoutByKey`).
+ * `audit` (its audit entries) is written in the same statement, only when the fan-out is: one round trip, no
+ * transaction needed.
  */
-export async function insertFanoutIfAbsent(
-  db: Queryable,
-  fanout: NewFanout,
-  audit: Statement,
-): Promise<{ row: FanoutRow; inserted: boolean }> {
-  const { rows } = await db.query<FanoutRow>(
-    named(newFanoutText(audit.text), [
-      fanout.id,
-      fanout.orchestrator_id,
-      fanout.fanout_key,
-      fanout.request_digest,
-      fanout.question,
-      fanout.facts,
-      JSON.stringify(fanout.subtasks),
-      fanout.deadline,
-      JSON.stringify(fanout.policy),
-      fanout.policy_digest,
-      JSON.stringify(fanout.decomposition),
-      fanout.created_at,
-      fanout.manifest_base,
-      ...audit.values,
-    ]),
-  )
-  if (rows[0]) return { row: rows[0], inserted: true }
-  const existing = await findFanoutByKey(db, fanout.orchestrator_id, fanout.fanout_key)
-  if (!existing) throw new Error('fan-out natural key conflict without a row')
-  return { row: existing, inserted: false }
+export function fanoutInsertIfAbsent(fanout: NewFanout, audit: Statement): Statement<FanoutRow> {
+  return named(newFanoutText(audit.text), [
+    fanout.id,
+    fanout.orchestrator_id,
+    fanout.fanout_key,
+    fanout.request_digest,
+    fanout.question,
+    fanout.facts,
+    JSON.stringify(fanout.subtasks),
+    fanout.deadline,
+    JSON.stringify(fanout.policy),
+    fanout.policy_digest,
+    JSON.stringify(fanout.decomposition),
+    fanout.created_at,
+    fanout.manifest_base,
+    ...audit.values,
+  ])
 }
 
-export async function findFanoutByKey(db: Queryable, orchestratorId: string, fanoutKey: string) {
-  const { rows } = await db.query<FanoutRow>(
-    `SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE orchestrator_id = $1 AND fanout_key = $2`,
-    [orchestratorId, fanoutKey],
-  )
-  return rows[0]
+export function fanoutByKey(orchestratorId: string, fanoutKey: string): Statement<FanoutRow> {
+  return statement(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE orchestrator_id = $1 AND fanout_key = $2`, [
+    orchestratorId,
+    fanoutKey,
+  ])
 }
 
-/** With `lock`, the row is read FOR UPDATE: that lock serializes everything that changes the fan-out. */
-export async function findFanout(db: Queryable, id: string, options: { lock?: boolean } = {}) {
-  const { rows } = await db.query<FanoutRow>(
-    named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
-  )
-  return rows[0]
+export function fanoutById(id: string): Statement<FanoutRow> {
+  return named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1`, [id])
+}
+
+/** The fan-out, locked until the transaction ends: that lock serializes everything that changes the fan-out. */
+export function fanoutLock(id: string): Statement<FanoutRow> {
+  return named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /**
@@ -146,11 +136,8 @@ const FANOUT_VIEW_COLUMNS = `${FANOUT_COLUMNS},
          ORDER BY l.subtask_id, l.revision DESC) r) AS results`
 
 /** One fan-out as shown (see FanoutViewRow), in one round trip. */
-export async function findFanoutView(db: Queryable, id: string): Promise<FanoutViewRow | undefined> {
-  const { rows } = await db.query<FanoutViewRow>(
-    named(`SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f WHERE f.id = $1`, [id]),
-  )
-  return rows[0]
+export function fanoutView(id: string): Statement<FanoutViewRow> {
+  return named(`SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f WHERE f.id = $1`, [id])
 }
 
 /**
@@ -170,35 +157,25 @@ const FANOUT_PAGE = boundedPageQuery({
 })
 
 /** A page of fan-outs as shown (see FanoutViewRow), in creation order after `afterSeq`, in one round trip. */
-export async function listFanoutViews(
-  db: Queryable,
+export function fanoutViewsPage(
   filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined; afterSeq: number | null },
   limit: number,
-) {
-  const { rows } = await db.query<FanoutViewRow>(FANOUT_PAGE, [
+): Statement<FanoutViewRow> {
+  return statement(FANOUT_PAGE, [
     filter.orchestratorId ?? null,
     filter.status ?? null,
     filter.afterSeq,
     limit,
   ])
-  return rows
 }
 
-/** The fan-out's state after a manifest: its status, its current manifest, and when it was closed (if it was). */
-export async function updateFanoutState(
-  db: Queryable,
-  id: string,
-  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
-): Promise<void> {
-  await runStatement(db, fanoutStateUpdate(id, state))
+/** The fan-out with its row version, without locking it: what a reconciliation without a transaction reads
+ * (split it with splitRowVersion). */
+export function fanoutWithVersion(id: string) {
+  return rowWithVersion<FanoutRow>('fanouts', FANOUT_COLUMNS, id)
 }
 
-/** The fan-out with its row version, without locking it: what a reconciliation without a transaction reads. */
-export function findFanoutVersion(db: Queryable, id: string) {
-  return findWithRowVersion<FanoutRow>(db, 'fanouts', FANOUT_COLUMNS, id)
-}
-
-/** fanoutStateUpdate, only while the row is at `version` (findFanoutVersion); RETURNING id when it was. */
+/** fanoutStateUpdate, only while the row is at `version` (fanoutWithVersion); RETURNING id when it was. */
 export function fanoutStateUpdateIf(
   id: string,
   version: string,
@@ -220,6 +197,7 @@ export function fanoutTouch(id: string): Statement {
   return { text: 'UPDATE fanouts SET status = status WHERE id = $1', values: [id], prepare: true }
 }
 
+/** The fan-out's state after a manifest: its status, its current manifest, and when it was closed (if it was). */
 export function fanoutStateUpdate(
   id: string,
   state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
@@ -312,17 +290,15 @@ export function fanoutTotalsUpdate(
  * subtask fails on the revision's primary key, and the whole statement with it.
  * Answers the result's `late` flag and the fan-out's orchestrator when written.
  */
-export async function insertFirstResult(
-  db: Queryable,
+export function firstResultInsert(
   row: Omit<ResultRow, 'revision' | 'late'>,
   limits: { claims: number; bytes: number; manifest: number },
   caller: { admin: boolean; orchestratorIds: string[] },
   claimedFacts: string[],
   audit: { at: string; kind: AuditKind; actor: string; data: AuditData },
-): Promise<{ late: boolean; orchestrator_id: string } | undefined> {
-  const { rows } = await db.query<{ late: boolean; orchestrator_id: string }>(
-    named(
-      `WITH target AS (
+): Statement<{ late: boolean; orchestrator_id: string }> {
+  return named(
+    `WITH target AS (
          -- Locks the row, adds the result's parts to its totals (a new version, see fanoutTouch). The limits are
          -- judged on the row as locked, so concurrent first results of other subtasks add up.
          UPDATE fanouts SET claims_total = claims_total + $15, results_bytes = results_bytes + $16,
@@ -345,58 +321,50 @@ export async function insertFirstResult(
          FROM judged
        )
        SELECT late, orchestrator_id FROM judged`,
-      [
-        row.fanout_id,
-        row.subtask_id,
-        row.status,
-        row.result_digest,
-        row.received_at,
-        JSON.stringify(row.body),
-        row.api_key_id,
-        caller.admin,
-        caller.orchestratorIds,
-        claimedFacts,
-        audit.at,
-        audit.kind,
-        audit.actor,
-        JSON.stringify(audit.data),
-        row.claim_count,
-        row.jcs_bytes,
-        row.manifest_weight,
-        limits.claims,
-        limits.bytes,
-        limits.manifest,
-      ],
-    ),
+    [
+      row.fanout_id,
+      row.subtask_id,
+      row.status,
+      row.result_digest,
+      row.received_at,
+      JSON.stringify(row.body),
+      row.api_key_id,
+      caller.admin,
+      caller.orchestratorIds,
+      claimedFacts,
+      audit.at,
+      audit.kind,
+      audit.actor,
+      JSON.stringify(audit.data),
+      row.claim_count,
+      row.jcs_bytes,
+      row.manifest_weight,
+      limits.claims,
+      limits.bytes,
+      limits.manifest,
+    ],
   )
-  return rows[0]
 }
 
 /** The latest revision of one subtask's result (without its body), with its parts of the totals, if any. */
-export async function latestResultOf(
-  db: Queryable,
+export function latestResultOf(
   fanoutId: string,
   subtaskId: string,
-): Promise<(ResultSummaryRow & ResultParts) | undefined> {
-  const { rows } = await db.query<ResultSummaryRow & ResultParts>(
+): Statement<ResultSummaryRow & ResultParts> {
+  return statement(
     `SELECT ${SUMMARY_COLUMNS}, claim_count, jcs_bytes::float8 AS jcs_bytes,
        manifest_weight::float8 AS manifest_weight
      FROM fanout_results WHERE fanout_id = $1 AND subtask_id = $2
      ORDER BY revision DESC LIMIT 1`,
     [fanoutId, subtaskId],
   )
-  return rows[0]
 }
 
 /** The latest result of each subtask of one fan-out, with its body (what reconciliation reads). */
-export async function latestResults(
-  db: Queryable,
-  fanoutId: string,
-): Promise<Omit<ResultRow, keyof ResultParts>[]> {
-  const { rows } = await db.query<Omit<ResultRow, keyof ResultParts>>(
+export function latestResults(fanoutId: string): Statement<Omit<ResultRow, keyof ResultParts>> {
+  return statement(
     `SELECT DISTINCT ON (subtask_id) ${RESULT_COLUMNS} FROM fanout_results WHERE fanout_id = $1
      ORDER BY subtask_id, revision DESC`,
     [fanoutId],
   )
-  return rows
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords, auditAppend, auditAppended } from '../../audit-log/append.ts'
 import type { Queryable, Transaction } from '../../db/pool.ts'
+import { queryFirst, queryRows } from '../../db/statement.ts'
 import { checkDecomposition, strictDecompositionErrors } from '../../domain/fanout/decomposition.ts'
 import { fanoutManifestBase } from '../../domain/fanout/manifest-bound.ts'
 import {
@@ -22,13 +23,14 @@ import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
   type FanoutViewRow,
+  fanoutByKey,
+  fanoutInsertIfAbsent,
+  fanoutLock,
   fanoutTotalsUpdate,
-  findFanout,
-  findFanoutView,
-  insertFanoutIfAbsent,
-  insertFirstResult,
+  fanoutView,
+  fanoutViewsPage,
+  firstResultInsert,
   latestResultOf,
-  listFanoutViews,
   type NewFanout,
   type ResultRow,
   type ResultSummaryRow,
@@ -110,16 +112,18 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
     },
   ])
   // One statement, no transaction: the fan-out and its record, or nothing when the key is taken.
-  const { row, inserted } = await insertFanoutIfAbsent(ctx.db, fanout, audit)
-  if (!inserted) {
-    if (row.request_digest !== requestDigest) {
+  const row = await queryFirst(ctx.db, fanoutInsertIfAbsent(fanout, audit))
+  if (!row) {
+    const existing = await queryFirst(ctx.db, fanoutByKey(fanout.orchestrator_id, fanout.fanout_key))
+    if (!existing) throw new Error('fan-out natural key conflict without a row')
+    if (existing.request_digest !== requestDigest) {
       throw new AppError(
         'CONFLICT',
         `fan-out (${body.orchestrator_id}, ${body.fanout_key}) already exists with a different body`,
-        { fanout_id: row.id },
+        { fanout_id: existing.id },
       )
     }
-    return { created: false, fanout: await getFanout(ctx, row.id) }
+    return { created: false, fanout: await getFanout(ctx, existing.id) }
   }
   auditAppended(ctx.db)
   return { created: true, fanout: toFanoutView({ ...row, results: [] }) }
@@ -219,7 +223,7 @@ async function submitLockedResult(
   if (errors.length > 0) {
     throw new AppError('UNPROCESSABLE', `${errors[0]!.path}: ${errors[0]!.message}`, {}, errors)
   }
-  const latest = await latestResultOf(tx, fanoutId, body.subtask_id)
+  const latest = await queryFirst(tx, latestResultOf(fanoutId, body.subtask_id))
   if (latest && latest.result_digest === resultDigest) {
     return { kind: 'unchanged', result: toResultView(latest) }
   }
@@ -327,28 +331,30 @@ async function submitFirstResult(
     manifest_weight: totals.manifest_weight,
   }
   const claims = claimsOf(body)
-  const written = await insertFirstResult(
+  const written = await queryFirst(
     db,
-    row,
-    FIRST_RESULT_LIMITS,
-    {
-      admin: principal.role === 'admin',
-      orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
-    },
-    claims.map((claim) => claim.fact),
-    // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
-    {
-      at: now.toISOString(),
-      kind: 'result.recorded',
-      actor: principal.keyId,
-      data: {
-        fanout_id: fanoutId,
-        subtask_id: row.subtask_id,
-        revision: 1,
-        status: row.status,
-        result_digest: resultDigest,
+    firstResultInsert(
+      row,
+      FIRST_RESULT_LIMITS,
+      {
+        admin: principal.role === 'admin',
+        orchestratorIds: principal.role === 'orchestrator' ? principal.orchestratorIds : [],
       },
-    },
+      claims.map((claim) => claim.fact),
+      // resultRecorded's entry: the statement adds `late` and the orchestrator, from the fan-out row.
+      {
+        at: now.toISOString(),
+        kind: 'result.recorded',
+        actor: principal.keyId,
+        data: {
+          fanout_id: fanoutId,
+          subtask_id: row.subtask_id,
+          revision: 1,
+          status: row.status,
+          result_digest: resultDigest,
+        },
+      },
+    ),
   )
   if (!written) return undefined
   return toResultView({ ...row, revision: 1, late: written.late })
@@ -373,7 +379,7 @@ function resultRecorded(row: ResultRow, orchestratorId: string, principal: Princ
 
 /** GET /v1/fanouts/{id}, in one statement. */
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
-  const fanout = await findFanoutView(ctx.db, fanoutId)
+  const fanout = await queryFirst(ctx.db, fanoutView(fanoutId))
   if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
   return toFanoutView(fanout)
 }
@@ -386,14 +392,14 @@ export async function pageFanouts(
 ): Promise<Page<FanoutView>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listFanoutViews(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, fanoutViewsPage({ ...filter, afterSeq }, limit)),
     (row) => row.list_seq,
     toFanoutView,
   )
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
-  const fanout = await findFanout(tx, fanoutId, { lock: true })
+  const fanout = await queryFirst(tx, fanoutLock(fanoutId))
   if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
   return fanout
 }

@@ -1,17 +1,17 @@
 import { appendAuditRecords } from '../../audit-log/append.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
-import { queryFirst } from '../../db/statement.ts'
+import { queryFirst, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS } from '../../domain/limits.ts'
 import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from '../../domain/outcome/vocabulary.ts'
 import { sortedUnique } from '../../domain/shared/order.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import {
-  deleteSubagentPolicy,
-  findSubagentPolicy,
   type SubagentPolicyRow,
-  upsertSubagentPolicy,
+  subagentPolicyById,
+  subagentPolicyDelete,
+  subagentPolicyUpsert,
 } from './subagent-policy-repository.ts'
 
 /*
@@ -57,7 +57,7 @@ export async function setSubagentPolicy(
         { path: 'body/probe/probe_id', message: 'unknown probe' },
       ])
     }
-    await upsertSubagentPolicy(tx, row)
+    await runStatement(tx, subagentPolicyUpsert(row))
     const view = toSubagentPolicyView(row)
     await appendAuditRecords(tx, [
       {
@@ -76,7 +76,7 @@ export async function getSubagentPolicy(
   ctx: Pick<ServiceContext, 'db'>,
   subagentId: string,
 ): Promise<SubagentPolicyView> {
-  const row = await findSubagentPolicy(ctx.db, subagentId)
+  const row = await queryFirst(ctx.db, subagentPolicyById(subagentId))
   if (!row) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
   return toSubagentPolicyView(row)
 }
@@ -88,7 +88,7 @@ export async function removeSubagentPolicy(
   actor: Actor,
 ): Promise<void> {
   await withTransaction(ctx.db, async (tx) => {
-    const removed = await deleteSubagentPolicy(tx, subagentId)
+    const removed = await queryFirst(tx, subagentPolicyDelete(subagentId))
     if (!removed) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
     await appendAuditRecords(tx, [
       {

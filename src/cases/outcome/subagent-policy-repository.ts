@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.ts'
+import { queryFirst, type Statement, statement } from '../../db/statement.ts'
 import type { SubagentPolicy } from '../../domain/outcome/subagent-policy.ts'
 
 /**
@@ -16,8 +17,8 @@ const COLUMNS =
   'subagent_id, expected_orchestrators, arbiter_orchestrator_id, deadline_seconds, fallback_policy, probe_id, updated_at'
 
 /** Creates or replaces the sub-agent's policy. */
-export async function upsertSubagentPolicy(db: Queryable, row: SubagentPolicyRow): Promise<void> {
-  await db.query(
+export function subagentPolicyUpsert(row: SubagentPolicyRow): Statement {
+  return statement(
     `INSERT INTO subagent_policies (${COLUMNS}) VALUES ($1, $2::text[], $3, $4, $5, $6, $7)
      ON CONFLICT (subagent_id) DO UPDATE SET
        expected_orchestrators = EXCLUDED.expected_orchestrators,
@@ -38,25 +39,19 @@ export async function upsertSubagentPolicy(db: Queryable, row: SubagentPolicyRow
   )
 }
 
-export async function findSubagentPolicy(
-  db: Queryable,
-  subagentId: string,
-): Promise<SubagentPolicyRow | undefined> {
-  const { rows } = await db.query<SubagentPolicyRow>(
-    `SELECT ${COLUMNS} FROM subagent_policies WHERE subagent_id = $1`,
-    [subagentId],
-  )
-  return rows[0]
+export function subagentPolicyById(subagentId: string): Statement<SubagentPolicyRow> {
+  return statement(`SELECT ${COLUMNS} FROM subagent_policies WHERE subagent_id = $1`, [subagentId])
 }
 
-/** Removes the sub-agent's policy; returns the row removed, if there was one. */
-export async function deleteSubagentPolicy(
+/** The sub-agent's policy, run on `db`: what outcome creation (src/cases/outcome/service.ts) reads. */
+export function findSubagentPolicy(
   db: Queryable,
   subagentId: string,
 ): Promise<SubagentPolicyRow | undefined> {
-  const { rows } = await db.query<SubagentPolicyRow>(
-    `DELETE FROM subagent_policies WHERE subagent_id = $1 RETURNING ${COLUMNS}`,
-    [subagentId],
-  )
-  return rows[0]
+  return queryFirst(db, subagentPolicyById(subagentId))
+}
+
+/** Removes the sub-agent's policy, RETURNING the row removed, if there was one. */
+export function subagentPolicyDelete(subagentId: string): Statement<SubagentPolicyRow> {
+  return statement(`DELETE FROM subagent_policies WHERE subagent_id = $1 RETURNING ${COLUMNS}`, [subagentId])
 }

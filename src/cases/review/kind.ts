@@ -1,4 +1,6 @@
 import type { Queryable } from '../../db/pool.ts'
+import { splitRowVersion } from '../../db/row-version.ts'
+import { queryFirst, queryRows } from '../../db/statement.ts'
 import { type ManifestVerdictItem, manifestItem, type ReviewDecided } from '../../domain/review/decide.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import { reviewStatusAfter } from '../../domain/review/transitions.ts'
@@ -8,14 +10,15 @@ import { hashJson } from '../../domain/shared/canonical-json.ts'
 import type { CaseKind } from '../../engine/case-kind.ts'
 import { decideReviewCase, findingCount, OFFLOAD_MIN_FINDINGS, verdictFields } from './decision.ts'
 import {
-  findReview,
-  findReviewVersion,
   latestVerdictsOfRevision,
   type ReviewRow,
   type ReviewSubject,
   type ReviewViewRow,
+  reviewById,
   reviewDecisionUpdate,
   reviewDecisionUpdateIf,
+  reviewLock,
+  reviewWithVersion,
   type VerdictRow,
 } from './repository.ts'
 
@@ -86,8 +89,8 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   manifestKind: 'review',
   noun: 'review',
 
-  lock: (tx, id) => findReview(tx, id, { lock: true }),
-  find: (db, id) => findReview(db, id),
+  lock: (tx, id) => queryFirst(tx, reviewLock(id)),
+  find: (db, id) => queryFirst(db, reviewById(id)),
   caseId: (review) => review.id,
   status: (review): ReviewStatus => review.status,
   manifestId: (review) => review.manifest_id,
@@ -96,7 +99,7 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   auditQuery: (id) => ({ data: { review_id: id } }),
 
   async loadInput(tx: Queryable, review: ReviewRow): Promise<ReviewInput> {
-    return { verdicts: await latestVerdictsOfRevision(tx, review.id, review.revision) }
+    return { verdicts: await queryRows(tx, latestVerdictsOfRevision(review.id, review.revision)) }
   },
 
   // A replaced NEEDS_CONTEXT verdict has a new attempt number, so inputs never repeat within a revision even
@@ -118,7 +121,7 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   // Every input of a review's decision writes its row: a verdict (by a trigger, migration 009), a new revision,
   // a decision.
   optimistic: {
-    read: findReviewVersion,
+    read: async (db, id) => splitRowVersion(await queryFirst(db, reviewWithVersion(id))),
     recordDecisionIf(review, version, decision, manifestId) {
       return reviewDecisionUpdateIf(
         review.id,

@@ -1,13 +1,12 @@
 import { boundedPageQuery } from '../../db/bounded-page.ts'
-import type { Queryable } from '../../db/pool.ts'
-import { findWithRowVersion } from '../../db/row-version.ts'
+import { rowWithVersion } from '../../db/row-version.ts'
 import {
   builtOnce,
   guardedWrites,
   named,
-  queryStatement,
   type Statement,
   shiftPlaceholders,
+  statement,
 } from '../../db/statement.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
@@ -70,7 +69,7 @@ export type NewReviewRow = Pick<
   | 'created_at'
 >
 
-/** The statement of `insertReviewIfAbsent`, around its audit entries' INSERT. */
+/** The statement of `reviewInsertIfAbsent`, around its audit entries' INSERT. */
 const newReviewText = builtOnce(
   (audit) =>
     `WITH created AS (
@@ -86,53 +85,40 @@ const newReviewText = builtOnce(
 )
 
 /**
- * Inserts unless the natural key exists; returns the row that holds the key either way. `audit` (its audit
- * entries) is written in the same statement, only when the review is: one round trip, no transaction needed.
+ * Inserts unless the natural key exists, RETURNING the row only when it inserted it (else read `reviewByKey`).
+ * `audit` (its audit entries) is written in the same statement, only when the review is: one round trip, no
+ * transaction needed.
  */
-export async function insertReviewIfAbsent(
-  db: Queryable,
-  review: NewReviewRow,
-  audit: Statement,
-): Promise<{ row: ReviewRow; inserted: boolean }> {
-  const { rows } = await db.query<ReviewRow>(
-    named(newReviewText(audit.text), [
-      review.id,
-      review.orchestrator_id,
-      review.review_key,
-      review.request_digest,
-      review.mode,
-      JSON.stringify(review.subject),
-      JSON.stringify(review.implementer),
-      JSON.stringify(review.judges),
-      review.created_at,
-      ...audit.values,
-    ]),
-  )
-  if (rows[0]) return { row: rows[0], inserted: true }
-  const existing = await findReviewByKey(db, review.orchestrator_id, review.review_key)
-  if (!existing) throw new Error('review natural key conflict without a row')
-  return { row: existing, inserted: false }
+export function reviewInsertIfAbsent(review: NewReviewRow, audit: Statement): Statement<ReviewRow> {
+  return named(newReviewText(audit.text), [
+    review.id,
+    review.orchestrator_id,
+    review.review_key,
+    review.request_digest,
+    review.mode,
+    JSON.stringify(review.subject),
+    JSON.stringify(review.implementer),
+    JSON.stringify(review.judges),
+    review.created_at,
+    ...audit.values,
+  ])
 }
 
-export async function findReviewByKey(db: Queryable, orchestratorId: string, reviewKey: string) {
-  const { rows } = await db.query<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE orchestrator_id = $1 AND review_key = $2`,
-    [orchestratorId, reviewKey],
-  )
-  return rows[0]
+export function reviewByKey(orchestratorId: string, reviewKey: string): Statement<ReviewRow> {
+  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE orchestrator_id = $1 AND review_key = $2`, [
+    orchestratorId,
+    reviewKey,
+  ])
 }
 
-/** With `lock`, FOR UPDATE: the row lock serializes every write to the review (verdicts, revisions, decide). */
-export async function findReview(
-  db: Queryable,
-  id: string,
-  options: { lock?: boolean } = {},
-): Promise<ReviewRow | undefined> {
-  const { rows } = await db.query<ReviewRow>(
-    `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`,
-    [id],
-  )
-  return rows[0]
+export function reviewById(id: string): Statement<ReviewRow> {
+  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1`, [id])
+}
+
+/** The review, locked until the transaction ends: the row lock serializes every write to the review (verdicts,
+ * revisions, decide). */
+export function reviewLock(id: string): Statement<ReviewRow> {
+  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /**
@@ -151,11 +137,8 @@ const REVIEW_VIEW_COLUMNS = `${R_REVIEW_COLUMNS},
          ORDER BY l.judge_id, l.attempt DESC) v) AS verdicts`
 
 /** One review as shown (see ReviewViewRow), in one round trip. */
-export async function findReviewView(db: Queryable, id: string): Promise<ReviewViewRow | undefined> {
-  const { rows } = await db.query<ReviewViewRow>(
-    named(`SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r WHERE r.id = $1`, [id]),
-  )
-  return rows[0]
+export function reviewView(id: string): Statement<ReviewViewRow> {
+  return named(`SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r WHERE r.id = $1`, [id])
 }
 
 /**
@@ -176,18 +159,16 @@ const REVIEW_PAGE = boundedPageQuery({
 })
 
 /** A page of reviews as shown (see ReviewViewRow), in creation order after `afterSeq`, in one round trip. */
-export async function listReviewViews(
-  db: Queryable,
+export function reviewViewsPage(
   filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined; afterSeq: number | null },
   limit: number,
-): Promise<ReviewViewRow[]> {
-  const { rows } = await db.query<ReviewViewRow>(REVIEW_PAGE, [
+): Statement<ReviewViewRow> {
+  return statement(REVIEW_PAGE, [
     filter.orchestratorId ?? null,
     filter.status ?? null,
     filter.afterSeq,
     limit,
   ])
-  return rows
 }
 
 /** The review's state after a manifest: its status, and the manifest as its latest. */
@@ -203,7 +184,7 @@ export function reviewDecisionUpdate(
   }
 }
 
-/** reviewDecisionUpdate, only while the row is at `version` (findReviewVersion); RETURNING id when it was. */
+/** reviewDecisionUpdate, only while the row is at `version` (reviewWithVersion); RETURNING id when it was. */
 export function reviewDecisionUpdateIf(
   id: string,
   version: string,
@@ -217,18 +198,18 @@ export function reviewDecisionUpdateIf(
   }
 }
 
-/** The review with its row version, without locking it: what a decision without a transaction reads. */
-export function findReviewVersion(db: Queryable, id: string) {
-  return findWithRowVersion<ReviewRow>(db, 'reviews', REVIEW_COLUMNS, id)
+/** The review with its row version, without locking it: what a decision without a transaction reads
+ * (split it with splitRowVersion). */
+export function reviewWithVersion(id: string) {
+  return rowWithVersion<ReviewRow>('reviews', REVIEW_COLUMNS, id)
 }
 
 /** Starts the next revision with the revised subject; its verdicts start afresh (they are keyed by revision). */
-export async function updateReviewRevision(
-  db: Queryable,
+export function reviewRevisionUpdate(
   id: string,
   revision: { revision: number; subject: ReviewSubject },
-): Promise<void> {
-  await db.query('UPDATE reviews SET revision = $2, subject = $3::jsonb WHERE id = $1', [
+): Statement {
+  return statement('UPDATE reviews SET revision = $2, subject = $3::jsonb WHERE id = $1', [
     id,
     revision.revision,
     JSON.stringify(revision.subject),
@@ -261,22 +242,24 @@ const VERDICT_COLUMNS =
  * judge in its current revision, in one statement and one snapshot, without locking anything: what a verdict
  * submitted without a transaction judges against (`verdictInsertIf`).
  */
-export async function readReviewWithVerdicts(
-  db: Queryable,
-  id: string,
-): Promise<{ review: ReviewRow; version: string; verdicts: VerdictRow[] } | undefined> {
-  const { rows } = await db.query<ReviewRow & { row_version: string; verdicts: JsonVerdict[] }>(
-    named(
-      `SELECT ${R_REVIEW_COLUMNS}, r.xmin::text AS row_version,
+export function reviewWithVerdicts(id: string): Statement<ReviewWithVerdictsRow> {
+  return named(
+    `SELECT ${R_REVIEW_COLUMNS}, r.xmin::text AS row_version,
          (SELECT coalesce(json_agg(v ORDER BY v.judge_id), '[]'::json) FROM (
             SELECT DISTINCT ON (judge_id) ${VERDICT_COLUMNS} FROM review_verdicts
             WHERE review_id = r.id AND revision = r.revision
             ORDER BY judge_id, attempt DESC) v) AS verdicts
-       FROM reviews r WHERE r.id = $1`,
-      [id],
-    ),
+     FROM reviews r WHERE r.id = $1`,
+    [id],
   )
-  const row = rows[0]
+}
+
+export type ReviewWithVerdictsRow = ReviewRow & { row_version: string; verdicts: JsonVerdict[] }
+
+/** A row of `reviewWithVerdicts` as the review, its version and its verdicts (undefined when there was none). */
+export function splitReviewWithVerdicts(
+  row: ReviewWithVerdictsRow | undefined,
+): { review: ReviewRow; version: string; verdicts: VerdictRow[] } | undefined {
   if (!row) return undefined
   const { row_version, verdicts, ...review } = row
   return {
@@ -293,27 +276,14 @@ type JsonVerdict = Omit<VerdictRow, 'received_at'> & { received_at: string }
  * `writes` (the verdict and its record) only if the review row is still at `version`: one statement, no
  * transaction. The guard locks the row, so it waits for a writer holding it (a decision, a new revision, another
  * verdict) and then sees the row as that writer left it: anything written since the read (every verdict moves
- * the row too, by a trigger: migration 009) gave it another version, and nothing is written. Answers whether it
- * wrote.
+ * the row too, by a trigger: migration 009) gave it another version, and nothing is written. A row when it
+ * wrote, none when it did not.
  */
-export async function verdictInsertIf(
-  db: Queryable,
-  reviewId: string,
-  version: string,
-  writes: readonly Statement[],
-): Promise<boolean> {
-  const rows = await queryStatement(
-    db,
-    guardedWrites(
-      {
-        text: 'SELECT id FROM reviews WHERE id = $1 AND xmin::text = $2 FOR NO KEY UPDATE',
-        values: [reviewId, version],
-        prepare: true,
-      },
-      writes,
-    ),
+export function verdictInsertIf(reviewId: string, version: string, writes: readonly Statement[]): Statement {
+  return guardedWrites(
+    named('SELECT id FROM reviews WHERE id = $1 AND xmin::text = $2 FOR NO KEY UPDATE', [reviewId, version]),
+    writes,
   )
-  return rows.length > 0
 }
 
 export function verdictInsert(row: VerdictRow): Statement {
@@ -337,16 +307,11 @@ export function verdictInsert(row: VerdictRow): Statement {
 }
 
 /** The latest verdict of each judge in one revision of a review. */
-export async function latestVerdictsOfRevision(
-  db: Queryable,
-  reviewId: string,
-  revision: number,
-): Promise<VerdictRow[]> {
-  const { rows } = await db.query<VerdictRow>(
+export function latestVerdictsOfRevision(reviewId: string, revision: number): Statement<VerdictRow> {
+  return statement(
     `SELECT DISTINCT ON (judge_id) ${VERDICT_COLUMNS} FROM review_verdicts
      WHERE review_id = $1 AND revision = $2
      ORDER BY judge_id, attempt DESC`,
     [reviewId, revision],
   )
-  return rows
 }

@@ -4,7 +4,7 @@ import { PG, pgErrorCode } from '../../db/pg-errors.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { finalManifestOfRound } from '../../db/repositories/manifests.ts'
-import { queryFirst } from '../../db/statement.ts'
+import { queryFirst, queryRows, runStatement } from '../../db/statement.ts'
 import { type BoundVerdict, verdictLimitBreach } from '../../domain/review/manifest-bound.ts'
 import { checkPanel, type SubmittedJudge, toReviewJudge } from '../../domain/review/panel.ts'
 import {
@@ -25,17 +25,19 @@ import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
 import {
-  findReview,
-  findReviewView,
-  insertReviewIfAbsent,
   latestVerdictsOfRevision,
-  listReviewViews,
   type NewReviewRow,
   type ReviewRow,
   type ReviewSubject,
   type ReviewViewRow,
-  readReviewWithVerdicts,
-  updateReviewRevision,
+  reviewByKey,
+  reviewInsertIfAbsent,
+  reviewLock,
+  reviewRevisionUpdate,
+  reviewView,
+  reviewViewsPage,
+  reviewWithVerdicts,
+  splitReviewWithVerdicts,
   type VerdictRow,
   verdictInsert,
   verdictInsertIf,
@@ -117,16 +119,18 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
     }),
   ])
   // One statement, no transaction: the review and its record, or nothing when the key is taken.
-  const { row, inserted } = await insertReviewIfAbsent(ctx.db, review, audit)
-  if (!inserted) {
-    if (row.request_digest !== requestDigest) {
+  const row = await queryFirst(ctx.db, reviewInsertIfAbsent(review, audit))
+  if (!row) {
+    const existing = await queryFirst(ctx.db, reviewByKey(review.orchestrator_id, review.review_key))
+    if (!existing) throw new Error('review natural key conflict without a row')
+    if (existing.request_digest !== requestDigest) {
       throw new AppError(
         'CONFLICT',
         `review (${body.orchestrator_id}, ${body.review_key}) already exists with a different body`,
-        { review_id: row.id },
+        { review_id: existing.id },
       )
     }
-    return { created: false, review: await getReview(ctx, row.id) }
+    return { created: false, review: await getReview(ctx, existing.id) }
   }
   auditAppended(ctx.db)
   return { created: true, review: toReviewView({ ...row, verdicts: [] }) }
@@ -180,7 +184,7 @@ export async function submitVerdict(
     locked: async (tx) => {
       const review = await lockReview(tx, reviewId)
       authorize(review)
-      const recorded = await latestVerdictsOfRevision(tx, reviewId, review.revision)
+      const recorded = await queryRows(tx, latestVerdictsOfRevision(reviewId, review.revision))
       const acceptance = acceptVerdict(reviewState(review), recorded, submission)
       const existing = recorded.find((v) => v.judge_id === body.judge_id)
       if (acceptance.kind !== 'replay') checkLimits(review, recorded)
@@ -232,7 +236,7 @@ async function submitVerdictWithoutTransaction(
   authorize: AuthorizeReviewWrite,
   checkLimits: (review: ReviewRow, recorded: readonly VerdictRow[]) => void,
 ): Promise<VerdictResult | undefined> {
-  const read = await readReviewWithVerdicts(db, reviewId)
+  const read = splitReviewWithVerdicts(await queryFirst(db, reviewWithVerdicts(reviewId)))
   if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
   authorize(read.review)
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
@@ -243,7 +247,7 @@ async function submitVerdictWithoutTransaction(
   if (acceptance.kind === 'refuse') return undefined
   const { row, write } = verdictWrite(read.review, existing, body, submission.verdict_digest, actor)
   const writes = [...write.writes, auditAppend(write.audit)]
-  if (!(await verdictInsertIf(db, reviewId, read.version, writes))) return undefined
+  if (!(await queryFirst(db, verdictInsertIf(reviewId, read.version, writes)))) return undefined
   return { kind: 'created', verdict: toVerdictAnswer(row) }
 }
 
@@ -341,7 +345,10 @@ export async function startRevision(
     )
     if (acceptance.kind === 'refuse') throw revisionRefusalError(acceptance.refusal)
     const revised: ReviewRow = { ...review, revision: acceptance.revision, subject: toSubject(body.subject) }
-    await updateReviewRevision(tx, reviewId, { revision: revised.revision, subject: revised.subject })
+    await runStatement(
+      tx,
+      reviewRevisionUpdate(reviewId, { revision: revised.revision, subject: revised.subject }),
+    )
     await appendAuditRecords(tx, [
       caseAuditEntry(reviewCase.auditSubject(review), {
         kind: 'revision.recorded',
@@ -364,7 +371,7 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
 
 /** GET /v1/reviews/{id}, in one statement. */
 export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
-  const review = await findReviewView(ctx.db, reviewId)
+  const review = await queryFirst(ctx.db, reviewView(reviewId))
   if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
   return toReviewView(review)
 }
@@ -377,14 +384,14 @@ export async function pageReviews(
 ): Promise<Page<ReviewView>> {
   return readSeqPage(
     page,
-    (afterSeq, limit) => listReviewViews(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, reviewViewsPage({ ...filter, afterSeq }, limit)),
     (row) => row.list_seq,
     toReviewView,
   )
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
-  const review = await findReview(tx, reviewId, { lock: true })
+  const review = await queryFirst(tx, reviewLock(reviewId))
   if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
   return review
 }

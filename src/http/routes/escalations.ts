@@ -56,10 +56,19 @@ function escalationSchemaOf(kinds: readonly CaseKindModule[]) {
 /** Built once per list of kinds: its component is registered by id. */
 const built = new Map<string, ReturnType<typeof escalationSchemaOf>>()
 
-export const escalationRoutes: FastifyPluginAsyncZod<EscalationRouteOptions> = async (app, options) => {
-  const key = options.kinds.map((m) => m.kind.name).join(',')
-  const escalation = built.get(key) ?? escalationSchemaOf(options.kinds)
+/**
+ * An escalation as `GET /v1/escalations` lists it, for these kinds: its schema, its query and the view that maps
+ * the engine's escalation to it (webhook events carry the same view).
+ */
+export function escalationListing(kinds: readonly CaseKindModule[]): ReturnType<typeof escalationSchemaOf> {
+  const key = kinds.map((m) => m.kind.name).join(',')
+  const escalation = built.get(key) ?? escalationSchemaOf(kinds)
   built.set(key, escalation)
+  return escalation
+}
+
+export const escalationRoutes: FastifyPluginAsyncZod<EscalationRouteOptions> = async (app, options) => {
+  const escalation = escalationListing(options.kinds)
   app.get(
     '/v1/escalations',
     {

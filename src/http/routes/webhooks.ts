@@ -129,7 +129,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteOptions> = async (
       config: ADMIN,
       schema: {
         tags: TAGS,
-        summary: "A webhook's deliveries, oldest first, with each one's last attempt and next attempt",
+        summary: "A webhook's deliveries, newest first, with each one's last attempt and next attempt",
         params: idParams,
         querystring: deliveryQuery,
         response: { 200: pageOf(deliverySchema), 404: problemSchema, ...authProblems },
@@ -149,7 +149,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteOptions> = async (
         tags: TAGS,
         summary: 'Attempt a delivery again now (a settled one is pending again)',
         params: deliveryParams,
-        response: { 202: deliverySchema, 404: problemSchema, ...authProblems },
+        response: { 202: deliverySchema, 404: problemSchema, 409: problemSchema, ...authProblems },
       },
     },
     async (request, reply) =>

@@ -42,7 +42,7 @@ OPERATIONS: dict[str, Operation] = {
     'createWebhook': Operation('POST', '/v1/webhooks', retried=False, responses={201: WebhookWithSecret}),
     'getWebhook': Operation('GET', '/v1/webhooks/{id}', retried=True, responses={200: Webhook}),
     'updateWebhook': Operation('PATCH', '/v1/webhooks/{id}', retried=True, responses={200: Webhook}),
-    'deleteWebhook': Operation('DELETE', '/v1/webhooks/{id}', retried=True, responses={204: None}),
+    'deleteWebhook': Operation('DELETE', '/v1/webhooks/{id}', retried=False, responses={204: None}),
     'rotateWebhookSecret': Operation('POST', '/v1/webhooks/{id}/rotate-secret', retried=False, responses={200: WebhookWithSecret}),
     'listWebhookDeliveries': Operation('GET', '/v1/webhooks/{id}/deliveries', retried=True, responses={200: CursorPage[WebhookDelivery]}),
     'redeliverWebhookDelivery': Operation('POST', '/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', retried=False, responses={202: WebhookDelivery}),
@@ -503,7 +503,7 @@ class Webhooks:
         *,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> None:
-        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Retried when refused for load (429/503) or when the connection drops."""
+        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Sent once."""
         return self._client._request(OPERATIONS['deleteWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
     def rotate_secret(
@@ -524,7 +524,7 @@ class Webhooks:
         cursor: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> SyncCursorPage[WebhookDelivery]:
-        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, oldest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     def redeliver(
@@ -1201,7 +1201,7 @@ class AsyncWebhooks:
         *,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> None:
-        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Retried when refused for load (429/503) or when the connection drops."""
+        """DELETE /v1/webhooks/{id}: Delete a webhook and its deliveries. Sent once."""
         return await self._client._request(OPERATIONS['deleteWebhook'], path=(webhook_id,), query=None, body=NOT_GIVEN, timeout=timeout)  # type: ignore[no-any-return]
 
     async def rotate_secret(
@@ -1222,7 +1222,7 @@ class AsyncWebhooks:
         cursor: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> AsyncPaginator[WebhookDelivery]:
-        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, oldest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
+        """GET /v1/webhooks/{id}/deliveries: A webhook's deliveries, newest first, with each one's last attempt and next attempt. Retried when refused for load (429/503) or when the connection drops."""
         return self._client._paginate(OPERATIONS['listWebhookDeliveries'], path=(webhook_id,), query={'status': status, 'limit': limit, 'cursor': cursor}, body=NOT_GIVEN, timeout=timeout)
 
     async def redeliver(

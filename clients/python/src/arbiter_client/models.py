@@ -815,15 +815,6 @@ class WebhookDelivery(_ResponseModel):
     created_at: str
 __all__.append("WebhookDelivery")
 
-class CreatedApiKey(_ResponseModel):
-    id: str
-    role: Literal["orchestrator", "dashboard", "ops", "admin"]
-    orchestrator_ids: list[str]
-    label: str
-    created_at: str
-    key: str
-__all__.append("CreatedApiKey")
-
 class AuditRecord(_ResponseModel):
     seq: int
     at: str
@@ -839,16 +830,6 @@ class AuditRecord(_ResponseModel):
     hash: str
 __all__.append("AuditRecord")
 
-class ManifestInclusion(_ResponseModel):
-    manifest_id: str
-    record: AuditRecord
-    leaf_index: int
-    tree_size: int
-    leaf_hash: str
-    proof: list[str]
-    checkpoint: SignedCheckpoint
-__all__.append("ManifestInclusion")
-
 class Escalation(_ResponseModel):
     case: Literal["outcome", "fanout"]
     outcome_id: str | None
@@ -862,6 +843,25 @@ class Escalation(_ResponseModel):
     opened_at: str
     resolved_at: str | None
 __all__.append("Escalation")
+
+class CreatedApiKey(_ResponseModel):
+    id: str
+    role: Literal["orchestrator", "dashboard", "ops", "admin"]
+    orchestrator_ids: list[str]
+    label: str
+    created_at: str
+    key: str
+__all__.append("CreatedApiKey")
+
+class ManifestInclusion(_ResponseModel):
+    manifest_id: str
+    record: AuditRecord
+    leaf_index: int
+    tree_size: int
+    leaf_hash: str
+    proof: list[str]
+    checkpoint: SignedCheckpoint
+__all__.append("ManifestInclusion")
 
 class WebhookFilter(_ResponseModel):
     kind: Literal["outcome", "review", "reconciliation"] | None

@@ -35,9 +35,10 @@ def _secret_bytes(secret: str | bytes) -> bytes:
 
 
 def sign_webhook(secret: str | bytes, msg_id: str, timestamp: int, body: str | bytes) -> str:
-    """The `v1,<base64>` signature of one delivery."""
-    payload = body.decode("utf-8") if isinstance(body, bytes) else body
-    message = f"{msg_id}.{timestamp}.{payload}".encode()
+    """The `v1,<base64>` signature of one delivery. A body given as bytes is signed exactly as given, whatever
+    its encoding: the signature covers the bytes a receiver gets."""
+    payload = body if isinstance(body, bytes) else body.encode()
+    message = f"{msg_id}.{timestamp}.".encode() + payload
     return "v1," + base64.b64encode(hmac.new(_secret_bytes(secret), message, hashlib.sha256).digest()).decode()
 
 
@@ -72,5 +73,12 @@ def verify_webhook(
     for candidate in signatures.split(" "):
         version, _, signature = candidate.partition(",")
         if version == "v1" and hmac.compare_digest(signature.encode(), expected.encode()):
-            return json.loads(body)
+            return _payload(body)
     raise VerificationError("signature", "no signature of the delivery matches the secret")
+
+
+def _payload(body: str | bytes) -> Any:
+    try:
+        return json.loads(body.decode("utf-8") if isinstance(body, bytes) else body)
+    except (UnicodeDecodeError, ValueError):
+        raise VerificationError("malformed", "the delivery is signed but its body is not UTF-8 JSON") from None

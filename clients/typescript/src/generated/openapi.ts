@@ -360,7 +360,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook's deliveries, oldest first, with each one's last attempt and next attempt */
+        /** A webhook's deliveries, newest first, with each one's last attempt and next attempt */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -2970,28 +2970,6 @@ export interface components {
         };
         /**
          * @example {
-         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
-         *       "role": "orchestrator",
-         *       "orchestrator_ids": [
-         *         "planner"
-         *       ],
-         *       "label": "planner",
-         *       "created_at": "2026-11-30T17:56:56.848Z",
-         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
-         *     }
-         */
-        CreatedApiKey: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            role: "orchestrator" | "dashboard" | "ops" | "admin";
-            orchestrator_ids: string[];
-            label: string;
-            created_at: string;
-            key: string;
-        };
-        /**
-         * @example {
          *       "seq": 6,
          *       "at": "2026-11-30T17:56:56.996Z",
          *       "kind": "outcome.created",
@@ -3038,16 +3016,6 @@ export interface components {
             };
             prev_hash: string;
             hash: string;
-        };
-        ManifestInclusion: {
-            /** Format: uuid */
-            manifest_id: string;
-            record: components["schemas"]["AuditRecord"];
-            leaf_index: number;
-            tree_size: number;
-            leaf_hash: string;
-            proof: string[];
-            checkpoint: components["schemas"]["SignedCheckpoint"];
         };
         /**
          * @example {
@@ -3101,6 +3069,38 @@ export interface components {
             interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
             opened_at: string;
             resolved_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "d8d33042-fa64-4b53-a3a2-849ccc20fb82",
+         *       "role": "orchestrator",
+         *       "orchestrator_ids": [
+         *         "planner"
+         *       ],
+         *       "label": "planner",
+         *       "created_at": "2026-11-30T17:56:56.848Z",
+         *       "key": "arb_mLcxgr3uVFW-sWGTd3NwDH0ExqSO2rgp_clPqY2_PJc"
+         *     }
+         */
+        CreatedApiKey: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "orchestrator" | "dashboard" | "ops" | "admin";
+            orchestrator_ids: string[];
+            label: string;
+            created_at: string;
+            key: string;
+        };
+        ManifestInclusion: {
+            /** Format: uuid */
+            manifest_id: string;
+            record: components["schemas"]["AuditRecord"];
+            leaf_index: number;
+            tree_size: number;
+            leaf_hash: string;
+            proof: string[];
+            checkpoint: components["schemas"]["SignedCheckpoint"];
         };
         /**
          * @example {
@@ -5254,6 +5254,15 @@ export interface operations {
             };
             /** @description No such resource */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state of the case */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,8 @@ import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../we
 import { pendingDeliveriesSummary } from '../../../webhooks/repository.ts'
 import type { WebhookContext } from '../../../webhooks/service.ts'
 import { WEBHOOK_DEFAULTS } from '../../../webhooks/settings.ts'
+import type { CaseKindModule } from '../../case-kinds.ts'
+import { escalationListing } from '../../routes/escalations.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,7 +21,12 @@ declare module 'fastify' {
  * Webhooks: the context their routes use, and this replica's delivery worker, started when the app is ready and
  * stopped before the pools close. Its metrics join the app's registry.
  */
-async function webhooksPlugin(app: FastifyInstance) {
+export interface WebhooksPluginOptions {
+  /** The case kinds served: an escalation event shows its escalation as their listing does. */
+  kinds: readonly CaseKindModule[]
+}
+
+async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptions) {
   const given = { ...WEBHOOK_DEFAULTS, ...app.config.webhooks }
   const policy = {
     allowedHosts: given.allowedHosts,
@@ -40,6 +47,7 @@ async function webhooksPlugin(app: FastifyInstance) {
     pollMs: given.pollMs ?? (given.listen ? 1_000 : 250),
     concurrency: given.concurrency,
     listenConnectionString: given.listen ? app.config.connectionString : undefined,
+    showEscalation: escalationListing(options.kinds).view,
   }
   const registry = app.metrics.registry
   const attempts = new Counter({
@@ -61,23 +69,32 @@ async function webhooksPlugin(app: FastifyInstance) {
     registers: [registry],
   })
   const db = app.db
-  const oldest = new Gauge({
+  // Both gauges come from one query per scrape: the registry collects its metrics at once, so each awaits the same
+  // read rather than one showing what the other read at the scrape before.
+  let summary: Promise<{ pending: number; oldest_age_seconds: number | null } | undefined> | undefined
+  const readSummary = () => {
+    summary ??= queryOne(db, pendingDeliveriesSummary())
+      // A scrape while the database is away shows the last values rather than failing the whole page.
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (summary = undefined)))
+    return summary
+  }
+  new Gauge({
     name: 'arbiter_webhook_oldest_pending_age_seconds',
     help: 'Age of the oldest pending webhook delivery (0 when none): alert when it grows',
     registers: [registry],
+    async collect() {
+      const read = await readSummary()
+      if (read) this.set(read.oldest_age_seconds ?? 0)
+    },
   })
   new Gauge({
     name: 'arbiter_webhook_deliveries_pending',
     help: 'Webhook deliveries not yet succeeded or failed, across all replicas',
     registers: [registry],
     async collect() {
-      try {
-        const summary = await queryOne(db, pendingDeliveriesSummary())
-        this.set(summary.pending)
-        oldest.set(summary.oldest_age_seconds ?? 0)
-      } catch {
-        // A scrape while the database is away shows the last values rather than failing the whole page.
-      }
+      const read = await readSummary()
+      if (read) this.set(read.pending)
     },
   })
   const worker = new WebhookDeliveryWorker(
