@@ -6,7 +6,8 @@ import pg from 'pg'
  * PostgreSQL. No schemas, no auth, no hashing, no audit chain, no signing. `bench/run.ts` divides Arbiter's
  * figures by this server's, so what remains is what Arbiter itself costs.
  *
- * Env: BASELINE_DATABASE_URL, PORT, BASELINE_POOL_MAX (Arbiter's default pool size is 10).
+ * Env: BASELINE_DATABASE_URL, PORT, BASELINE_POOL_MAX (Arbiter's default pool size is 10), BASELINE_LOG_LEVEL (unset:
+ * no logger; `info`: fastify's own pino logger to stdout with its default request logging, two lines a request).
  *
  * POST /insert3  one transaction, three single-row inserts of the request body (~1 KB JSON) → 201 {ids}
  * GET  /select   ?id=N, one primary-key lookup → 200 the row (404 when absent)
@@ -20,6 +21,7 @@ if (!connectionString) {
 }
 const port = Number(process.env.PORT ?? 0)
 const poolMax = Number(process.env.BASELINE_POOL_MAX ?? 10)
+const logLevel = process.env.BASELINE_LOG_LEVEL
 
 // Same pool settings as src/db/pool.ts where they matter for throughput.
 const pool = new pg.Pool({ connectionString, max: poolMax, idleTimeoutMillis: 10_000 })
@@ -32,7 +34,7 @@ await pool.query(`CREATE TABLE IF NOT EXISTS baseline_items (
   created_at timestamptz NOT NULL DEFAULT now()
 )`)
 
-const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 })
+const app = Fastify({ logger: logLevel ? { level: logLevel } : false, bodyLimit: 1024 * 1024 })
 
 app.get('/readyz', async () => {
   await pool.query('SELECT 1')

@@ -54,6 +54,8 @@ export const cfg = {
   poolMax: Math.round(numberEnv('BENCH_POOL_MAX', 10)),
   auditLevels: listEnv('BENCH_AUDIT_LEVELS', ['10000', '100000', '1000000']).map(Number),
   phases: new Set(listEnv('BENCH_PHASES', PHASES)),
+  /** The read phase's conditions: request logging off at both sides, on at both. */
+  readLogging: listEnv('BENCH_READ_LOGGING', ['off', 'on']),
   // Investigation only: measure without ANALYZE before each window (run-context.ts, analyzedLikeProduction).
   freshPlans: process.env.BENCH_FRESH_PLANS === '1',
   // Investigation only: run the Arbiter of another checkout (e.g. a worktree with a candidate fix).
@@ -80,6 +82,11 @@ for (const phase of cfg.phases) {
     throw new Error(`BENCH_PHASES: unknown phase ${phase} (known: ${PHASES.join(', ')})`)
 }
 
+for (const condition of cfg.readLogging) {
+  if (condition !== 'off' && condition !== 'on')
+    throw new Error(`BENCH_READ_LOGGING: unknown condition ${condition} (known: off, on)`)
+}
+
 /** Up to the most orchestrators an outcome may have (docs/limits.md). */
 export const SCALE_ORCHESTRATORS = [2, 4, 8, 16]
 export const SCALE_EVIDENCE_BYTES = [1024, 64 * 1024, 512 * 1024]
@@ -88,7 +95,8 @@ export const TARGETS = {
   decideP99Ratio: 3,
   /** Server CPU per decide request over the baseline's, both offered the same request rate. */
   decideServerCpuRatio: 1.5,
-  readThroughputRatio: 0.7,
+  /** GET /v1/manifests/{id} over GET /select, with request logging off at both sides and on at both. */
+  readThroughputRatio: 0.8,
   auditQueryP95Ms: 25,
   verifyRecordsPerS: 100_000,
   rssBytes: 256 * 1024 * 1024,

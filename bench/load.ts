@@ -211,24 +211,81 @@ export async function runLoops(
   return { rec, elapsedMs, iterations, requestsPerSecond: rec.requests.length / (elapsedMs / 1000) }
 }
 
+/**
+ * Checks one answer in `every` (the load generator's sample): `verify` says what is wrong with an answer to `path`,
+ * or null when it is the one asked for; `body()` is the answer's JSON, parsed (only for the answers checked).
+ */
+export interface AnswerCheck {
+  every: number
+  verify(path: string, status: number, body: () => unknown): string | null
+}
+
+/** The answers a window checked, and the first few that were wrong. */
+export class AnswerSample {
+  seen = 0
+  checked = 0
+  wrong = 0
+  readonly examples: string[] = []
+
+  constructor(private readonly check: AnswerCheck) {}
+
+  /** Counts an answer; checks it when it is one of the sample. */
+  answer(path: string, status: number, body: () => unknown): void {
+    if (this.seen++ % this.check.every !== 0) return
+    this.checked += 1
+    let problem: string | null
+    try {
+      problem = this.check.verify(path, status, body)
+    } catch (err) {
+      problem = `unreadable answer: ${(err as Error).message}`
+    }
+    if (problem === null) return
+    this.wrong += 1
+    if (this.examples.length < 5) this.examples.push(`${path}: ${problem}`)
+  }
+
+  summary(): AnswerSummary {
+    return { every: this.check.every, checked: this.checked, wrong: this.wrong, examples: this.examples }
+  }
+}
+
+export interface AnswerSummary {
+  every: number
+  checked: number
+  wrong: number
+  examples: string[]
+}
+
 export interface CannonResult {
   requestsPerSecond: number
   latency: LatencySummary
   non2xx: number
   errors: number
   durationS: number
+  /** The sample of answers checked, when the window checked any. */
+  answers?: AnswerSummary
 }
 
-/** autocannon GETs over `nextPath()`, latency of every 2xx response recorded. */
+/** autocannon GETs over `nextPath()`, latency of every 2xx response recorded, a sample of answers checked. */
 export async function cannon(options: {
   origin: string
   connections: number
   durationS: number
   headers?: Record<string, string>
   nextPath: () => string
+  check?: AnswerCheck
 }): Promise<CannonResult> {
   const latencies: number[] = []
   let non2xx = 0
+  const sample = options.check && new AnswerSample(options.check)
+  // autocannon keeps a context per connection; with one request in flight on each, it is that request's.
+  const setupRequest = (request: autocannon.Request, context: Record<string, unknown>) => {
+    const path = options.nextPath()
+    context.path = path
+    return { ...request, path }
+  }
+  const onResponse = (status: number, body: string, context: Record<string, unknown>) =>
+    sample?.answer(String(context.path), status, () => JSON.parse(body))
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -238,7 +295,7 @@ export async function cannon(options: {
         pipelining: 1,
         timeout: 60,
         headers: options.headers ?? {},
-        requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: options.nextPath() }) }],
+        requests: [{ method: 'GET', setupRequest, ...(sample ? { onResponse } : {}) }],
       },
       (err, result) => {
         if (err) return reject(err)
@@ -248,6 +305,7 @@ export async function cannon(options: {
           non2xx,
           errors: result.errors,
           durationS: result.duration,
+          ...(sample ? { answers: sample.summary() } : {}),
         })
       },
     )

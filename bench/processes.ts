@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
@@ -38,12 +38,21 @@ export function startProcess(options: {
   env: Record<string, string>
   cwd: string
   port: number
+  /** Where stdout goes (a file, appended to; its log lines, say) instead of to this process. */
+  stdoutFile?: string | undefined
 }): ManagedProcess {
-  const child: ChildProcess = spawn(process.execPath, options.args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const stdoutFd = options.stdoutFile === undefined ? undefined : openSync(options.stdoutFile, 'a')
+  let child: ChildProcess
+  try {
+    child = spawn(process.execPath, options.args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'],
+    })
+  } finally {
+    // The child holds its own copy.
+    if (stdoutFd !== undefined) closeSync(stdoutFd)
+  }
   if (child.pid === undefined) throw new Error(`${options.name}: could not start`)
   const lines: string[] = []
   const keep = (chunk: Buffer) => {
@@ -64,7 +73,7 @@ export function startProcess(options: {
     name: options.name,
     pid: child.pid,
     origin: `http://127.0.0.1:${options.port}`,
-    logTail: () => lines.slice(-30).join('\n'),
+    logTail: () => [...fileTail(options.stdoutFile), ...lines.slice(-30)].join('\n'),
     async stop(graceMs = 10_000) {
       if (exited) return
       child.kill('SIGTERM')
@@ -72,6 +81,23 @@ export function startProcess(options: {
       await exit
       clearTimeout(timer)
     },
+  }
+}
+
+/** The last lines of a process's stdout file, if it writes to one. */
+function fileTail(path: string | undefined): string[] {
+  if (path === undefined) return []
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    const size = fstatSync(fd).size
+    const tail = Buffer.alloc(Math.min(size, 8192))
+    readSync(fd, tail, 0, tail.length, size - tail.length)
+    return tail.toString('utf8').split('\n').filter(Boolean).slice(-10)
+  } catch {
+    return []
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 

@@ -8,7 +8,7 @@ import type { AuditPhase } from './phases/audit.ts'
 import type { DecidePhase } from './phases/decide.ts'
 import type { EmbeddedPhase } from './phases/embedded.ts'
 import { LARGE_BODY_TARGET_MS, type LargeBodiesPhase } from './phases/large-bodies.ts'
-import type { ReadPhase } from './phases/read.ts'
+import type { ReadCondition, ReadPhase } from './phases/read.ts'
 import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
@@ -177,26 +177,7 @@ export function buildFigures(results: {
       ),
     })
   }
-  if (read) {
-    const failed = read.arbiter.non2xx + read.arbiter.errors + read.baseline.non2xx + read.baseline.errors
-    figures.push({
-      figure: `read throughput, req/s${failed > 0 ? ` (${failed} non-2xx/errors)` : ''}`,
-      arbiter: rate(read.arbiter.requestsPerSecond),
-      baseline: rate(read.baseline.requestsPerSecond),
-      ratio: times(read.throughputRatio),
-      target: `≥ ${TARGETS.readThroughputRatio.toFixed(2)}×`,
-      result: verdict(failed === 0 && read.throughputRatio >= TARGETS.readThroughputRatio),
-    })
-    figures.push({
-      figure: 'read latency p50 / p99, ms',
-      arbiter: `${ms(read.arbiter.latency.p50)} / ${ms(read.arbiter.latency.p99)}`,
-      baseline: `${ms(read.baseline.latency.p50)} / ${ms(read.baseline.latency.p99)}`,
-      ratio: times(read.p99Ratio),
-      target: '',
-      result: 'info',
-    })
-    figures.push(...cpuRows('read', read.arbiter.cpu, read.baseline.cpu))
-  }
+  if (read) for (const condition of read.conditions) figures.push(...readRows(condition))
   if (audit) {
     const maxLevel = Math.max(...cfg.auditLevels)
     if (audit.records !== 'ok') {
@@ -399,6 +380,80 @@ export function buildFigures(results: {
   return figures
 }
 
+/** A read condition's rows: each from the round with the median of its own ratio, as decide's. */
+function readRows(condition: ReadCondition): Figure[] {
+  const { rounds, answers } = condition
+  const of = (round: { round: number }) => `round ${round.round} of ${rounds.length}`
+  const failed = rounds.reduce(
+    (sum, r) => sum + r.arbiter.non2xx + r.arbiter.errors + r.baseline.non2xx + r.baseline.errors,
+    0,
+  )
+  const wrong = answers.arbiter.wrong + answers.baseline.wrong
+  const notes = [
+    failed > 0 ? `${failed} non-2xx/errors` : '',
+    wrong > 0
+      ? `${wrong} wrong answers of ${answers.arbiter.checked + answers.baseline.checked} checked`
+      : '',
+  ].filter(Boolean)
+  const name = `read, logging ${condition.logging}`
+  const throughput = medianRound(rounds, (r) => r.throughputRatio)
+  const p99 = medianRound(rounds, (r) => r.p99Ratio)
+  const cpu = medianRound(rounds, (r) => r.serverCpuRatio)
+  const paced = medianRound(condition.paced.rounds, (r) => r.serverCpuRatio)
+  const pacedFailed = condition.paced.rounds.reduce(
+    (sum, r) => sum + r.arbiter.failedRequests + r.baseline.failedRequests,
+    0,
+  )
+  const rows: Figure[] = [
+    {
+      figure: `${name}: throughput, req/s (${of(throughput)})${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
+      arbiter: rate(throughput.arbiter.requestsPerSecond),
+      baseline: rate(throughput.baseline.requestsPerSecond),
+      ratio: times(condition.throughputRatio),
+      target: `≥ ${TARGETS.readThroughputRatio.toFixed(2)}×`,
+      result: verdict(
+        failed === 0 && wrong === 0 && condition.throughputRatio >= TARGETS.readThroughputRatio,
+      ),
+    },
+    {
+      figure: `${name}: latency p50 / p99, ms (${of(p99)})`,
+      arbiter: `${ms(p99.arbiter.latency.p50)} / ${ms(p99.arbiter.latency.p99)}`,
+      baseline: `${ms(p99.baseline.latency.p50)} / ${ms(p99.baseline.latency.p99)}`,
+      ratio: times(condition.p99Ratio),
+      target: '',
+      result: 'info',
+    },
+    {
+      figure: `${name}: answers checked (one in ${answers.arbiter.every}), wrong`,
+      arbiter: `${answers.arbiter.checked}, ${answers.arbiter.wrong}`,
+      baseline: `${answers.baseline.checked}, ${answers.baseline.wrong}`,
+      ratio: '',
+      target: 'none wrong',
+      result: verdict(wrong === 0 && answers.arbiter.checked > 0 && answers.baseline.checked > 0),
+    },
+    ...cpuRows(`${name}, each at its maximum (${of(cpu)})`, cpu.arbiter.cpu, cpu.baseline.cpu),
+    ...cpuRows(
+      `${name}, equal load, both paced at ${condition.paced.requestsPerSecond} req/s (reached ${rate(paced.arbiter.requestsPerSecond)} / ${rate(paced.baseline.requestsPerSecond)}; ${of(paced)})${pacedFailed > 0 ? ` (${pacedFailed} failed requests)` : ''}`,
+      paced.arbiter.cpu,
+      paced.baseline.cpu,
+    ),
+  ]
+  const logs = condition.logs
+  if (logs) {
+    const perRequest = (v: { lines: number; bytes: number; requests: number }) =>
+      `${(v.lines / v.requests).toFixed(2)} lines, ${(v.bytes / v.requests).toFixed(0)} B`
+    rows.push({
+      figure: `${name}: log written per request answered (${condition.setup.destination})`,
+      arbiter: perRequest(logs.arbiter),
+      baseline: perRequest(logs.baseline),
+      ratio: '',
+      target: '',
+      result: 'info',
+    })
+  }
+  return rows
+}
+
 function cpuRows(phase: string, arbiter: CpuFigures, baseline: CpuFigures, serverTarget?: number): Figure[] {
   const serverRatio = arbiter.serverMsPerRequest / baseline.serverMsPerRequest
   const cell = (msPerRequest: number, cores: number) => `${ms(msPerRequest)} (${cores.toFixed(2)} cores)`
@@ -584,6 +639,10 @@ export interface RunResults {
   memory: MemoryReport
 }
 
+function readCondition(read: ReadPhase | undefined, logging: ReadCondition['logging']) {
+  return read?.conditions.find((condition) => condition.logging === logging)
+}
+
 /** Writes bench/results/latest.json: every figure, the ratios, the configuration and where it ran. */
 export async function writeResults(run: RunResults): Promise<void> {
   const results = {
@@ -620,8 +679,12 @@ export async function writeResults(run: RunResults): Promise<void> {
       decide_p99: run.decide?.p99Ratio ?? null,
       decide_server_cpu: run.decide?.serverCpuRatio ?? null,
       decide_server_cpu_equal_load: run.decide?.paced.serverCpuRatio ?? null,
-      read_throughput: run.read?.throughputRatio ?? null,
-      read_p99: run.read?.p99Ratio ?? null,
+      read_throughput: readCondition(run.read, 'off')?.throughputRatio ?? null,
+      read_p99: readCondition(run.read, 'off')?.p99Ratio ?? null,
+      read_server_cpu_equal_load: readCondition(run.read, 'off')?.paced.serverCpuRatio ?? null,
+      read_logging_on_throughput: readCondition(run.read, 'on')?.throughputRatio ?? null,
+      read_logging_on_p99: readCondition(run.read, 'on')?.p99Ratio ?? null,
+      read_logging_on_server_cpu_equal_load: readCondition(run.read, 'on')?.paced.serverCpuRatio ?? null,
       review_throughput: run.review?.throughputRatio ?? null,
       reconcile_throughput: run.reconcile?.throughputRatio ?? null,
       reconcile_scale_exponent: run.reconcile?.scaleExponent ?? null,

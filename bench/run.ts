@@ -41,7 +41,7 @@ import { createKey, makeEvidence } from './workloads.ts'
  *                sequencing lag of the log under that load
  * 2. review    — a two-stage review (create, 2 verdicts, decide) vs POST /insert3
  * 3. reconcile — fan-outs (create, 20 results, reconcile) vs POST /insert3, and reconcile's growth with claims
- * 4. read      — GET /v1/manifests/{id} vs GET /select
+ * 4. read      — GET /v1/manifests/{id} vs GET /select, request logging off and on at both sides
  * 5. scale     — decide latency as interpretations per outcome and evidence size grow
  * 6. large-bodies — ten 1 MiB evidence bodies at once: the worst /healthz delay (bench/large-bodies.ts alone)
  * 6b. worst-case — the largest inputs the limits allow, 32 cases at once, then 12 list readers at limit=500 and

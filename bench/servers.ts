@@ -55,6 +55,10 @@ export async function startArbiter(options: {
   otlpEndpoint?: string | undefined
   /** Variables a phase needs on top of the bench's own (the webhooks phase's loopback receivers). */
   env?: Record<string, string>
+  /** LOG_LEVEL; `warn` unless given (`info` is the service's default: a line per request). */
+  logLevel?: string
+  /** Where the server's stdout, its log lines, goes; unset, to the bench (which keeps the last lines for errors). */
+  stdoutFile?: string
 }): Promise<RunningArbiter> {
   const port = await freePort()
   const dataDir = await mkdtemp(join(tmpdir(), 'arbiter-bench-'))
@@ -65,6 +69,7 @@ export async function startArbiter(options: {
     args: [...productionNodeFlags(options.repoRoot), ...profile, 'dist/server.js'],
     cwd: options.repoRoot,
     port,
+    stdoutFile: options.stdoutFile,
     env: {
       ...baseEnv(),
       DATABASE_URL: options.databaseUrl,
@@ -75,7 +80,7 @@ export async function startArbiter(options: {
       ARBITER_RATE_LIMIT_PER_MINUTE: '0',
       // The default, stated so the baseline's pool is provably the same size.
       ARBITER_DB_POOL_MAX: String(options.poolMax),
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: options.logLevel ?? 'warn',
       ...(options.otlpEndpoint
         ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_TRACES_SAMPLER: 'always_on' }
         : {}),
@@ -103,18 +108,25 @@ export async function startBaseline(options: {
   repoRoot: string
   databaseUrl: string
   poolMax: number
+  name?: string
+  /** BASELINE_LOG_LEVEL: unset, no logger; `info`, fastify's default request logging. */
+  logLevel?: string
+  /** Where its stdout, its log lines, goes (as startArbiter's). */
+  stdoutFile?: string
 }): Promise<RunningServer> {
   const port = await freePort()
   const proc = startProcess({
-    name: 'baseline',
+    name: options.name ?? 'baseline',
     args: [join(BASELINE_BUILD_DIR, 'baseline-server.js')],
     cwd: options.repoRoot,
     port,
+    stdoutFile: options.stdoutFile,
     env: {
       ...baseEnv(),
       BASELINE_DATABASE_URL: options.databaseUrl,
       BASELINE_POOL_MAX: String(options.poolMax),
       PORT: String(port),
+      ...(options.logLevel ? { BASELINE_LOG_LEVEL: options.logLevel } : {}),
     },
   })
   try {

@@ -1,5 +1,5 @@
 import { cfg } from '../config.ts'
-import { type DecideRound, decideRound, medianRound } from '../decide-rounds.ts'
+import { type DecideRound, equalLoadRate, interleavedRounds, medianRound } from '../decide-rounds.ts'
 import { type Recorder, runLoops } from '../load.ts'
 import { log, measuredLoops, type Run } from '../run-context.ts'
 import { recordKey, type SequencingLag, SequencingLagSampler } from '../sequencing-lag.ts'
@@ -19,10 +19,10 @@ export interface DecidePhase extends Omit<DecideRound, 'round' | 'arbiterFirst'>
   /** Commit of a change → its record in the log, over the Arbiter's measured windows (sequencing-lag.ts). */
   sequencingLag: SequencingLag
   /**
-   * The same two workloads offered the same request rate (PACED_SHARE of Arbiter's median throughput, which both
-   * sustain), in as many interleaved rounds: CPU per request compared at equal load. A server's CPU per request
-   * falls as its rate rises (more requests share each wake-up, each system call's fixed cost), so the windows
-   * above, each side at its own saturation, charge the slower side for being slower.
+   * The same two workloads offered the same request rate (`equalLoadRate`: 70% of Arbiter's median throughput,
+   * which both sustain), in as many interleaved rounds: CPU per request compared at equal load. A server's CPU per
+   * request falls as its rate rises (more requests share each wake-up, each system call's fixed cost), so the
+   * windows above, each side at its own saturation, charge the slower side for being slower.
    */
   paced: {
     requestsPerSecond: number
@@ -32,9 +32,6 @@ export interface DecidePhase extends Omit<DecideRound, 'round' | 'arbiterFirst'>
     sequencingLag: SequencingLag
   }
 }
-
-/** The share of Arbiter's saturated decide throughput both sides are paced at for the equal-load rounds. */
-export const PACED_SHARE = 0.7
 
 /** HTTP requests in one decide path of two orchestrators: create, two interpretations, evaluate. */
 const DECIDE_PATH_REQUESTS = 4
@@ -79,57 +76,50 @@ export async function phaseDecide(run: Run): Promise<DecidePhase> {
     await sampler.pause()
     return figures
   }
-  const rounds: DecideRound[] = []
-  for (let round = 1; round <= cfg.decideRounds; round++) {
-    // The order alternates, so that neither side always measures in the other's aftermath (its autovacuum, its
-    // last checkpoints).
-    const arbiterFirst = round % 2 === 0
-    const arbiter = arbiterFirst ? await measureArbiter() : null
-    const baseline = await measureBaseline()
-    const measured = decideRound(round, arbiterFirst, baseline, arbiter ?? (await measureArbiter()))
-    rounds.push(measured)
-    log(
-      `decide round ${round} (${arbiterFirst ? 'Arbiter' : 'baseline'} first): throughput ${measured.throughputRatio.toFixed(2)}×, p99 ${measured.p99Ratio.toFixed(2)}×, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
-    )
-  }
+  const rounds = await interleavedRounds(
+    cfg.decideRounds,
+    { baseline: measureBaseline, arbiter: measureArbiter },
+    (measured) =>
+      log(
+        `decide round ${measured.round} (${measured.arbiterFirst ? 'Arbiter' : 'baseline'} first): throughput ${measured.throughputRatio.toFixed(2)}×, p99 ${measured.p99Ratio.toFixed(2)}×, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
+      ),
+  )
   const sequencingLag = await sampler.stop()
   const typical = medianRound(rounds, (r) => r.throughputRatio)
 
-  const arbiterRates = rounds.map((r) => r.arbiter.requestsPerSecond).sort((x, y) => x - y)
-  const pacedRate = Math.floor(PACED_SHARE * arbiterRates[(arbiterRates.length - 1) / 2]!)
+  const pacedRate = equalLoadRate(rounds)
   log(`decide at equal load: both sides paced at ${pacedRate} req/s, ${cfg.decideRounds} interleaved rounds`)
   const pacedSampler = new SequencingLagSampler(run.mainDb.url)
   await pacedSampler.start()
   await pacedSampler.pause()
   lag = pacedSampler
-  const pacedRounds: DecideRound[] = []
-  for (let round = 1; round <= cfg.decideRounds; round++) {
-    const arbiterFirst = round % 2 === 0
-    const measureArbiterPaced = async () => {
-      pacedSampler.resume()
-      const figures = await measuredLoops(
-        run.mainDb.name,
-        run.arbiter.proc.pid,
-        { ...window, iterationsPerSecond: pacedRate / DECIDE_PATH_REQUESTS },
-        decide,
-      )
-      await pacedSampler.caughtUp()
-      await pacedSampler.pause()
-      return figures
-    }
-    const arbiter = arbiterFirst ? await measureArbiterPaced() : null
-    const baseline = await measuredLoops(
+  const measureArbiterPaced = async () => {
+    pacedSampler.resume()
+    const figures = await measuredLoops(
+      run.mainDb.name,
+      run.arbiter.proc.pid,
+      { ...window, iterationsPerSecond: pacedRate / DECIDE_PATH_REQUESTS },
+      decide,
+    )
+    await pacedSampler.caughtUp()
+    await pacedSampler.pause()
+    return figures
+  }
+  const measureBaselinePaced = () =>
+    measuredLoops(
       run.mainDb.name,
       run.baseline.proc.pid,
       { ...window, iterationsPerSecond: pacedRate },
       insert3,
     )
-    const measured = decideRound(round, arbiterFirst, baseline, arbiter ?? (await measureArbiterPaced()))
-    pacedRounds.push(measured)
-    log(
-      `decide at equal load, round ${round}: ${measured.baseline.requestsPerSecond.toFixed(0)} / ${measured.arbiter.requestsPerSecond.toFixed(0)} req/s, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
-    )
-  }
+  const pacedRounds = await interleavedRounds(
+    cfg.decideRounds,
+    { baseline: measureBaselinePaced, arbiter: measureArbiterPaced },
+    (measured) =>
+      log(
+        `decide at equal load, round ${measured.round}: ${measured.baseline.requestsPerSecond.toFixed(0)} / ${measured.arbiter.requestsPerSecond.toFixed(0)} req/s, server CPU per request ${measured.serverCpuRatio.toFixed(2)}×`,
+      ),
+  )
   const pacedLag = await pacedSampler.stop()
   return {
     loops,

@@ -8,7 +8,10 @@ declare module 'autocannon' {
       path?: string
       headers?: Record<string, string>
       body?: string
+      /** `context` is the connection's own (one per connection, fresh for each pass over `requests`). */
       setupRequest?: (request: Request, context: Record<string, unknown>) => Request | null | undefined
+      /** Each answer to this request, its whole body as text. */
+      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void
     }
 
     interface Options {
