@@ -328,16 +328,16 @@ async function issueManifests(run: Run): Promise<void> {
   })
 }
 
-/** GET /v1/manifests/{id}: 200 and the envelope of the manifest asked for, signed. */
+/** GET /v1/manifests/{id}: 200 and the envelope of the manifest asked for, with its JWS. */
 const manifestCheck: AnswerCheck = {
   every: CHECK_EVERY,
   verify(path, status, body) {
     if (status !== 200) return `status ${status}`
-    const envelope = body() as { manifest?: { manifest_id?: unknown }; signature?: unknown } | null
+    const envelope = body() as { manifest?: { manifest_id?: unknown }; jws?: unknown } | null
     const id = path.slice(path.lastIndexOf('/') + 1)
     if (envelope?.manifest?.manifest_id !== id)
       return `manifest_id ${String(envelope?.manifest?.manifest_id)}, asked for ${id}`
-    if (typeof envelope.signature !== 'string') return 'no signature'
+    if (typeof envelope.jws !== 'string') return 'no JWS'
     return null
   },
 }
