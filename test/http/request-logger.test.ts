@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { describe, it } from 'node:test'
 import type { FastifyBaseLogger } from 'fastify'
-import pino from 'pino'
+import pino, { symbols } from 'pino'
 import { logsAt, RequestLogger } from '../../src/http/request-logger.ts'
 import { loggerOptions } from '../../src/logger.ts'
 
@@ -62,16 +62,62 @@ describe('request logger', () => {
     assert.equal(logsAt(quiet, 'debug'), false)
     assert.equal(logsAt(quiet, 'info'), true)
     quiet.writeLine('info', line, 'request')
+    new RequestLogger(counted, BINDINGS).writeLine('info', line, 'request')
     eager.logger.child(BINDINGS).info(line, 'request')
-    assert.equal(children, 0, 'nothing made a child')
+    eager.logger.child(BINDINGS).info(line, 'request')
+    // The parent's unredacted twin, made once for every request's line; no request made a child of its own.
+    assert.equal(children, 1, 'one child in all')
     assert.deepEqual(lazy.lines, eager.lines)
     // Once a line needs the child, it is made once and used from then on.
     quiet.warn('a warning')
     quiet.writeLine('info', line, 'request')
     eager.logger.child(BINDINGS).warn('a warning')
     eager.logger.child(BINDINGS).info(line, 'request')
-    assert.equal(children, 1)
+    assert.equal(children, 2)
     assert.deepEqual(lazy.lines, eager.lines)
+  })
+
+  it("writes a line of plain values without running pino's redactor over it, and redacts every other line", () => {
+    const lazy = capturing('debug')
+    const eager = capturing('debug')
+    // The service's wildcard paths (`*.key`) give the parent a redactor pino runs on every value of a line.
+    const stringifiers = (
+      lazy.logger as unknown as Record<symbol, Record<symbol, (...a: unknown[]) => unknown>>
+    )[symbols.stringifiersSym]!
+    const redactor = stringifiers[symbols.wildcardFirstSym]!
+    let redactorRuns = 0
+    stringifiers[symbols.wildcardFirstSym] = (...args: unknown[]) => {
+      redactorRuns += 1
+      return redactor(...args)
+    }
+    const request = new RequestLogger(lazy.logger, BINDINGS)
+    const plain = { method: 'GET', url: '/v1/manifests/m-1', status: 200, durationMs: 1.5, cached: false }
+    request.writeLine('info', plain, 'request')
+    eager.logger.child(BINDINGS).info(plain, 'request')
+    assert.equal(redactorRuns, 0, 'a line of plain values is written without the redactor')
+    // The parent's level moves; the line follows it.
+    lazy.logger.level = 'warn'
+    eager.logger.level = 'warn'
+    request.writeLine('info', plain, 'request')
+    lazy.logger.level = 'debug'
+    eager.logger.level = 'debug'
+    request.writeLine('debug', plain, 'request')
+    eager.logger.child(BINDINGS).debug(plain, 'request')
+    assert.equal(lazy.lines.length, 2)
+    // A value to look into, or a name a redact path starts with: the redacting parent writes it.
+    const secretive: Record<string, unknown>[] = [
+      { status: 500, err: Object.assign(new Error('boom'), { key: 'arb_secret_1' }) },
+      { status: 200, key: 'arb_secret_2' },
+      { status: 200, created: { secret: 'arb_secret_3' } },
+    ]
+    for (const line of secretive) {
+      request.writeLine('error', line, 'request failed')
+      eager.logger.child(BINDINGS).error(line, 'request failed')
+    }
+    assert.ok(redactorRuns > 0)
+    const strip = (line: string) => line.replace(/"stack":"[^"]*"/, '')
+    assert.deepEqual(lazy.lines.map(strip), eager.lines.map(strip))
+    assert.ok(!lazy.lines.join('\n').includes('arb_secret'), 'redaction holds')
   })
 
   it('follows the level of its parent, and its own once set', () => {
