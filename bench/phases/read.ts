@@ -30,10 +30,12 @@ import { decidePath } from '../workloads.ts'
  * Phase 4, read: GET /v1/manifests/{id} over the manifests issued so far vs GET /select?id= (a primary-key
  * lookup), in two conditions, each on its own pair of servers:
  *
- * - logging off: the run's servers (Arbiter at LOG_LEVEL=warn, the baseline without a logger);
- * - logging on: a second pair on the same database, Arbiter at `info` (its default: one line per request) and the
- *   baseline with fastify's own pino logger at `info` (its default request logging: two lines per request), both
- *   writing their stdout to a file of their own in a temporary directory (removed afterwards).
+ * - logging off: Arbiter at LOG_LEVEL=warn, the baseline without a logger;
+ * - logging on: Arbiter at `info` (its default: one line per request) and the baseline with fastify's own pino
+ *   logger at `info` (its default request logging: two lines per request).
+ *
+ * Each pair is started for its condition on the run's database, both writing stdout to a file of their own in a
+ * temporary directory (removed afterwards), so that both conditions measure servers as fresh.
  *
  * In each condition, after a warm-up of each side, interleaved rounds (`cfg.decideRounds`) of autocannon windows,
  * each side at its own maximum rate, then as many rounds at equal load: both sides paced at the same request rate
@@ -124,28 +126,24 @@ export async function phaseRead(run: Run): Promise<ReadPhase> {
   )
   run.arbiter.memory.phase = 'read'
   const conditions: ReadCondition[] = []
-  if (cfg.readLogging.includes('off')) {
-    const pair = sides(
-      { baseline: run.baseline.proc.pid, arbiter: run.arbiter.proc.pid },
-      { baseline: run.baseTarget, arbiter: run.arbTarget },
-    )
-    conditions.push(await measureCondition(run, 'off', LOGGING_OFF, pair))
-  }
-  if (cfg.readLogging.includes('on')) {
-    const servers = await startLoggingServers(run)
+  for (const logging of ['off', 'on'] as const) {
+    if (!cfg.readLogging.includes(logging)) continue
+    const servers = await startReadServers(run, logging)
     const pair = sides(servers.pids, servers.targets)
-    let on: ReadCondition
+    let condition: ReadCondition
     try {
-      on = await measureCondition(run, 'on', LOGGING_ON, pair)
+      condition = await measureCondition(run, logging, logging === 'on' ? LOGGING_ON : LOGGING_OFF, pair)
     } finally {
       await servers.stop()
     }
-    on.logs = {
-      arbiter: { ...(await logVolume(servers.files.arbiter)), requests: pair.arbiter.answered },
-      baseline: { ...(await logVolume(servers.files.baseline)), requests: pair.baseline.answered },
+    if (logging === 'on') {
+      condition.logs = {
+        arbiter: { ...(await logVolume(servers.files.arbiter)), requests: pair.arbiter.answered },
+        baseline: { ...(await logVolume(servers.files.baseline)), requests: pair.baseline.answered },
+      }
     }
     await servers.removeFiles()
-    conditions.push(on)
+    conditions.push(condition)
   }
   return {
     connections: cfg.connections,
@@ -256,31 +254,34 @@ function addAnswers(total: AnswerSummary, window: AnswerSummary | undefined): vo
 }
 
 /**
- * The logging-on pair on the run's database: Arbiter at `info`, the baseline with its logger, each writing stdout
- * to its own file in a new temporary directory.
+ * A condition's own pair on the run's database, started for it so that both conditions measure servers as fresh
+ * and as warmed up: with logging on, Arbiter at `info` and the baseline with its logger; each writes stdout to its
+ * own file in a new temporary directory.
  */
-async function startLoggingServers(run: Run) {
+async function startReadServers(run: Run, logging: ReadCondition['logging']) {
   const dir = await mkdtemp(join(tmpdir(), 'arbiter-bench-logs-'))
   const removeFiles = () => rm(dir, { recursive: true, force: true })
   onCleanup('remove the read phase log files', removeFiles)
   const files = { baseline: join(dir, 'baseline.log'), arbiter: join(dir, 'arbiter.log') }
-  const common = { databaseUrl: run.mainDb.url, poolMax: cfg.poolMax, logLevel: 'info' }
+  const common = { databaseUrl: run.mainDb.url, poolMax: cfg.poolMax }
   const baseline = await startBaseline({
     ...common,
+    ...(logging === 'on' ? { logLevel: 'info' } : {}),
     repoRoot,
-    name: 'baseline-logging',
+    name: `baseline-logging-${logging}`,
     stdoutFile: files.baseline,
   })
-  onCleanup('stop baseline (logging on)', () => baseline.stop())
+  onCleanup(`stop baseline (logging ${logging})`, () => baseline.stop())
   const arbiter = await startArbiter({
     ...common,
+    logLevel: logging === 'on' ? 'info' : 'warn',
     repoRoot: cfg.arbiterRoot,
-    name: 'arbiter-logging',
+    name: `arbiter-logging-${logging}`,
     stdoutFile: files.arbiter,
     cpuProfileDir: cfg.cpuProfileDir,
   })
-  onCleanup('stop arbiter (logging on)', () => arbiter.stop())
-  arbiter.memory.phase = 'read (logging on)'
+  onCleanup(`stop arbiter (logging ${logging})`, () => arbiter.stop())
+  arbiter.memory.phase = `read (logging ${logging})`
   const targets = {
     baseline: new HttpTarget(baseline.origin, cfg.connections),
     arbiter: new HttpTarget(arbiter.origin, cfg.connections),
