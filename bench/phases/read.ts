@@ -287,7 +287,7 @@ async function startReadServers(run: Run, logging: ReadCondition['logging']) {
     arbiter: new HttpTarget(arbiter.origin, cfg.connections),
   }
   log(
-    `read, logging on: baseline (pid ${baseline.proc.pid}) and Arbiter (pid ${arbiter.proc.pid}) log to ${dir}`,
+    `read, logging ${logging}: baseline (pid ${baseline.proc.pid}) and Arbiter (pid ${arbiter.proc.pid}), stdout to ${dir}`,
   )
   return {
     pids: { baseline: baseline.proc.pid, arbiter: arbiter.proc.pid },
