@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { type RunningProcess, runLoadedProcess, send } from './embedded-child.ts'
@@ -223,11 +223,21 @@ async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   throw new Error(`could not lock the embedded database in ${dataDir}`)
 }
 
+/**
+ * Whether a process runs. A zombie does not: it has exited and holds no file, but stays in the process table
+ * until whoever adopted it reaps it (the database's process, orphaned, is adopted by init, which may take its time).
+ */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  try {
+    // /proc/<pid>/stat: the state follows the command name's closing parenthesis (Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z'
+  } catch {
+    return true
   }
 }

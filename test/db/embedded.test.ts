@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -322,8 +323,10 @@ describe('embedded PostgreSQL in a data directory', () => {
     const client = new pg.Client({ connectionString: db.connectionString })
     client.on('error', () => {})
     await client.connect()
+    const gone = once(db.child, 'close')
     db.child.kill('SIGKILL')
     await assert.rejects(client.query('SELECT 1'))
+    await gone
     await db.stop()
     assert.match(
       String(reported?.message),
