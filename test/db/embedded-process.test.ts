@@ -88,7 +88,11 @@ describe('the embedded database’s process, supervised by the service', () => {
     t.after(() => service.stop('SIGKILL'))
     const database = databaseProcess(service.child.pid!)
     const exited = once(service.child, 'exit')
+    // The database's process first, a moment ahead: it must not die of it, whatever the order they come in.
     process.kill(database, 'SIGINT')
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    assert.ok(running(database), 'the database’s process died of SIGINT')
+    assert.equal((await fetch(`${service.baseUrl}/readyz`)).status, 200)
     process.kill(service.child.pid!, 'SIGINT')
     const [code] = await exited
     assert.equal(code, 0, service.stderr())
