@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, Gauge, Histogram } from 'prom-client'
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Queryable } from '../../../db/pool.ts'
 import { queryOne } from '../../../db/statement.ts'
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../domain/webhooks/retry-schedule.ts'
 import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../webhooks/delivery-worker.ts'
@@ -49,7 +50,30 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     listenConnectionString: given.listen ? app.config.connectionString : undefined,
     showEscalation: escalationListing(options.kinds).view,
   }
-  const registry = app.metrics.registry
+  const db = app.db
+  const { attempts, deliveries, latency } = webhookMetrics(app.metrics.registry, db)
+  const worker = new WebhookDeliveryWorker(
+    db,
+    settings,
+    {
+      attempt: (result, seconds) => {
+        attempts.inc({ result })
+        latency.observe(seconds)
+      },
+      settled: (status) => deliveries.inc({ result: status }),
+    },
+    (message, err) => app.log.warn({ err }, message),
+  )
+  app.decorate('webhooks', { db, policy, worker })
+  if (given.deliver) app.addHook('onReady', async () => worker.start())
+  app.addHook('onClose', async () => worker.stop())
+}
+
+/**
+ * The webhook metrics, in the app's registry: attempts and deliveries counted and timed by this replica's worker,
+ * and the pending deliveries of every replica, read from the database at each scrape.
+ */
+function webhookMetrics(registry: Registry, db: Queryable) {
   const attempts = new Counter({
     name: 'arbiter_webhook_attempts_total',
     help: 'Webhook delivery attempts by result (success, http_error, gone, network_error, timeout, blocked)',
@@ -68,7 +92,6 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
-  const db = app.db
   // Both gauges come from one query per scrape: the registry collects its metrics at once, so each awaits the same
   // read rather than one showing what the other read at the scrape before.
   let summary: Promise<{ pending: number; oldest_age_seconds: number | null } | undefined> | undefined
@@ -97,21 +120,7 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
       if (read) this.set(read.pending)
     },
   })
-  const worker = new WebhookDeliveryWorker(
-    db,
-    settings,
-    {
-      attempt: (result, seconds) => {
-        attempts.inc({ result })
-        latency.observe(seconds)
-      },
-      settled: (status) => deliveries.inc({ result: status }),
-    },
-    (message, err) => app.log.warn({ err }, message),
-  )
-  app.decorate('webhooks', { db, policy, worker })
-  if (given.deliver) app.addHook('onReady', async () => worker.start())
-  app.addHook('onClose', async () => worker.stop())
+  return { attempts, deliveries, latency }
 }
 
 export default fp(webhooksPlugin, {
