@@ -12,10 +12,11 @@
  * Each is driven with autocannon through the decide flow — POST /v1/outcomes, an interpretation from orch-a
  * ('failure') and one from orch-b ('success'), POST …/evaluate — for a warm-up and then a measured window, and the
  * script prints, per mode: requests/s and p50/p99 of every request; the service's resident memory (summed over
- * its process and any child it started): its peak while starting, its peak under load (polled every 100 ms) and
- * at the end; the CPU its main thread and its other threads used per wall second of the measured window, and the
- * busiest of the other threads alone (the embedded database's) with its share of kernel time; and CPU per request, of the service and (postgres mode) of the PostgreSQL
- * processes serving its database: on a shared machine, a steadier figure than requests/s.
+ * its process and any child it started, the embedded database's process): its peak while starting, its peak under
+ * load (polled every 100 ms) and at the end; the CPU its main thread and its other threads (its children's too)
+ * used per wall second of the measured window, and the busiest of the other threads alone (the embedded
+ * database's) with its share of kernel time; and CPU per request, of the service and (postgres mode) of the
+ * PostgreSQL processes serving its database: on a shared machine, a steadier figure than requests/s.
  *
  * The machine is shared and noisy: compare the two modes of one run (the ratio line), not absolute figures
  * across runs.
@@ -366,9 +367,10 @@ async function decideFlow(
 }
 
 /**
- * Resident memory of the service: its process and every descendant, polled every 100 ms, plus the process's own
- * high-water mark (VmHWM), which catches a spike between two polls until `resetPeak()` (the kernel's mark cannot be
- * reset: from then on only polls count).
+ * Resident memory of the service: its process and every descendant (the embedded database's), summed, polled every
+ * 100 ms; plus, until `resetPeak()`, the sum of each process's own high-water mark (VmHWM), which catches a spike
+ * between two polls (an upper bound: the processes' peaks need not coincide). The kernel's mark cannot be reset:
+ * after `resetPeak()` only polls count.
  */
 class ServiceMemory {
   peakBytes = 0
@@ -382,12 +384,13 @@ class ServiceMemory {
 
   sample(): void {
     let rss = 0
+    let highWaterMarks = 0
     for (const pid of [this.pid, ...descendants(this.pid)]) {
       const status = readOrEmpty(`/proc/${pid}/status`)
       rss += kilobytes(status, 'VmRSS')
-      if (pid === this.pid && this.useHighWaterMark)
-        this.peakBytes = Math.max(this.peakBytes, kilobytes(status, 'VmHWM'))
+      highWaterMarks += kilobytes(status, 'VmHWM')
     }
+    if (this.useHighWaterMark) this.peakBytes = Math.max(this.peakBytes, highWaterMarks)
     if (rss === 0) return
     this.lastRssBytes = rss
     this.peakBytes = Math.max(this.peakBytes, rss)
@@ -409,9 +412,9 @@ function descendants(pid: number): number[] {
 }
 
 /**
- * CPU of the server's main thread (its tid is its pid) and of every other thread of the process over a window,
- * and of the busiest other thread alone (in embedded mode, the database's), with the share of it spent in the
- * kernel (socket and file system calls).
+ * CPU of the server's main thread (its tid is its pid) and of every other thread of the process and of its
+ * children over a window, and of the busiest other thread alone (in embedded mode, the main thread of the
+ * database's process), with the share of it spent in the kernel (socket and file system calls).
  */
 class ThreadCpu {
   private readonly started = performance.now()
@@ -454,13 +457,25 @@ class ThreadCpu {
 
 function threadCpu(pid: number): Map<number, { user: number; system: number }> {
   const cpu = new Map<number, { user: number; system: number }>()
-  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
-    const stat = readOrEmpty(`/proc/${pid}/task/${tid}/stat`)
+  const tasks = [pid, ...descendants(pid)].flatMap((process) =>
+    readdirOrEmpty(`/proc/${process}/task`).map((tid) => `/proc/${process}/task/${tid}`),
+  )
+  for (const task of tasks) {
+    const tid = Number(task.slice(task.lastIndexOf('/') + 1))
+    const stat = readOrEmpty(`${task}/stat`)
     // After the ") " that ends the command name: utime and stime are fields 14 and 15, in clock ticks (1/100 s).
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
     if (fields.length > 12) cpu.set(tid, { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 })
   }
   return cpu
+}
+
+function readdirOrEmpty(path: string): string[] {
+  try {
+    return readdirSync(path)
+  } catch {
+    return []
+  }
 }
 
 function readOrEmpty(path: string): string {

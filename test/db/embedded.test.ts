@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { threadId } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-import {
-  connectionStringFor,
-  type EmbeddedPostgres,
-  firstToLoad,
-  startEmbeddedPostgres,
-} from '../../src/db/embedded.ts'
+import { connectionStringFor, type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded.ts'
+import { firstToLoad } from '../../src/db/embedded-child.ts'
 import {
   commandsDue,
   FREEZE_AGE,
@@ -148,8 +144,12 @@ describe('embedded PostgreSQL over the wire protocol', () => {
     assert.deepEqual(rows, [{ n: value.length, h: createHash('md5').update(value).digest('hex') }])
   })
 
-  it('runs on a thread of its own: the caller’s event loop turns while a query runs', async (t) => {
-    assert.notEqual(db.worker.threadId, threadId)
+  it('runs in a process of its own, with its own node flags: the caller’s event loop turns while a query runs', async (t) => {
+    assert.ok(db.child.pid !== undefined && db.child.pid !== process.pid)
+    const flags = (await readFile(`/proc/${db.child.pid}/cmdline`, 'utf8')).split('\0')
+    for (const flag of ['--liftoff-only', '--wasm-max-mem-pages=4096'])
+      assert.ok(flags.includes(flag), `${flag} in ${flags.join(' ')}`)
+    assert.ok(!process.execArgv.some((flag) => flag.includes('liftoff') || flag.includes('wasm')))
     const client = new pg.Client({ connectionString: db.connectionString })
     await client.connect()
     t.after(() => client.end())
@@ -304,9 +304,9 @@ describe('embedded PostgreSQL in a data directory', () => {
     assert.deepEqual(rows, [{ v: 'still here' }])
   })
 
-  it('stop() ends its thread and releases the directory', async () => {
+  it('stop() ends its process and releases the directory', async () => {
     const db = await startEmbeddedPostgres({ dataDir: dir })
-    const exited = new Promise<number>((resolve) => db.worker.once('exit', resolve))
+    const exited = new Promise<number>((resolve) => db.child.once('exit', resolve))
     assert.ok(existsSync(join(dir, 'embedded.pid')))
     await db.stop()
     assert.equal(await Promise.race([exited, 'still running']), 0)
@@ -317,23 +317,28 @@ describe('embedded PostgreSQL in a data directory', () => {
     )
   })
 
-  it('reports a thread that dies while in use, and its clients fail instead of waiting', async () => {
+  it('reports a process that dies while in use, and its clients fail instead of waiting', async () => {
     let reported: Error | undefined
     const db = await startEmbeddedPostgres({ dataDir: dir, onUnexpectedExit: (err) => (reported = err) })
     const client = new pg.Client({ connectionString: db.connectionString })
     client.on('error', () => {})
     await client.connect()
-    await db.worker.terminate()
+    const gone = once(db.child, 'close')
+    db.child.kill('SIGKILL')
     await assert.rejects(client.query('SELECT 1'))
+    await gone
     await db.stop()
-    assert.match(String(reported?.message), /embedded database thread exited unexpectedly/)
+    assert.match(
+      String(reported?.message),
+      /embedded database process exited unexpectedly \(signal SIGKILL\)/,
+    )
   })
 
-  it('by default raises a dead thread as an uncaught error: the process exits and says why', async () => {
+  it('by default raises a dead database process as an uncaught error: the process exits and says why', async () => {
     const script = [
       `import { startEmbeddedPostgres } from ${JSON.stringify(new URL('../../src/db/embedded.ts', import.meta.url).href)}`,
       `const db = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dir)} })`,
-      'await db.worker.terminate()',
+      "db.child.kill('SIGKILL')",
       'setTimeout(() => {}, 30_000)',
     ].join('\n')
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -341,7 +346,7 @@ describe('embedded PostgreSQL in a data directory', () => {
       timeout: 60_000,
     })
     assert.equal(child.status, 1, child.stderr)
-    assert.match(child.stderr, /embedded database thread exited unexpectedly/)
+    assert.match(child.stderr, /embedded database process exited unexpectedly/)
   })
 
   it('rejects its start with PostgreSQL’s reason when the directory is damaged, and releases it', async (t) => {
@@ -525,8 +530,8 @@ describe('embedded PostgreSQL maintenance (what autovacuum does on a server)', (
   })
 })
 
-describe('starting the database thread', () => {
-  /** A stand-in thread: loads at once, never, or exits. */
+describe('starting the database process', () => {
+  /** A stand-in process: loads at once, never, or exits. */
   const thread = (behaviour: 'loads' | 'hangs' | 'exits') => {
     const terminated = { value: false }
     const never = new Promise<never>(() => {})
@@ -535,16 +540,14 @@ describe('starting the database thread', () => {
       terminated,
       loaded: behaviour === 'loads' ? Promise.resolve('loaded') : never,
       exited: behaviour === 'exits' ? Promise.resolve(1) : never,
-      worker: {
-        terminate: async () => {
-          terminated.value = true
-          return 1
-        },
+      kill: async () => {
+        terminated.value = true
+        return 1
       },
     }
   }
 
-  it('ends a thread that never loads its modules and starts another', async () => {
+  it('ends a process that never loads its modules and starts another', async () => {
     const started: ReturnType<typeof thread>[] = []
     const plan = ['hangs', 'hangs', 'loads'] as const
     const got = await firstToLoad(
@@ -562,7 +565,7 @@ describe('starting the database thread', () => {
     )
   })
 
-  it('gives up after the last attempt, and does not restart a thread that exited (its report says why)', async () => {
+  it('gives up after the last attempt, and does not restart a process that exited (its report says why)', async () => {
     let starts = 0
     await assert.rejects(
       firstToLoad(

@@ -79,7 +79,8 @@ export async function startService(
       }
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null) return child.exitCode
+      // Ended already (by a signal, exitCode stays null): no 'exit' is coming.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
       child.kill(signal)
       const [code] = await once(child, 'exit')
       return code as number | null
