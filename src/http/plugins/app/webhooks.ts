@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram } from 'prom-client'
+import { createPool, type Pool } from '../../../db/pool.ts'
 import { queryOne } from '../../../db/statement.ts'
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../domain/webhooks/retry-schedule.ts'
 import { type WebhookDeliverySettings, WebhookDeliveryWorker } from '../../../webhooks/delivery-worker.ts'
@@ -12,14 +13,18 @@ import { escalationListing } from '../../routes/escalations.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** What the webhook routes pass their services, and this replica's delivery worker. */
-    webhooks: WebhookContext & { worker: WebhookDeliveryWorker }
+    /**
+     * What the webhook routes pass their services, and this replica's delivery worker with the pool of its own
+     * its queries run on.
+     */
+    webhooks: WebhookContext & { worker: WebhookDeliveryWorker; workerDb: Pool }
   }
 }
 
 /**
  * Webhooks: the context their routes use, and this replica's delivery worker, started when the app is ready and
- * stopped before the pools close. Its metrics join the app's registry.
+ * stopped before the pools close. The worker has a small pool of its own (and its LISTEN connection): its polls,
+ * leases and pruning never take a connection a request waits for. Its metrics join the app's registry.
  */
 export interface WebhooksPluginOptions {
   /** The case kinds served: an escalation event shows its escalation as their listing does. */
@@ -47,6 +52,11 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     pollMs: given.pollMs ?? (given.listen ? 1_000 : 250),
     concurrency: given.concurrency,
     listenConnectionString: given.listen ? app.config.connectionString : undefined,
+    soleProcess: given.soleProcess,
+    retentionMs: given.retentionMs,
+    pruneIntervalMs: given.pruneIntervalMs,
+    pruneBatch: given.pruneBatch,
+    lookup: given.lookup,
     showEscalation: escalationListing(options.kinds).view,
   }
   const registry = app.metrics.registry
@@ -97,8 +107,17 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
       if (read) this.set(read.pending)
     },
   })
+  // Opened lazily, like the request pool: an app that does not deliver never connects it. Its waits are bounded by
+  // the lease: the worker holds at most `concurrency` attempts, each waiting its turn for a connection.
+  const workerDb = createPool({
+    connectionString: app.config.connectionString,
+    max: given.poolMax,
+    connectionTimeoutMillis: settings.leaseMs,
+    namedStatements: app.config.namedStatements ?? true,
+    onError: (err) => app.log.warn({ err: { message: err.message } }, 'idle webhook worker connection lost'),
+  })
   const worker = new WebhookDeliveryWorker(
-    db,
+    workerDb,
     settings,
     {
       attempt: (result, seconds) => {
@@ -109,9 +128,12 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     },
     (message, err) => app.log.warn({ err }, message),
   )
-  app.decorate('webhooks', { db, policy, worker })
+  app.decorate('webhooks', { db, policy, lookup: given.lookup, wake: () => worker.wake(), worker, workerDb })
   if (given.deliver) app.addHook('onReady', async () => worker.start())
-  app.addHook('onClose', async () => worker.stop())
+  app.addHook('onClose', async () => {
+    await worker.stop()
+    await workerDb.end()
+  })
 }
 
 export default fp(webhooksPlugin, {
