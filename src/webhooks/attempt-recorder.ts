@@ -16,21 +16,20 @@ interface Waiting extends AttemptRecord {
 const BATCH_MAX = 64
 
 /**
- * Records the delivery worker's attempts in batches: those that end within `gatherMs` of the first, or while the
- * previous batch is being written, go to the database in one statement (`attemptsRecord`), each still only under
- * its own lease. A worker with 16 attempts in flight against quick receivers would otherwise spend a round trip,
- * and a transaction, on every answer. One batch is written at a time.
+ * Records the delivery worker's attempts in batches: the answers that come in the same turn of the event loop, or
+ * while the previous batch is being written, go to the database in one statement (`attemptsRecord`), each still
+ * only under its own lease. A worker with 16 attempts in flight against quick receivers would otherwise spend a
+ * round trip, and a transaction, on every answer; an answer that comes alone waits for nothing. One batch is
+ * written at a time.
  */
 export class AttemptRecorder {
   readonly #db: Queryable
-  readonly #gatherMs: number
   #waiting: Waiting[] = []
-  #timer: NodeJS.Timeout | undefined
+  #scheduled = false
   #writing = false
 
-  constructor(db: Queryable, gatherMs: number) {
+  constructor(db: Queryable) {
     this.#db = db
-    this.#gatherMs = gatherMs
   }
 
   /**
@@ -41,16 +40,14 @@ export class AttemptRecorder {
   record(attempt: AttemptRecord): Promise<RecordedAttempt | undefined> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ ...attempt, resolve, reject })
-      if (this.#waiting.length >= BATCH_MAX && !this.#writing) this.#write()
-      else if (this.#timer === undefined && !this.#writing) {
-        this.#timer = setTimeout(() => this.#write(), this.#gatherMs)
-      }
+      if (this.#writing || this.#scheduled) return
+      this.#scheduled = true
+      setImmediate(() => this.#write())
     })
   }
 
   #write(): void {
-    clearTimeout(this.#timer)
-    this.#timer = undefined
+    this.#scheduled = false
     const batch = this.#waiting.splice(0, BATCH_MAX)
     this.#writing = true
     queryRows(this.#db, attemptsRecord(batch))

@@ -76,9 +76,6 @@ export function leaseMarginMs(leaseMs: number): number {
   return Math.min(5_000, leaseMs / 10)
 }
 
-/** Attempts that end within this of each other are recorded in one statement (AttemptRecorder). */
-const RECORD_GATHER_MS = 2
-
 /** A claim follows the last one after at least this, while attempts are in flight (see #claimPause). */
 const CLAIM_GAP_MS = 10
 
@@ -140,7 +137,7 @@ export class WebhookDeliveryWorker {
     this.#settings = settings
     this.#observer = observer
     this.#warn = warn
-    this.#recorder = new AttemptRecorder(db, RECORD_GATHER_MS)
+    this.#recorder = new AttemptRecorder(db)
   }
 
   start(): void {

@@ -1,27 +1,18 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { createPool, typeParsers } from '../../src/db/pool.ts'
+import { createPool } from '../../src/db/pool.ts'
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery-worker.ts'
 import { LEASES_PER_WEBHOOK } from '../../src/webhooks/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { registerWebhook as register, sqlRows as sql } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 // Holding a lock from a second connection while the app waits on it needs the real PostgreSQL server.
 const onPostgres = process.env.TEST_DATABASE_URL !== undefined
 const skip = onPostgres ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL server)'
-
-async function register(t: TestApp, url: string) {
-  const response = await t.request(t.adminKey, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events: ['manifest.issued'] },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json() as { webhook_id: string }
-}
 
 /** An agreed outcome with its interpretation, not yet evaluated. */
 async function interpreted(t: TestApp, key: string) {
@@ -35,20 +26,6 @@ async function interpreted(t: TestApp, key: string) {
 
 async function decideOne(t: TestApp, key: string) {
   return evaluate(t, key, await interpreted(t, key))
-}
-
-async function sql<R extends pg.QueryResultRow>(
-  connectionString: string,
-  text: string,
-  values: unknown[] = [],
-) {
-  const client = new pg.Client({ connectionString, types: typeParsers })
-  await client.connect()
-  try {
-    return (await client.query<R>(text, values)).rows
-  } finally {
-    await client.end()
-  }
 }
 
 /** Polls until `check` holds (the tests wait for the worker, never for a fixed time). */

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool } from 'pg'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { registerWebhook as register } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /*
@@ -11,16 +12,6 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
  * all while no webhook is enabled, on a worker that is woken when one is (a LISTEN connection on PostgreSQL, the
  * process itself on the embedded database).
  */
-
-async function register(t: TestApp, url: string) {
-  const response = await t.request(t.adminKey, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events: ['manifest.issued'] },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json() as { webhook_id: string }
-}
 
 async function decideOne(t: TestApp, key: string) {
   const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
