@@ -4,27 +4,43 @@ import { typeParsers } from '../../src/db/pool.ts'
 import type { TestApp } from './app.ts'
 import { createOutcome, evaluate, interpret } from './fixtures.ts'
 
-/** Registers a webhook for `manifest.issued` at `url`. */
-export async function registerWebhook(t: TestApp, url: string): Promise<{ webhook_id: string }> {
+/** Registers a webhook (as admin) and answers it as created, with its secret. */
+export async function registerWebhook(
+  t: TestApp,
+  body: { url: string; events?: string[]; [member: string]: unknown },
+): Promise<{ webhook_id: string; secret: string }> {
   const response = await t.request(t.adminKey, {
     method: 'POST',
     url: '/v1/webhooks',
-    payload: { url, events: ['manifest.issued'] },
+    payload: { events: ['manifest.issued'], ...body },
   })
   assert.equal(response.statusCode, 201, response.body)
-  return response.json() as { webhook_id: string }
+  return response.json()
 }
 
-/** Decides `times` outcomes that orch-a alone expects and agrees with: one manifest each. */
-export async function decideAgreed(t: TestApp, key: string, times = 1): Promise<void> {
-  for (let i = 0; i < times; i++) {
-    const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
-    await interpret(t, key, outcome.outcome_id, {
-      orchestrator_id: 'orch-a',
-      outcome_interpretation: 'success',
-    })
-    await evaluate(t, key, outcome.outcome_id)
-  }
+/** Disables a webhook, or enables it again (as admin). */
+export async function setWebhookDisabled(t: TestApp, webhookId: string, disabled: boolean): Promise<void> {
+  const response = await t.request(t.adminKey, {
+    method: 'PATCH',
+    url: `/v1/webhooks/${webhookId}`,
+    payload: { disabled },
+  })
+  assert.equal(response.statusCode, 200, response.body)
+}
+
+/** An agreed outcome with its one interpretation, not yet evaluated; answers its id. */
+export async function interpretedOutcome(t: TestApp, key: string): Promise<string> {
+  const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
+  await interpret(t, key, outcome.outcome_id, {
+    orchestrator_id: 'orch-a',
+    outcome_interpretation: 'success',
+  })
+  return outcome.outcome_id
+}
+
+/** One agreed outcome decided by an orchestrator key of orch-a: one manifest.issued event. */
+export async function decideOne(t: TestApp, key: string) {
+  return evaluate(t, key, await interpretedOutcome(t, key))
 }
 
 /** The rows of one statement, on a connection of its own (beside the app's pools). */
@@ -40,9 +56,4 @@ export async function sqlRows<R extends pg.QueryResultRow>(
   } finally {
     await client.end()
   }
-}
-
-/** Polls until `check` holds (tests wait for the worker, never for a fixed time). */
-export async function eventually(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25))
 }

@@ -5,11 +5,19 @@ import { createPool, type Pool } from '../../src/db/pool.ts'
 import { queryRows } from '../../src/db/statement.ts'
 import { AttemptRecorder } from '../../src/webhooks/attempt-recorder.ts'
 import { dueDeliveriesClaim } from '../../src/webhooks/repository.ts'
-import { buildTestApp } from '../helpers/app.ts'
-import { decideAgreed, eventually, registerWebhook, sqlRows } from '../helpers/webhook-fixtures.ts'
+import { buildTestApp, type TestApp } from '../helpers/app.ts'
+import { decideOne, registerWebhook, sqlRows } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 const onPostgres = process.env.TEST_DATABASE_URL !== undefined
+
+async function decideMany(t: TestApp, key: string, times: number): Promise<void> {
+  for (let i = 0; i < times; i++) await decideOne(t, key)
+}
+
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25))
+}
 
 /** Every statement sent on `pool`'s connections from now on, as one line each. */
 function statementsSentOn(pool: Pool): string[] {
@@ -40,10 +48,10 @@ describe('what a delivery costs the database', () => {
     const app = await buildTestApp(t, {
       config: { webhooks: { allowPrivate: true, deliver: false, pollMs: 1_000 } },
     })
-    for (const receiver of receivers) await registerWebhook(app, receiver.url)
+    for (const receiver of receivers) await registerWebhook(app, { url: receiver.url })
     const a = await app.key('orchestrator', ['orch-a'])
     const events = 8
-    await decideAgreed(app, a, events)
+    await decideMany(app, a, events)
     const deliveries = events * receivers.length
     const sent = statementsSentOn(app.app.webhooks.workerDb)
     app.app.webhooks.worker.start()
@@ -79,9 +87,9 @@ describe('what a delivery costs the database', () => {
     const receiver = await WebhookReceiver.start()
     t.after(() => receiver.close())
     const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
-    await registerWebhook(app, receiver.url)
+    await registerWebhook(app, { url: receiver.url })
     const a = await app.key('orchestrator', ['orch-a'])
-    await decideAgreed(app, a, 3)
+    await decideMany(app, a, 3)
     const pool = createPool({ connectionString: app.db.connectionString, max: 1 })
     t.after(() => pool.end())
     const claimed = await queryRows(pool, dueDeliveriesClaim(3, 60_000))
@@ -136,10 +144,10 @@ describe('what a delivery costs the database', () => {
     const receiver = await WebhookReceiver.start()
     t.after(() => receiver.close())
     const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
-    await registerWebhook(app, receiver.url)
+    await registerWebhook(app, { url: receiver.url })
     const a = await app.key('orchestrator', ['orch-a'])
     const events = 12
-    await decideAgreed(app, a, events)
+    await decideMany(app, a, events)
     app.app.webhooks.worker.start()
     await eventually(async () => receiver.requests.length >= events)
     // At most one connection per attempt in flight (a webhook has 4 at once), not one per attempt.
@@ -154,7 +162,7 @@ describe('a decision’s NOTIFY', {
     const receiver = await WebhookReceiver.start()
     t.after(() => receiver.close())
     const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
-    await registerWebhook(app, receiver.url)
+    await registerWebhook(app, { url: receiver.url })
     const a = await app.key('orchestrator', ['orch-a'])
     const listener = new pg.Client({ connectionString: app.db.connectionString })
     await listener.connect()
@@ -166,7 +174,7 @@ describe('a decision’s NOTIFY', {
       notified += 1
     })
     await listener.query('LISTEN arbiter_webhooks')
-    await decideAgreed(app, a, 1)
+    await decideMany(app, a, 1)
     await eventually(async () => notified === 1)
     // Another decision holds the lock that names the one notifying.
     const other = new pg.Client({ connectionString: app.db.connectionString })
@@ -175,9 +183,9 @@ describe('a decision’s NOTIFY', {
     t.after(() => other.end().catch(() => {}))
     await other.query('BEGIN')
     await other.query('SELECT pg_advisory_xact_lock(7246153003)')
-    await decideAgreed(app, a, 1)
+    await decideMany(app, a, 1)
     await other.query('COMMIT')
-    await decideAgreed(app, a, 1)
+    await decideMany(app, a, 1)
     await eventually(async () => notified === 2)
     const [row] = await sqlRows<{ n: number }>(
       app.db.connectionString,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { decideOne, registerWebhook, setWebhookDisabled } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /*
@@ -11,24 +11,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
  * old. Rows are aged in the database rather than waited for.
  */
 
-async function register(t: TestApp, url: string) {
-  const response = await t.request(t.adminKey, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events: ['manifest.issued'] },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().webhook_id as string
-}
-
-async function decideOne(t: TestApp, key: string) {
-  const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
-  await interpret(t, key, outcome.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'success',
-  })
-  return evaluate(t, key, outcome.outcome_id)
-}
+const register = async (t: TestApp, url: string) => (await registerWebhook(t, { url })).webhook_id
 
 async function rows<R>(t: TestApp, text: string, values: unknown[] = []): Promise<R[]> {
   return (await t.app.db.query(text, values)).rows as R[]
@@ -95,12 +78,7 @@ describe('webhook retention', () => {
       () => Promise.all([statusesOf(app, failing), statusesOf(app, off)]),
       (lists) => lists.every((items) => items.length === 3 && items.every((item) => item.attempts >= 1)),
     )
-    const disabled = await app.request(app.adminKey, {
-      method: 'PATCH',
-      url: `/v1/webhooks/${off}`,
-      payload: { disabled: true },
-    })
-    assert.equal(disabled.statusCode, 200, disabled.body)
+    await setWebhookDisabled(app, off, true)
     const removed = await app.request(app.adminKey, { method: 'DELETE', url: `/v1/webhooks/${deleted}` })
     assert.equal(removed.statusCode, 204, removed.body)
     const [orphan] = await rows<{ id: string }>(

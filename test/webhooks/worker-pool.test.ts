@@ -3,8 +3,7 @@ import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Pool } from 'pg'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
-import { registerWebhook as register } from '../helpers/webhook-fixtures.ts'
+import { decideOne, registerWebhook, setWebhookDisabled } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /*
@@ -13,14 +12,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
  * process itself on the embedded database).
  */
 
-async function decideOne(t: TestApp, key: string) {
-  const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
-  await interpret(t, key, outcome.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'success',
-  })
-  return evaluate(t, key, outcome.outcome_id)
-}
+const register = (t: TestApp, url: string) => registerWebhook(t, { url })
 
 /** How many times the pool lent a connection (each query of the worker's is one) from now on. */
 function queriesOn(pool: Pool): { n: number } {
@@ -117,23 +109,13 @@ describe('the delivery worker', () => {
     await sleep(300)
     assert.ok(onWorker.n > enabled, 'it polls while a webhook is enabled')
 
-    const disabled = await admin.request(admin.adminKey, {
-      method: 'PATCH',
-      url: `/v1/webhooks/${hook.webhook_id}`,
-      payload: { disabled: true },
-    })
-    assert.equal(disabled.statusCode, 200, disabled.body)
+    await setWebhookDisabled(admin, hook.webhook_id, true)
     await quiet(onWorker)
     const idleAgain = onWorker.n
     await sleep(1_000)
     assert.equal(onWorker.n, idleAgain, 'no query over an idle second once it is disabled')
 
-    const reenabled = await admin.request(admin.adminKey, {
-      method: 'PATCH',
-      url: `/v1/webhooks/${hook.webhook_id}`,
-      payload: { disabled: false },
-    })
-    assert.equal(reenabled.statusCode, 200, reenabled.body)
+    await setWebhookDisabled(admin, hook.webhook_id, false)
     await grows(onWorker)
     await decideOne(admin, a)
     await receiver.until((requests) => requests.length >= 2)

@@ -25,7 +25,7 @@ const testEventExample = {
  * schemas the API answers with: a manifest's envelope as `GET /v1/manifests/{id}` answers it, an escalation as
  * `GET /v1/escalations` lists it. Built once per pair: the components are registered by id.
  */
-export function webhookEventSchemasOf(envelope: z.ZodType, escalation: z.ZodType): WebhookEventSchemas {
+export function webhookEventSchemasOf(envelope: z.ZodType, escalation: z.ZodObject): WebhookEventSchemas {
   let built = builtEvents.get(envelope)?.get(escalation)
   if (built === undefined) {
     built = buildEventSchemas(envelope, escalation)
@@ -38,9 +38,9 @@ export function webhookEventSchemasOf(envelope: z.ZodType, escalation: z.ZodType
 
 export type WebhookEventSchemas = ReturnType<typeof buildEventSchemas>
 
-const builtEvents = new WeakMap<z.ZodType, Map<z.ZodType, WebhookEventSchemas>>()
+const builtEvents = new WeakMap<z.ZodType, Map<z.ZodObject, WebhookEventSchemas>>()
 
-function buildEventSchemas(envelope: z.ZodType, escalation: z.ZodType) {
+function buildEventSchemas(envelope: z.ZodType, escalation: z.ZodObject) {
   const manifestIssued = z.object({ type: z.literal('manifest.issued'), timestamp, data: envelope }).meta({
     id: WEBHOOK_EVENT_COMPONENTS['manifest.issued'],
     description: 'A manifest was issued: its envelope, the manifest byte for byte as signed',
@@ -49,10 +49,13 @@ function buildEventSchemas(envelope: z.ZodType, escalation: z.ZodType) {
     .object({
       type: z.enum(['escalation.opened', 'escalation.resolved']),
       timestamp,
-      data: z.intersection(
-        escalation,
-        z.object({ envelope }).describe("`envelope`: the HALT manifest's envelope"),
-      ),
+      // The listed escalation's fields and one more (an intersection with the listing would forbid it: the
+      // listing admits no other member).
+      data: escalation.extend({ envelope }).meta({
+        id: 'WebhookEscalation',
+        description:
+          "The escalation as GET /v1/escalations lists it, and `envelope`: its HALT manifest's envelope",
+      }),
     })
     .meta({
       id: WEBHOOK_EVENT_COMPONENTS['escalation.opened'],
