@@ -12,10 +12,10 @@ import {
   loadUndici,
   type SsrfPolicy,
 } from '../probes/ssrf-guard.ts'
-import { eventBody, type ShowEscalation } from './payload.ts'
+import { AttemptRecorder } from './attempt-recorder.ts'
+import { eventBodies, type ShowEscalation } from './payload.ts'
 import {
   type AttemptResult,
-  attemptRecord,
   type ClaimedDelivery,
   dueDeliveriesClaim,
   enabledWebhookExists,
@@ -76,6 +76,9 @@ export function leaseMarginMs(leaseMs: number): number {
   return Math.min(5_000, leaseMs / 10)
 }
 
+/** A claim follows the last one after at least this, while attempts are in flight (see #claimPause). */
+const CLAIM_GAP_MS = 10
+
 /** The receiver's answer is read up to this and discarded. */
 export const RESPONSE_BODY_LIMIT = 64 * 1024
 
@@ -120,6 +123,9 @@ export class WebhookDeliveryWorker {
   #loop: Promise<void> | undefined
   #listening: Promise<void> | undefined
   readonly #attempts = new Set<Promise<void>>()
+  readonly #recorder: AttemptRecorder
+  /** performance.now() when the last claim came back. */
+  #lastClaimAt = Number.NEGATIVE_INFINITY
 
   constructor(
     db: Pool,
@@ -131,6 +137,7 @@ export class WebhookDeliveryWorker {
     this.#settings = settings
     this.#observer = observer
     this.#warn = warn
+    this.#recorder = new AttemptRecorder(db)
   }
 
   start(): void {
@@ -192,6 +199,7 @@ export class WebhookDeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       this.#woken = false
+      await this.#claimPause()
       const claimed = await this.#claim()
       if (!this.#running) break
       if (performance.now() >= this.#nextPruneAt) await this.#prune()
@@ -219,7 +227,8 @@ export class WebhookDeliveryWorker {
       // database's.
       const leaseEndsAt = performance.now() + this.#settings.leaseMs
       const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
-      for (const delivery of claimed) this.#startAttempt(delivery, leaseEndsAt)
+      this.#lastClaimAt = performance.now()
+      await this.#startAttempts(claimed, leaseEndsAt)
       return claimed.length === 0 ? 'none' : claimed.length === free ? 'full' : 'some'
     } catch (err) {
       this.#warn('claiming webhook deliveries failed; retrying', err)
@@ -252,9 +261,44 @@ export class WebhookDeliveryWorker {
     this.#nextPruneAt = performance.now() + (more ? s.pollMs : s.pruneIntervalMs)
   }
 
-  #startAttempt(delivery: ClaimedDelivery, leaseEndsAt: number): void {
+  /**
+   * Starts the attempts of a claimed page, with their events' bodies built once each. Should reading them fail, the
+   * page's leases pass and its deliveries are claimed again.
+   */
+  async #startAttempts(claimed: readonly ClaimedDelivery[], leaseEndsAt: number): Promise<void> {
+    if (claimed.length === 0) return
+    const bodies = await eventBodies(
+      this.#db,
+      claimed.map((delivery) => ({
+        id: delivery.event_id,
+        type: delivery.event_type,
+        created_at: delivery.event_created_at,
+        manifest_id: delivery.manifest_id,
+        case_kind: delivery.case_kind,
+        case_id: delivery.case_id,
+        webhook_id: delivery.webhook_id,
+      })),
+      this.#settings.showEscalation,
+    )
+    for (const delivery of claimed)
+      this.#startAttempt(delivery, bodies.get(delivery.event_id) ?? null, leaseEndsAt)
+  }
+
+  /**
+   * While attempts are in flight, a claim waits until half the slots are free or CLAIM_GAP_MS has passed since the
+   * last one: every answer frees a slot and wakes the worker, and so does every stored decision's NOTIFY, and a
+   * claim per wake-up would cost the database more than the deliveries it finds.
+   */
+  async #claimPause(): Promise<void> {
+    const s = this.#settings
+    if (this.#inFlight === 0 || s.concurrency - this.#inFlight >= s.concurrency / 2) return
+    const wait = this.#lastClaimAt + CLAIM_GAP_MS - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+
+  #startAttempt(delivery: ClaimedDelivery, body: string | null, leaseEndsAt: number): void {
     this.#inFlight += 1
-    const attempt = this.#attempt(delivery, leaseEndsAt)
+    const attempt = this.#attempt(delivery, body, leaseEndsAt)
       .catch((err) => this.#warn(`webhook delivery ${delivery.id}: recording the attempt failed`, err))
       .finally(() => {
         this.#inFlight -= 1
@@ -265,19 +309,7 @@ export class WebhookDeliveryWorker {
     this.#attempts.add(attempt)
   }
 
-  async #attempt(delivery: ClaimedDelivery, leaseEndsAt: number): Promise<void> {
-    const body = await eventBody(
-      this.#db,
-      {
-        type: delivery.event_type,
-        created_at: delivery.event_created_at,
-        manifest_id: delivery.manifest_id,
-        case_kind: delivery.case_kind,
-        case_id: delivery.case_id,
-        webhook_id: delivery.webhook_id,
-      },
-      this.#settings.showEscalation,
-    )
+  async #attempt(delivery: ClaimedDelivery, body: string | null, leaseEndsAt: number): Promise<void> {
     const started = performance.now()
     const s = this.#settings
     const abortAt = leaseEndsAt - leaseMarginMs(s.leaseMs)
@@ -354,14 +386,14 @@ export class WebhookDeliveryWorker {
       })
       next = after.kind === 'retry' ? { status: 'pending', delayMs: after.delayMs } : { status: 'failed' }
     }
-    const recorded = await queryFirst(
-      this.#db,
-      attemptRecord(delivery, { statusCode: exchange.statusCode, error: exchange.error, next }),
-    )
+    const recorded = await this.#recorder.record({
+      claimed: delivery,
+      result: { statusCode: exchange.statusCode, error: exchange.error, next },
+    })
     if (recorded === undefined) return
     if (next.status !== 'pending') this.#observer.settled(next.status)
     if (exchange.outcome === 'success') {
-      await runStatement(this.#db, webhookHealthy(delivery.webhook_id))
+      if (recorded.webhookFailing) await runStatement(this.#db, webhookHealthy(delivery.webhook_id))
       return
     }
     if (exchange.outcome === 'gone') {

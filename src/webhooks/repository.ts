@@ -338,28 +338,39 @@ export interface AttemptResult {
   next: { status: 'pending'; delayMs: number } | { status: 'succeeded' | 'failed' }
 }
 
+/** One attempt's answer, to be recorded under the lease it was made with. */
+export interface AttemptRecord {
+  claimed: Pick<ClaimedDelivery, 'id' | 'lease_token'>
+  result: AttemptResult
+}
+
 /**
- * Records an attempt, only if its lease is still the delivery's (else the delivery was settled meanwhile, e.g.
- * failed with its disabled webhook, and this answer is dropped). Returns the delivery's id when recorded.
+ * Records a batch of attempts in one statement, each only if its lease is still the delivery's (else the delivery
+ * was settled meanwhile, e.g. failed with its disabled webhook, or its lease passed and another attempt holds it:
+ * that answer is dropped). Returns the deliveries recorded, each with whether its webhook is failing now (a
+ * success then ends the streak; read here so that the common case, a healthy webhook, costs no statement more).
  */
-export function attemptRecord(
-  claimed: Pick<ClaimedDelivery, 'id' | 'lease_token'>,
-  result: AttemptResult,
-): Statement<{ id: string }> {
+export function attemptsRecord(
+  attempts: readonly AttemptRecord[],
+): Statement<{ id: string; lease_token: string; webhook_failing: boolean }> {
   return named(
-    `UPDATE webhook_deliveries SET
-       attempts = attempts + 1, status = $3, lease_token = NULL, last_status_code = $4, last_error = $5,
-       last_attempt_at = now(),
-       next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $6::int * interval '1 millisecond' END
-     WHERE id = $1 AND lease_token = $2
-     RETURNING id`,
+    `UPDATE webhook_deliveries d SET
+       attempts = d.attempts + 1, status = a.status, lease_token = NULL, last_status_code = a.status_code,
+       last_error = a.error, last_attempt_at = now(),
+       next_attempt_at = CASE WHEN a.status = 'pending' THEN now() + a.delay_ms * interval '1 millisecond' END
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::int[])
+       AS a(id, lease_token, status, status_code, error, delay_ms)
+     WHERE d.id = a.id AND d.lease_token = a.lease_token
+     RETURNING d.id, a.lease_token,
+       EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.failing_since IS NOT NULL)
+         AS webhook_failing`,
     [
-      claimed.id,
-      claimed.lease_token,
-      result.next.status,
-      result.statusCode,
-      result.error,
-      result.next.status === 'pending' ? result.next.delayMs : 0,
+      attempts.map((a) => a.claimed.id),
+      attempts.map((a) => a.claimed.lease_token),
+      attempts.map((a) => a.result.next.status),
+      attempts.map((a) => a.result.statusCode),
+      attempts.map((a) => a.result.error),
+      attempts.map((a) => (a.result.next.status === 'pending' ? a.result.next.delayMs : 0)),
     ],
   )
 }
@@ -418,22 +429,29 @@ export function pendingDeliveriesSummary(): Statement<{
   )
 }
 
-/** The manifest envelope an event names. */
-export function eventManifest(
-  manifestId: string,
-): Statement<{ manifest_jcs: string; manifest_digest: string; jws: string; audit_seq: number | null }> {
-  return named('SELECT manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = $1', [
-    manifestId,
-  ])
+/** The manifest envelopes the events of a claimed page name, each read once. */
+export function eventManifests(manifestIds: readonly string[]): Statement<{
+  id: string
+  manifest_jcs: string
+  manifest_digest: string
+  jws: string
+  audit_seq: number | null
+}> {
+  return named(
+    'SELECT id, manifest_jcs, manifest_digest, jws, audit_seq FROM manifests WHERE id = ANY($1::uuid[])',
+    [manifestIds],
+  )
 }
 
-/** The escalation of a case with its HALT manifest's text, as the escalation list reads it. */
-export function eventEscalation(caseKind: string, caseId: string): Statement<EscalationListRow> {
-  return statement(
+/** The escalations of cases, with their HALT manifest's text, as the escalation list reads them. */
+export function eventEscalations(
+  cases: readonly { case_kind: string; case_id: string }[],
+): Statement<EscalationListRow> {
+  return named(
     `SELECT e.case_kind, e.case_id, e.manifest_id, e.status, e.opened_at, e.resolved_at, e.resolution_manifest_id,
        e.list_seq, m.manifest_jcs
      FROM escalations e JOIN manifests m ON m.id = e.manifest_id
-     WHERE e.case_kind = $1 AND e.case_id = $2`,
-    [caseKind, caseId],
+     JOIN unnest($1::text[], $2::uuid[]) AS c(case_kind, case_id) ON e.case_kind = c.case_kind AND e.case_id = c.case_id`,
+    [cases.map((c) => c.case_kind), cases.map((c) => c.case_id)],
   )
 }

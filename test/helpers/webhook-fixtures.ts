@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import pg from 'pg'
+import { typeParsers } from '../../src/db/pool.ts'
 import type { TestApp } from './app.ts'
 import { createOutcome, evaluate, interpret } from './fixtures.ts'
 
@@ -39,4 +41,19 @@ export async function interpretedOutcome(t: TestApp, key: string): Promise<strin
 /** One agreed outcome decided by an orchestrator key of orch-a: one manifest.issued event. */
 export async function decideOne(t: TestApp, key: string) {
   return evaluate(t, key, await interpretedOutcome(t, key))
+}
+
+/** The rows of one statement, on a connection of its own (beside the app's pools). */
+export async function sqlRows<R extends pg.QueryResultRow>(
+  connectionString: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString, types: typeParsers })
+  await client.connect()
+  try {
+    return (await client.query<R>(text, values)).rows
+  } finally {
+    await client.end()
+  }
 }

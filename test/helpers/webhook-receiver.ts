@@ -25,6 +25,8 @@ export type Behaviour =
  */
 export class WebhookReceiver {
   readonly requests: ReceivedRequest[] = []
+  /** Connections accepted so far. */
+  connections = 0
   behave: (request: ReceivedRequest) => Behaviour = () => ({ kind: 'status', status: 204 })
   #server: Server | undefined
   #port = 0
@@ -45,6 +47,7 @@ export class WebhookReceiver {
   async accept(): Promise<void> {
     const server = createServer((req, res) => this.#handle(req, res))
     server.on('connection', (socket) => {
+      this.connections += 1
       this.#sockets.add(socket)
       socket.on('close', () => this.#sockets.delete(socket))
     })

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { createPool, typeParsers } from '../../src/db/pool.ts'
+import { createPool } from '../../src/db/pool.ts'
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery-worker.ts'
 import { LEASES_PER_WEBHOOK } from '../../src/webhooks/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
-import { decideOne, interpretedOutcome, registerWebhook } from '../helpers/webhook-fixtures.ts'
+import {
+  decideOne,
+  interpretedOutcome,
+  registerWebhook,
+  sqlRows as sql,
+} from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 // Holding a lock from a second connection while the app waits on it needs the real PostgreSQL server.
@@ -14,20 +19,6 @@ const onPostgres = process.env.TEST_DATABASE_URL !== undefined
 const skip = onPostgres ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL server)'
 
 const register = (t: TestApp, url: string) => registerWebhook(t, { url })
-
-async function sql<R extends pg.QueryResultRow>(
-  connectionString: string,
-  text: string,
-  values: unknown[] = [],
-) {
-  const client = new pg.Client({ connectionString, types: typeParsers })
-  await client.connect()
-  try {
-    return (await client.query<R>(text, values)).rows
-  } finally {
-    await client.end()
-  }
-}
 
 /** Polls until `check` holds (the tests wait for the worker, never for a fixed time). */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
