@@ -121,13 +121,8 @@ function nextStatus(fanout: FanoutRow, event: FanoutEvent): FanoutStatus {
 
 /** The HALT's own fields, read back to build the manifest that resolves it. */
 function haltedReconciliation(halt: StoredManifest) {
-  const manifest = halt as unknown as ReconciliationManifest
-  return {
-    directive: manifest.directive,
-    coverage: manifest.coverage,
-    facts: manifest.facts,
-    reasons: manifest.reasons,
-  }
+  const { directive, coverage, facts, reasons } = halt as unknown as ReconciliationManifest
+  return { directive, coverage, facts, reasons }
 }
 
 /**

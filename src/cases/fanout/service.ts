@@ -15,7 +15,7 @@ import { breach, LIMITS, type LimitBreach } from '../../domain/limits.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
 import { submitInput, writeInput } from '../../engine/case-inputs.ts'
-import { AppError, limitExceeded, type ProblemFieldError } from '../../errors.ts'
+import { AppError, found, limitExceeded, type ProblemFieldError } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
@@ -366,21 +366,13 @@ function resultRecorded(row: ResultRow, orchestratorId: string, principal: Princ
     actor: principal.keyId,
     at: row.received_at.toISOString(),
     orchestrator_id: orchestratorId,
-    data: {
-      fanout_id: row.fanout_id,
-      subtask_id: row.subtask_id,
-      revision: row.revision,
-      status: row.status,
-      late: row.late,
-      result_digest: row.result_digest,
-    },
+    data: resultSummary(row),
   }
 }
 
 /** GET /v1/fanouts/{id}, in one statement. */
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
-  const fanout = await queryFirst(ctx.db, fanoutView(fanoutId))
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  const fanout = found(await queryFirst(ctx.db, fanoutView(fanoutId)), `no fan-out ${fanoutId}`)
   return toFanoutView(fanout)
 }
 
@@ -399,37 +391,35 @@ export async function pageFanouts(
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
-  const fanout = await queryFirst(tx, fanoutLock(fanoutId))
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  const fanout = found(await queryFirst(tx, fanoutLock(fanoutId)), `no fan-out ${fanoutId}`)
   return fanout
 }
 
-/** A result as answers and fan-out views show it (no body: that is the worker's, and the manifest's claims). */
+/** A result as its `result.recorded` record carries it (no body: that is the worker's, and the manifest's claims). */
+function resultSummary(row: ResultSummaryRow) {
+  const { fanout_id, subtask_id, revision, status, late, result_digest } = row
+  return { fanout_id, subtask_id, revision, status, late, result_digest }
+}
+
+/** A result as answers and fan-out views show it: its summary, and when it arrived. */
 function toResultView(row: ResultSummaryRow) {
-  return {
-    fanout_id: row.fanout_id,
-    subtask_id: row.subtask_id,
-    revision: row.revision,
-    status: row.status,
-    late: row.late,
-    result_digest: row.result_digest,
-    received_at: row.received_at.toISOString(),
-  }
+  return { ...resultSummary(row), received_at: row.received_at.toISOString() }
 }
 
 export type ResultView = ReturnType<typeof toResultView>
 
 function toFanoutView(row: FanoutViewRow) {
+  const { id, orchestrator_id, fanout_key, question, facts, subtasks, policy, policy_digest } = row
   return {
-    fanout_id: row.id,
-    orchestrator_id: row.orchestrator_id,
-    fanout_key: row.fanout_key,
-    question: row.question,
-    facts: row.facts,
-    subtasks: row.subtasks,
+    fanout_id: id,
+    orchestrator_id,
+    fanout_key,
+    question,
+    facts,
+    subtasks,
     deadline: row.deadline ? row.deadline.toISOString() : null,
-    policy: row.policy,
-    policy_digest: row.policy_digest,
+    policy,
+    policy_digest,
     decomposition: row.decomposition,
     status: row.status,
     // As toResultView shows them, less the fan-out's id.

@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/pool.ts'
 import { toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { byField } from '../../domain/shared/order.ts'
-import { AppError } from '../../errors.ts'
+import { found } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import {
@@ -16,8 +16,7 @@ import {
 
 /** GET /v1/outcomes/{id}, in one statement. */
 export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {
-  const outcome = await findOutcomeView(ctx.db, outcomeId)
-  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
+  const outcome = found(await findOutcomeView(ctx.db, outcomeId), `no outcome ${outcomeId}`)
   return toOutcomeView(outcome)
 }
 
@@ -38,8 +37,7 @@ export async function pageOutcomes(
 
 /** The outcome's row, locked until `tx` ends; 404 when there is none. */
 export async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
-  const outcome = await findOutcome(tx, outcomeId, { lock: true })
-  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
+  const outcome = found(await findOutcome(tx, outcomeId, { lock: true }), `no outcome ${outcomeId}`)
   return outcome
 }
 

@@ -20,7 +20,7 @@ import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
 import { type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
-import { AppError, limitExceeded } from '../../errors.ts'
+import { AppError, found, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
@@ -236,8 +236,10 @@ async function submitVerdictWithoutTransaction(
   authorize: AuthorizeReviewWrite,
   checkLimits: (review: ReviewRow, recorded: readonly VerdictRow[]) => void,
 ): Promise<VerdictResult | undefined> {
-  const read = splitReviewWithVerdicts(await queryFirst(db, reviewWithVerdicts(reviewId)))
-  if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  const read = found(
+    splitReviewWithVerdicts(await queryFirst(db, reviewWithVerdicts(reviewId))),
+    `no review ${reviewId}`,
+  )
   authorize(read.review)
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
   const existing = read.verdicts.find((v) => v.judge_id === body.judge_id)
@@ -371,8 +373,7 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
 
 /** GET /v1/reviews/{id}, in one statement. */
 export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
-  const review = await queryFirst(ctx.db, reviewView(reviewId))
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  const review = found(await queryFirst(ctx.db, reviewView(reviewId)), `no review ${reviewId}`)
   return toReviewView(review)
 }
 
@@ -391,8 +392,7 @@ export async function pageReviews(
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
-  const review = await queryFirst(tx, reviewLock(reviewId))
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  const review = found(await queryFirst(tx, reviewLock(reviewId)), `no review ${reviewId}`)
   return review
 }
 
@@ -426,16 +426,17 @@ function toSubject(subject: SubmittedSubject): ReviewSubject {
 
 /** A review as the API shows it; `verdicts` are those of the current revision. */
 function toReviewView(row: ReviewViewRow) {
+  const { id, orchestrator_id, review_key, mode, subject, implementer, judges, revision, status } = row
   return {
-    review_id: row.id,
-    orchestrator_id: row.orchestrator_id,
-    review_key: row.review_key,
-    mode: row.mode,
-    subject: row.subject,
-    implementer: row.implementer,
-    judges: row.judges,
-    revision: row.revision,
-    status: row.status,
+    review_id: id,
+    orchestrator_id,
+    review_key,
+    mode,
+    subject,
+    implementer,
+    judges,
+    revision,
+    status,
     verdicts: toVerdictItems(row),
     manifest_id: row.manifest_id,
     created_at: row.created_at.toISOString(),
@@ -445,15 +446,8 @@ function toReviewView(row: ReviewViewRow) {
 export type ReviewView = ReturnType<typeof toReviewView>
 
 /** The answer to an accepted (201) or repeated (200) verdict. */
-function toVerdictAnswer(row: VerdictRow) {
-  return {
-    review_id: row.review_id,
-    judge_id: row.judge_id,
-    revision: row.revision,
-    status: row.status,
-    verdict_digest: row.verdict_digest,
-    received_at: row.received_at.toISOString(),
-  }
+function toVerdictAnswer({ review_id, judge_id, revision, status, verdict_digest, received_at }: VerdictRow) {
+  return { review_id, judge_id, revision, status, verdict_digest, received_at: received_at.toISOString() }
 }
 
 export type VerdictAnswer = ReturnType<typeof toVerdictAnswer>
