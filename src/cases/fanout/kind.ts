@@ -24,7 +24,6 @@ import { claimCount, decideFanout, OFFLOAD_MIN_CLAIMS } from './decision.ts'
 import {
   type FanoutRow,
   fanoutById,
-  fanoutLock,
   fanoutStateUpdate,
   fanoutStateUpdateIf,
   fanoutWithVersion,
@@ -142,7 +141,7 @@ export const fanoutCase: CaseKind<
   manifestKind: 'reconciliation',
   noun: 'fan-out',
 
-  lock: (tx, id) => queryFirst(tx, fanoutLock(id)),
+  lock: (tx, id) => queryFirst(tx, fanoutById(id, { lock: true })),
   find: (db, id) => queryFirst(db, fanoutById(id)),
   caseId: (fanout) => fanout.id,
   status: (fanout) => fanout.status,

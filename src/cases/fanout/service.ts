@@ -14,7 +14,7 @@ import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocab
 import { breach, LIMITS, type LimitBreach } from '../../domain/limits.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
-import { submitInput, writeInput } from '../../engine/case-inputs.ts'
+import { type InputTaken, submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, found, limitExceeded, type ProblemFieldError } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
@@ -23,9 +23,9 @@ import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
   type FanoutViewRow,
+  fanoutById,
   fanoutByKey,
   fanoutInsertIfAbsent,
-  fanoutLock,
   fanoutTotalsUpdate,
   fanoutView,
   fanoutViewsPage,
@@ -123,10 +123,10 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
         { fanout_id: existing.id },
       )
     }
-    return { created: false, fanout: await getFanout(ctx, existing.id) }
+    return { created: false, view: await getFanout(ctx, existing.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, fanout: toFanoutView({ ...row, results: [] }) }
+  return { created: true, view: toFanoutView({ ...row, results: [] }) }
 }
 
 /** A result's claims, `[]` when its status carries none. */
@@ -155,12 +155,11 @@ const FIRST_RESULT_LIMITS = {
   manifest: LIMITS.manifest_bytes,
 }
 
-export type SubmitResultOutcome =
-  | { kind: 'created'; result: ResultView }
-  /** JCS-equal to the subtask's latest result: that result's answer, nothing new stored. */
-  | { kind: 'unchanged'; result: ResultView }
-  /** Arrived after the fan-out's final manifest: audited as `result.refused`, nothing else changes (→ 409). */
-  | { kind: 'refused'; manifestId: string }
+/**
+ * `unchanged`: JCS-equal to the subtask's latest result, that result's answer, nothing new stored. `late`: arrived
+ * after the fan-out's final manifest, audited as `result.refused`, nothing else changes (→ 409).
+ */
+export type SubmitResultOutcome = InputTaken<ResultView>
 
 /** Field errors for references the schema cannot judge: the subtask, and the facts claims are about. */
 function referenceErrors(fanout: FanoutRow, body: FanoutResultBody): ProblemFieldError[] {
@@ -199,7 +198,7 @@ export async function submitResult(
       ? undefined
       : async (db) => {
           const result = await submitFirstResult(db, fanoutId, body, principal, resultDigest, totals)
-          return result && { kind: 'created' as const, result }
+          return result && { kind: 'created' as const, answer: result }
         },
     locked: (tx) => submitLockedResult(tx, fanoutId, body, principal, { resultDigest, totals, overOwnLimit }),
   })
@@ -225,7 +224,7 @@ async function submitLockedResult(
   }
   const latest = await queryFirst(tx, latestResultOf(fanoutId, body.subtask_id))
   if (latest && latest.result_digest === resultDigest) {
-    return { kind: 'unchanged', result: toResultView(latest) }
+    return { kind: 'unchanged', answer: toResultView(latest) }
   }
   if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
   if (latest && latest.revision >= LIMITS.results_per_subtask) {
@@ -274,7 +273,7 @@ async function submitLockedResult(
         },
       },
     ])
-    return { kind: 'refused', manifestId }
+    return { kind: 'late', manifestId }
   }
   const row: ResultRow = {
     fanout_id: fanoutId,
@@ -301,7 +300,7 @@ async function submitLockedResult(
     touch: fanoutTotalsUpdate(fanoutId, fanoutTotals),
     audit: [resultRecorded(row, fanout.orchestrator_id, principal)],
   })
-  return { kind: 'created', result: toResultView(row) }
+  return { kind: 'created', answer: toResultView(row) }
 }
 
 /**
@@ -391,7 +390,7 @@ export async function pageFanouts(
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
-  const fanout = found(await queryFirst(tx, fanoutLock(fanoutId)), `no fan-out ${fanoutId}`)
+  const fanout = found(await queryFirst(tx, fanoutById(fanoutId, { lock: true })), `no fan-out ${fanoutId}`)
   return fanout
 }
 

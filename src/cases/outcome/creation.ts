@@ -76,14 +76,14 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     const created = newOutcome(body, bodyRules.rules, null, evidence, now, actor)
     if (await insertNewOutcome(ctx.db, created.row, created.evidence, created.audit)) {
       auditAppended(ctx.db)
-      return { created: true, outcome: created.view }
+      return { created: true, view: created.view }
     }
   }
   return withTransaction(ctx.db, async (tx) => {
     // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
     // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
     const existing = await findOutcomeByKey(tx, body.subagent_id, body.run_id)
-    if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body) }
+    if (existing) return { created: false, view: await existingOutcome(tx, existing, body) }
     // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
     // against, and keeps it whatever happens to the policy afterwards.
     const policy = (await findSubagentPolicy(tx, body.subagent_id)) ?? null
@@ -107,7 +107,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     const created = newOutcome(body, rules, policy, evidence, now, actor)
     const { row, inserted } = await insertOutcomeIfAbsent(tx, created.row)
     // Lost a race with a concurrent create of the same key: judged like any resend.
-    if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body) }
+    if (!inserted) return { created: false, view: await existingOutcome(tx, row, body) }
     await insertEvidenceItems(tx, row.id, created.evidence.items)
     await insertEvidenceVersion(tx, row.id, {
       evidence_hash: currentEvidenceHash,
@@ -116,7 +116,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     })
     await runStatement(tx, created.audit)
     auditAppended(tx)
-    return { created: true, outcome: created.view }
+    return { created: true, view: created.view }
   })
 }
 

@@ -19,7 +19,7 @@ import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
-import { type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
+import { type InputTaken, type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, found, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
@@ -30,9 +30,9 @@ import {
   type ReviewRow,
   type ReviewSubject,
   type ReviewViewRow,
+  reviewById,
   reviewByKey,
   reviewInsertIfAbsent,
-  reviewLock,
   reviewRevisionUpdate,
   reviewView,
   reviewViewsPage,
@@ -130,16 +130,14 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
         { review_id: existing.id },
       )
     }
-    return { created: false, review: await getReview(ctx, existing.id) }
+    return { created: false, view: await getReview(ctx, existing.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, review: toReviewView({ ...row, verdicts: [] }) }
+  return { created: true, view: toReviewView({ ...row, verdicts: [] }) }
 }
 
-export type VerdictResult =
-  | { kind: 'created'; verdict: VerdictAnswer }
-  /** The judge's recorded verdict again: answered with the stored one, nothing written. */
-  | { kind: 'unchanged'; verdict: VerdictAnswer }
+/** `unchanged`: the judge's recorded verdict again, answered with the stored one, nothing written. */
+export type VerdictResult = Exclude<InputTaken<VerdictAnswer>, { kind: 'late' }>
 
 /**
  * `POST /v1/reviews/{id}/verdicts`: one judge's return. A verdict lands either before a decision (and counts) or
@@ -190,7 +188,7 @@ export async function submitVerdict(
       if (acceptance.kind !== 'replay') checkLimits(review, recorded)
       switch (acceptance.kind) {
         case 'replay':
-          return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+          return { kind: 'unchanged', answer: toVerdictAnswer(existing!) }
         case 'refuse':
           throw await verdictRefusalError(tx, review, body.revision, acceptance.refusal)
         case 'record':
@@ -214,7 +212,7 @@ export async function submitVerdict(
         }
         throw err
       }
-      return { kind: 'created', verdict: toVerdictAnswer(row) }
+      return { kind: 'created', answer: toVerdictAnswer(row) }
     },
   })
 }
@@ -243,14 +241,14 @@ async function submitVerdictWithoutTransaction(
   authorize(read.review)
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
   const existing = read.verdicts.find((v) => v.judge_id === body.judge_id)
-  if (acceptance.kind === 'replay') return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+  if (acceptance.kind === 'replay') return { kind: 'unchanged', answer: toVerdictAnswer(existing!) }
   // Judged on this read; the write below happens only if the review is still as read.
   checkLimits(read.review, read.verdicts)
   if (acceptance.kind === 'refuse') return undefined
   const { row, write } = verdictWrite(read.review, existing, body, submission.verdict_digest, actor)
   const writes = [...write.writes, auditAppend(write.audit)]
   if (!(await queryFirst(db, verdictInsertIf(reviewId, read.version, writes)))) return undefined
-  return { kind: 'created', verdict: toVerdictAnswer(row) }
+  return { kind: 'created', answer: toVerdictAnswer(row) }
 }
 
 /**
@@ -392,7 +390,7 @@ export async function pageReviews(
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
-  const review = found(await queryFirst(tx, reviewLock(reviewId)), `no review ${reviewId}`)
+  const review = found(await queryFirst(tx, reviewById(reviewId, { lock: true })), `no review ${reviewId}`)
   return review
 }
 
