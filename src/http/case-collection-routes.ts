@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import type { Role } from '../domain/vocabulary.ts'
 import type { InputTaken } from '../engine/case-inputs.ts'
 import { type EvaluationOptions, evaluateCase } from '../engine/evaluate-case.ts'
 import { AppError } from '../errors.ts'
@@ -11,6 +10,7 @@ import type { Principal } from '../services/keys.ts'
 import type { AnyCaseKind } from './case-kinds.ts'
 import { problemSchema } from './errors.ts'
 import { assertMaySpeakFor, principalOf } from './plugins/app/auth.ts'
+import { type Described, routeOptions } from './route-options.ts'
 import { authProblems, idParams, pageOf, pageQuery } from './schemas/common.ts'
 import { sendEnvelope } from './send-json.ts'
 
@@ -29,17 +29,6 @@ type IdBeforeBody = Partial<Parameters<FastifyInstance['post']>[1]>
 export const CASE_WRITERS = ['orchestrator', 'admin'] as const
 /** Who reads cases. */
 export const CASE_READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-
-/** Where a route stands in the OpenAPI document: its group and what it does. */
-export interface Described {
-  tag: string
-  summary: string
-}
-
-/** A route's options: the roles that may call it, and its schema under its group and summary. */
-function routeOptions<Schema extends object>(auth: readonly Role[], described: Described, schema: Schema) {
-  return { config: { auth }, schema: { tags: [described.tag], summary: described.summary, ...schema } }
-}
 
 /**
  * The answers of a route that takes an input: 201 with what was stored, 200 when the same input was sent before,

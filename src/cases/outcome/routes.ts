@@ -12,6 +12,7 @@ import type { CaseRouteOptions } from '../../http/case-kinds.ts'
 import { type CaseStory, caseResolutionRoute, caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
+import { routeOptions } from '../../http/route-options.ts'
 import { authProblems } from '../../http/schemas/common.ts'
 import { createOutcome } from './creation.ts'
 import { appendEvidence } from './evidence.ts'
@@ -155,48 +156,37 @@ export const outcomeRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app
 
   caseStoryRoute(app, outcomeCase, OUTCOME_STORY, options.auditRecordSchema)
 
+  // A sub-agent's policy: admin only, in the `policies` group, the sub-agent named by the path.
+  const policyPath = '/v1/subagents/:subagent_id/policy'
+  const policyRoute = <Schema extends object>(summary: string, schema: Schema) =>
+    routeOptions(ADMIN, { tag: 'policies', summary }, { params: subagentParams, ...schema })
+
   app.put(
-    '/v1/subagents/:subagent_id/policy',
-    {
-      config: { auth: ADMIN },
-      schema: {
-        tags: ['policies'],
-        summary:
-          "Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs)",
-        params: subagentParams,
+    policyPath,
+    policyRoute(
+      "Set the sub-agent's policy: the rules every new outcome of it takes (existing outcomes keep theirs)",
+      {
         body: subagentPolicyBody,
         response: { 200: subagentPolicySchema, 422: problemSchema, ...authProblems },
       },
-    },
+    ),
     async (request) =>
       setSubagentPolicy(app.services, request.params.subagent_id, request.body, principalOf(request).keyId),
   )
 
   app.get(
-    '/v1/subagents/:subagent_id/policy',
-    {
-      config: { auth: ADMIN },
-      schema: {
-        tags: ['policies'],
-        summary: "The sub-agent's policy",
-        params: subagentParams,
-        response: { 200: subagentPolicySchema, 404: problemSchema, ...authProblems },
-      },
-    },
+    policyPath,
+    policyRoute("The sub-agent's policy", {
+      response: { 200: subagentPolicySchema, 404: problemSchema, ...authProblems },
+    }),
     async (request) => getSubagentPolicy(app.services, request.params.subagent_id),
   )
 
   app.delete(
-    '/v1/subagents/:subagent_id/policy',
-    {
-      config: { auth: ADMIN },
-      schema: {
-        tags: ['policies'],
-        summary: "Remove the sub-agent's policy: its next outcomes set their own rules again",
-        params: subagentParams,
-        response: { 204: z.null().describe('Removed'), 404: problemSchema, ...authProblems },
-      },
-    },
+    policyPath,
+    policyRoute("Remove the sub-agent's policy: its next outcomes set their own rules again", {
+      response: { 204: z.null().describe('Removed'), 404: problemSchema, ...authProblems },
+    }),
     async (request, reply) => {
       await removeSubagentPolicy(app.services, request.params.subagent_id, principalOf(request).keyId)
       return reply.code(204).send(null)
