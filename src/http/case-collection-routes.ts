@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { InputTaken } from '../engine/case-inputs.ts'
 import { type EvaluationOptions, evaluateCase } from '../engine/evaluate-case.ts'
 import { AppError } from '../errors.ts'
-import type { PageRequest } from '../pagination.ts'
+import type { Page, PageRequest } from '../pagination.ts'
 import type { Actor } from '../services/context.ts'
 import type { Principal } from '../services/keys.ts'
 import type { AnyCaseKind } from './case-kinds.ts'
@@ -100,7 +100,7 @@ export interface CaseList<Status extends string> {
   ownerFilter: string
   status: z.ZodType<Status>
   examples?: unknown[]
-  page: (owner: string | undefined, status: Status | undefined, page: PageRequest) => Promise<unknown>
+  page: (owner: string | undefined, status: Status | undefined, page: PageRequest) => Promise<Page<unknown>>
 }
 
 /** Where a kind's collection is, and how it shows a case. */
@@ -133,8 +133,10 @@ function caseCreateRoute<Body>(app: ZodApp, collection: Collection, create: Case
     routeOptions(CASE_WRITERS, { ...collection, ...create }, schema),
     async (request, reply) => {
       const principal = principalOf(request)
-      if (create.owner) assertMaySpeakFor(principal, create.owner(request.body))
-      const { created, view } = await create.create(request.body, principal.keyId)
+      // The body as the kind's schema parsed it.
+      const body = request.body as Body
+      if (create.owner) assertMaySpeakFor(principal, create.owner(body))
+      const { created, view } = await create.create(body, principal.keyId)
       return reply.code(created ? 201 : 200).send(view)
     },
   )
@@ -153,8 +155,9 @@ function caseListRoute<Status extends string>(app: ZodApp, collection: Collectio
     collection.path,
     routeOptions(CASE_READERS, { ...collection, ...list }, schema),
     async (request) => {
-      const { [list.ownerFilter]: owner, status, ...query } = request.query as ListQuery<Status>
-      return list.page(owner as string | undefined, status, query)
+      const query = request.query as ListQuery<Status>
+      const owner = query[list.ownerFilter] as string | undefined
+      return list.page(owner, query.status, { limit: query.limit, cursor: query.cursor })
     },
   )
 }
@@ -191,7 +194,7 @@ export function caseDecisionRoute<Case, Body>(
   }
   app.post(route.path, caseInputOptions(idBeforeBody, { ...route, response }), async (request, reply) => {
     const principal = principalOf(request)
-    const options = route.options?.(request.body, principal)
+    const options = route.options?.(request.body as Body, principal)
     const result = await evaluateCase(app.services, kind, request.params.id, principal.keyId, options)
     if (result.kind === 'pending')
       return reply.code(202).send({ status: 'pending' as const, ...result.pending })

@@ -5,7 +5,7 @@ import { type ApiKeyView, createApiKey, pageKeys, revokeKey } from '../../servic
 import { problemSchema } from '../errors.ts'
 import { apiKeyExample, createdKeyExample, createKeyExample } from '../examples.ts'
 import { principalOf } from '../plugins/app/auth.ts'
-import { routeOptions } from '../route-options.ts'
+import { answerMade, routeOptions } from '../route-options.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 
 const apiKeySchema = z
@@ -43,8 +43,7 @@ export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
       body: createKeyBody,
       response: { 201: createdKeySchema, ...authProblems },
     }),
-    async (request, reply) =>
-      reply.code(201).send(await createApiKey(app.services, request.body, principalOf(request).keyId)),
+    answerMade((body: z.infer<typeof createKeyBody>, actor) => createApiKey(app.services, body, actor)),
   )
 
   app.get(
