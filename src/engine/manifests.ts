@@ -182,8 +182,7 @@ export async function getManifest(
   ctx: Pick<ServiceContext, 'db'>,
   manifestId: string,
 ): Promise<StoredEnvelope> {
-  const envelope = found(await queryFirst(ctx.db, envelopeById(manifestId)), `no manifest ${manifestId}`)
-  return envelope
+  return found(await queryFirst(ctx.db, envelopeById(manifestId)), `no manifest ${manifestId}`)
 }
 
 export interface ManifestQuery {

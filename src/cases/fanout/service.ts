@@ -390,8 +390,7 @@ export async function pageFanouts(
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
-  const fanout = found(await queryFirst(tx, fanoutById(fanoutId, { lock: true })), `no fan-out ${fanoutId}`)
-  return fanout
+  return found(await queryFirst(tx, fanoutById(fanoutId, { lock: true })), `no fan-out ${fanoutId}`)
 }
 
 /** A result as its `result.recorded` record carries it (no body: that is the worker's, and the manifest's claims). */

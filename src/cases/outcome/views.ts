@@ -37,8 +37,7 @@ export async function pageOutcomes(
 
 /** The outcome's row, locked until `tx` ends; 404 when there is none. */
 export async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
-  const outcome = found(await findOutcome(tx, outcomeId, { lock: true }), `no outcome ${outcomeId}`)
-  return outcome
+  return found(await findOutcome(tx, outcomeId, { lock: true }), `no outcome ${outcomeId}`)
 }
 
 /** The outcome as shown, read again after a change in `tx` (which it sees). */

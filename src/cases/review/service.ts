@@ -390,8 +390,7 @@ export async function pageReviews(
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
-  const review = found(await queryFirst(tx, reviewById(reviewId, { lock: true })), `no review ${reviewId}`)
-  return review
+  return found(await queryFirst(tx, reviewById(reviewId, { lock: true })), `no review ${reviewId}`)
 }
 
 function latestManifest(review: ReviewRow): ManifestRef | null {
