@@ -27,16 +27,17 @@ const createKeyBody = z
   })
   .meta({ examples: [createKeyExample] })
 
-const createdKeySchema = apiKeySchema
-  .omit({ revoked_at: true })
-  .extend({ key: z.string() })
-  .meta({ id: 'CreatedApiKey', examples: [createdKeyExample] })
-
 /** The key routes' options: admin only, in the `keys` group. */
 const keysRoute = <Schema extends object>(summary: string, schema: Schema) =>
   routeOptions(['admin'], { tag: 'keys', summary }, schema)
 
 export const keyRoutes: FastifyPluginAsyncZod = async (app) => {
+  // Made with the routes: its OpenAPI component takes its place among the routes' own.
+  const createdKeySchema = apiKeySchema
+    .omit({ revoked_at: true })
+    .extend({ key: z.string() })
+    .meta({ id: 'CreatedApiKey', examples: [createdKeyExample] })
+
   app.post(
     '/v1/admin/keys',
     keysRoute('Create an API key; the secret is returned only in this response', {
