@@ -45,14 +45,23 @@ export function inputAnswers(answer: z.ZodType, onCase: boolean) {
   }
 }
 
-/** The options of a route that writes one input (evidence, a result, a verdict, …) to the case its path names. */
-export function caseInputOptions<Body extends z.ZodType, Response extends object>(
+/**
+ * The options of a route that writes one input (evidence, a result, a verdict, …) to the case its path names: its
+ * answers are `response`, or those of `inputAnswers` for the input's `answer`.
+ */
+export function caseInputOptions<Body extends z.ZodType, Response extends object = InputAnswers>(
   idBeforeBody: IdBeforeBody,
-  route: Described & { body: Body; response: Response },
+  route: Described & { body: Body } & ({ response: Response } | { answer: z.ZodType }),
 ) {
-  const { body, response } = route
-  return { ...idBeforeBody, ...routeOptions(CASE_WRITERS, route, { params: idParams, body, response }) }
+  // Given `answer`, Response is its default, InputAnswers.
+  const response = ('response' in route ? route.response : inputAnswers(route.answer, true)) as Response
+  return {
+    ...idBeforeBody,
+    ...routeOptions(CASE_WRITERS, route, { params: idParams, body: route.body, response }),
+  }
 }
+
+type InputAnswers = ReturnType<typeof inputAnswers>
 
 /**
  * Answers a route that took an input: 201 with it when new, 200 when it was there already. One that arrived after

@@ -4,7 +4,6 @@ import {
   caseCollectionRoutes,
   caseDecisionRoute,
   caseInputOptions,
-  inputAnswers,
   sendInputTaken,
 } from '../../http/case-collection-routes.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
@@ -71,7 +70,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
       summary:
         "Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest)",
       body: fanoutResultBody,
-      response: inputAnswers(resultAnswerSchema, true),
+      answer: resultAnswerSchema,
     }),
     async (request, reply) =>
       sendInputTaken(

@@ -4,7 +4,6 @@ import {
   caseCollectionRoutes,
   caseDecisionRoute,
   caseInputOptions,
-  inputAnswers,
   sendInputTaken,
 } from '../../http/case-collection-routes.ts'
 import { afterPathId, caseIdBeforeBody } from '../../http/case-exists.ts'
@@ -108,7 +107,7 @@ export const outcomeRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app
       tag: 'interpretations',
       summary: "Submit an orchestrator's interpretation (a new revision unless identical to its latest)",
       body: interpretationBody,
-      response: inputAnswers(interpretationCreatedSchema, true),
+      answer: interpretationCreatedSchema,
     }),
     async (request, reply) => {
       const principal = principalOf(request)

@@ -4,7 +4,6 @@ import {
   caseCollectionRoutes,
   caseDecisionRoute,
   caseInputOptions,
-  inputAnswers,
   sendInputTaken,
 } from '../../http/case-collection-routes.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
@@ -74,7 +73,7 @@ export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
       summary:
         "Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
       body: verdictBody,
-      response: inputAnswers(verdictAnswerSchema, true),
+      answer: verdictAnswerSchema,
     }),
     async (request, reply) => {
       const mayWriteReview = mayWrite(request)
