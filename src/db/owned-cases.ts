@@ -1,5 +1,5 @@
 import type { QueryResultRow } from 'pg'
-import { boundedPageQuery } from './bounded-page.ts'
+import { caseViews } from './case-views.ts'
 import { named, type Statement, statement } from './statement.ts'
 
 /*
@@ -20,7 +20,7 @@ export interface OwnedCaseTable {
   alias: string
   /** The select list of a case as shown: its row and what it shows of its inputs, in one statement. */
   viewColumns: string
-  /** An estimate of one case's size as shown, in bytes, for the pages' byte bound (./bounded-page.ts). */
+  /** An estimate of one case's size as shown, in bytes, for the pages' byte bound (./case-views.ts). */
   itemBytes: string
 }
 
@@ -36,30 +36,27 @@ export interface OwnedCaseFilter<Status> {
  * locked until the transaction ends, which serializes everything that changes the case — and the case as shown,
  * one or a page of them (oldest first, of one orchestrator and status if asked), each in one round trip.
  */
-export function ownedCaseReads<Row extends QueryResultRow, ViewRow extends QueryResultRow, Status>(
-  table: OwnedCaseTable,
-) {
+export function ownedCaseReads<
+  Row extends QueryResultRow,
+  ViewRow extends QueryResultRow,
+  Status extends string,
+>(table: OwnedCaseTable) {
   const select = `SELECT ${table.columns} FROM ${table.name}`
   const byIdStatement = table.prepared ? named<Row> : statement<Row>
-  const a = table.alias
-  const viewText = `SELECT ${table.viewColumns} FROM ${table.name} ${a} WHERE ${a}.id = $1`
-  const pageText = boundedPageQuery({
+  const views = caseViews<ViewRow>({
     table: table.name,
-    alias: a,
+    alias: table.alias,
     columns: table.viewColumns,
-    where: `($1::text IS NULL OR ${a}.orchestrator_id = $1) AND ($2::text IS NULL OR ${a}.status = $2)
-       AND ($3::bigint IS NULL OR ${a}.list_seq > $3)`,
-    order: ['list_seq'],
     itemBytes: table.itemBytes,
-    limit: '$4',
+    owner: 'orchestrator_id',
   })
   return {
     byKey: (orchestratorId: string, key: string): Statement<Row> =>
       statement(`${select} WHERE orchestrator_id = $1 AND ${table.keyColumn} = $2`, [orchestratorId, key]),
     byId: (id: string, options: { lock?: boolean } = {}): Statement<Row> =>
       byIdStatement(`${select} WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [id]),
-    view: (id: string): Statement<ViewRow> => named(viewText, [id]),
-    viewsPage: (filter: OwnedCaseFilter<Status>, limit: number): Statement<ViewRow> =>
-      statement(pageText, [filter.orchestratorId ?? null, filter.status ?? null, filter.afterSeq, limit]),
+    view: views.one,
+    viewsPage: ({ orchestratorId, status, afterSeq }: OwnedCaseFilter<Status>, limit: number) =>
+      views.page({ owner: orchestratorId, status, afterSeq }, limit),
   }
 }

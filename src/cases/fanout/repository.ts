@@ -1,5 +1,5 @@
 import type { AuditData } from '../../audit-log/append.ts'
-import { isoText } from '../../db/iso-text.ts'
+import { latestOfEach } from '../../db/case-views.ts'
 import { ownedCaseReads } from '../../db/owned-cases.ts'
 import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
 import { insertWithAudit, named, type Statement, statement } from '../../db/statement.ts'
@@ -110,11 +110,15 @@ export interface FanoutViewRow extends FanoutRow {
 }
 
 const FANOUT_VIEW_COLUMNS = `${FANOUT_COLUMNS},
-  (SELECT coalesce(json_agg(json_build_object('subtask_id', r.subtask_id, 'revision', r.revision,
-            'status', r.status, 'result_digest', r.result_digest, 'late', r.late,
-            'received_at', ${isoText('r.received_at')})), '[]')
-   FROM (SELECT DISTINCT ON (l.subtask_id) l.* FROM fanout_results l WHERE l.fanout_id = f.id
-         ORDER BY l.subtask_id, l.revision DESC) r) AS results`
+  ${latestOfEach({
+    table: 'fanout_results',
+    parent: 'fanout_id',
+    caseId: 'f.id',
+    key: 'subtask_id',
+    latest: 'revision',
+    columns: ['subtask_id', 'revision', 'status', 'result_digest', 'late'],
+    times: ['received_at'],
+  })} AS results`
 
 /**
  * A fan-out by its natural key, or by id (locked if asked); and as shown (see FanoutViewRow), one or a page at a

@@ -1,3 +1,4 @@
+import { latestOfEach } from '../../db/case-views.ts'
 import { ownedCaseReads } from '../../db/owned-cases.ts'
 import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
 import { guardedWrites, insertWithAudit, named, type Statement, statement } from '../../db/statement.ts'
@@ -102,11 +103,15 @@ export interface ReviewViewRow extends ReviewRow {
 }
 
 const REVIEW_VIEW_COLUMNS = `${R_REVIEW_COLUMNS},
-  (SELECT coalesce(json_agg(json_build_object('judge_id', v.judge_id, 'status', v.status, 'body', v.body,
-            'verdict_digest', v.verdict_digest)), '[]')
-   FROM (SELECT DISTINCT ON (l.judge_id) l.* FROM review_verdicts l
-         WHERE l.review_id = r.id AND l.revision = r.revision
-         ORDER BY l.judge_id, l.attempt DESC) v) AS verdicts`
+  ${latestOfEach({
+    table: 'review_verdicts',
+    parent: 'review_id',
+    caseId: 'r.id',
+    where: 'l.revision = r.revision',
+    key: 'judge_id',
+    latest: 'attempt',
+    columns: ['judge_id', 'status', 'body', 'verdict_digest'],
+  })} AS verdicts`
 
 /**
  * A review by its natural key, or by id (locked if asked); and as shown (see ReviewViewRow), one or a page at a
