@@ -53,6 +53,12 @@ export class AppError extends Error {
   }
 }
 
+/** `value` when there is one; else a 404 whose detail says what was not found (`no review <id>`). */
+export function found<T>(value: T | null | undefined, missing: string): T {
+  if (value === undefined || value === null) throw new AppError('NOT_FOUND', missing)
+  return value
+}
+
 /**
  * The refusal of an input over a limit: 422 `limit-exceeded` naming the limit (`limit`), its value (`max`) and, when
  * known, what the input came to (`actual`); `what` says in words what was counted.

@@ -96,17 +96,14 @@ export class Transaction implements Queryable {
     this.preparesStatements = preparesStatements
   }
 
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    text: string,
+  /** Queryable's query, on this transaction's connection. */
+  readonly query: Queryable['query'] = (
+    textOrConfig: string | NamedQuery | pg.QueryArrayConfig,
     values?: unknown[],
-  ): Promise<pg.QueryResult<R>>
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: NamedQuery): Promise<pg.QueryResult<R>>
-  query<R extends unknown[] = unknown[]>(config: pg.QueryArrayConfig): Promise<pg.QueryArrayResult<R>>
-  query(textOrConfig: string | NamedQuery | pg.QueryArrayConfig, values?: unknown[]): Promise<unknown> {
-    return typeof textOrConfig === 'string'
+  ): Promise<pg.QueryResult> =>
+    typeof textOrConfig === 'string'
       ? this.#client.query(textOrConfig, values)
       : this.#client.query(textOrConfig as pg.QueryConfig)
-  }
 
   /** Runs `hook` after this transaction commits; never if it rolls back. */
   afterCommit(hook: () => void): void {

@@ -131,6 +131,23 @@ export function builtOnce(build: (part: string) => string): (part: string) => st
 }
 
 /**
+ * The text of a row's creation together with its audit entries: `insert` (an `INSERT … ON CONFLICT … DO NOTHING
+ * RETURNING …` whose parameters are $1…$`parameters`), and the audit entries' INSERT (the part), which writes only
+ * when the row is inserted. One round trip, no transaction needed.
+ */
+export function insertWithAudit(insert: string, parameters: number): (audit: string) => string {
+  return builtOnce(
+    (audit) =>
+      `WITH created AS (
+         ${insert}
+       ), audit AS (
+         ${shiftPlaceholders(audit, parameters)} WHERE EXISTS (SELECT 1 FROM created)
+       )
+       SELECT * FROM created`,
+  )
+}
+
+/**
  * Several independent writes (INSERT, UPDATE, DELETE; none reading what another writes) as one statement:
  * `WITH w1 AS (…), w2 AS (…) <last>`. One round trip instead of one per write; the writes still commit or roll
  * back together, with the transaction they run in or as one implicit transaction of their own. Prepared when

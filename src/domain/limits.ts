@@ -5,6 +5,8 @@
  *
  * Sizes in bytes are of canonical JSON (RFC 8785), the form Arbiter hashes and signs.
  */
+import { canonicalJson } from './shared/canonical-json.ts'
+
 export const LIMITS = {
   /** Orchestrators of one outcome: its expected orchestrators and those that interpreted it, together. */
   orchestrators_per_outcome: 16,
@@ -65,4 +67,9 @@ export function breach(limit: LimitName, actual?: number, path?: string): LimitB
 /** UTF-8 length of a string: how many bytes a canonical JSON text takes. */
 export function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8')
+}
+
+/** How many bytes `value` takes in canonical JSON (JCS): the measure of every size bound. */
+export function jcsLength(value: unknown): number {
+  return utf8Length(canonicalJson(value))
 }

@@ -30,6 +30,16 @@ export async function writeInput(tx: Queryable, input: InputWrite): Promise<void
   auditAppended(tx)
 }
 
+/**
+ * What taking an input answers: the input as stored, new (`created`) or the same one already there (`unchanged`);
+ * or, for an input that arrived after the case's final manifest, that manifest, which stands (the input itself is
+ * on record as refused, or as dissent, and changes nothing).
+ */
+export type InputTaken<Answer> =
+  | { kind: 'created'; answer: Answer }
+  | { kind: 'unchanged'; answer: Answer }
+  | { kind: 'late'; manifestId: string }
+
 /** How an input is taken: in one statement where it can be, else in a transaction. */
 export interface InputSteps<T> {
   /**

@@ -37,6 +37,14 @@ export interface EvaluationOptions<Case, Request = never> {
   authorize?: (c: Case) => void
 }
 
+/** One evaluation: the case (its kind and id), who asks, and what the caller asked for. */
+interface EvaluationCall<Case, Input, Content extends ManifestContent, Pending, Resolution, Request> {
+  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>
+  caseId: string
+  actor: Actor
+  options: EvaluationOptions<Case, Request>
+}
+
 type Step<Pending> =
   | { kind: 'manifest'; envelope: StoredEnvelope; issued: ManifestRow | null }
   | { kind: 'pending'; pending: Pending }
@@ -69,7 +77,7 @@ export async function evaluateCase<
     'arbiter.decide',
     { 'arbiter.case.kind': kind.name, 'arbiter.case.id': caseId },
     async (span) => {
-      const evaluation = await evaluate(ctx, kind, caseId, actor, options)
+      const evaluation = await evaluate(ctx, { kind, caseId, actor, options })
       if (span.recording) span.setAttributes(evaluationAttributes(evaluation))
       return evaluation
     },
@@ -90,12 +98,9 @@ function evaluationAttributes(evaluation: Evaluation<unknown>): SpanAttributes {
 
 async function evaluate<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
-  caseId: string,
-  actor: Actor,
-  options: EvaluationOptions<Case, Request>,
+  call: EvaluationCall<Case, Input, Content, Pending, Resolution, Request>,
 ): Promise<Evaluation<Pending>> {
-  const decided = kind.optimistic && (await decideOptimistically(ctx, kind, caseId, actor, options))
+  const decided = call.kind.optimistic && (await optimisticDecision(ctx, call))
   if (decided) {
     ctx.metrics.manifestsIssued.inc({ verdict: decided.verdict, directive: decided.directive })
     return { kind: 'manifest', envelope: decided }
@@ -105,10 +110,10 @@ async function evaluate<Case, Input, Content extends ManifestContent, Pending, R
     if (waitedMs > MAX_PROBE_WAIT_MS) {
       throw new AppError(
         'PROBE_IN_PROGRESS',
-        `the ground-truth probe for this ${kind.noun} is still running; retry shortly`,
+        `the ground-truth probe for this ${call.kind.noun} is still running; retry shortly`,
       )
     }
-    const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, kind, caseId, actor, options))
+    const step = await withTransaction(ctx.db, (tx) => evaluationStep(tx, ctx, call))
     switch (step.kind) {
       case 'manifest':
         if (step.issued) {
@@ -118,7 +123,7 @@ async function evaluate<Case, Input, Content extends ManifestContent, Pending, R
       case 'pending':
         return step
       case 'run_probe':
-        await executeGroundTruth(ctx, step.claim, actor)
+        await executeGroundTruth(ctx, step.claim, call.actor)
         continue
       case 'wait_probe': {
         const pause = Math.min(250, 25 + waitedMs / 4)
@@ -137,19 +142,9 @@ async function evaluate<Case, Input, Content extends ManifestContent, Pending, R
  * nothing and the evaluation takes the transaction path, which sees that change. Anything but a first decision
  * with no probe (waiting, a manifest already issued, ground truth to fetch) goes that way from the start.
  */
-async function decideOptimistically<
-  Case,
-  Input,
-  Content extends ManifestContent,
-  Pending,
-  Resolution,
-  Request,
->(
+async function optimisticDecision<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
-  caseId: string,
-  actor: Actor,
-  options: EvaluationOptions<Case, Request>,
+  { kind, caseId, actor, options }: EvaluationCall<Case, Input, Content, Pending, Resolution, Request>,
 ): Promise<ManifestRow | undefined> {
   const optimistic = kind.optimistic!
   const now = new Date()
@@ -197,10 +192,7 @@ async function currentManifest<Case>(
 async function evaluationStep<Case, Input, Content extends ManifestContent, Pending, Resolution, Request>(
   tx: Queryable,
   ctx: ServiceContext,
-  kind: CaseKind<Case, Input, Content, Pending, Resolution, Request>,
-  caseId: string,
-  actor: Actor,
-  options: EvaluationOptions<Case, Request>,
+  { kind, caseId, actor, options }: EvaluationCall<Case, Input, Content, Pending, Resolution, Request>,
 ): Promise<Step<Pending>> {
   const now = new Date()
   const c = await kind.lock(tx, caseId)

@@ -18,7 +18,7 @@ import {
 import { breach, LIMITS, utf8Length } from '../domain/limits.ts'
 import { canonicalJson, sha256 } from '../domain/shared/canonical-json.ts'
 import type { CaseRef } from '../domain/vocabulary.ts'
-import { AppError, limitExceeded } from '../errors.ts'
+import { found, limitExceeded } from '../errors.ts'
 import { takeTurn } from '../event-loop-turns.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
 import type { ServiceContext } from '../services/context.ts'
@@ -182,9 +182,7 @@ export async function getManifest(
   ctx: Pick<ServiceContext, 'db'>,
   manifestId: string,
 ): Promise<StoredEnvelope> {
-  const envelope = await queryFirst(ctx.db, envelopeById(manifestId))
-  if (!envelope) throw new AppError('NOT_FOUND', `no manifest ${manifestId}`)
-  return envelope
+  return found(await queryFirst(ctx.db, envelopeById(manifestId)), `no manifest ${manifestId}`)
 }
 
 export interface ManifestQuery {

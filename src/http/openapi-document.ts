@@ -243,21 +243,25 @@ function dropUnusedSchemas(document: Json) {
  * kinds), then what reads and audits decisions, then administration, and the service's own pages last. Without
  * this list Swagger UI groups by first appearance, which put the public pages ahead of the API.
  */
-export const TAGS: readonly { name: string; description: string }[] = [
-  { name: 'outcomes', description: 'A sub-agent result shared by several orchestrators, with its evidence' },
-  { name: 'interpretations', description: "An orchestrator's judgement of an outcome" },
-  { name: 'evaluation', description: 'Deciding an outcome, and resolving a HALT' },
-  { name: 'fanouts', description: 'Reconciling the claims of parallel workers' },
-  { name: 'reviews', description: 'Judge panels routed by the book' },
-  { name: 'manifests', description: 'The signed decisions of every case kind: read, list, stream' },
-  { name: 'escalations', description: 'HALTed cases waiting for a person (ops)' },
-  { name: 'webhooks', description: 'Decisions pushed to orchestrators, signed as Standard Webhooks (admin)' },
-  { name: 'audit', description: 'The verifiable audit log: records, stories, proofs, checkpoints' },
-  { name: 'probes', description: 'Ground-truth probes (admin)' },
-  { name: 'policies', description: 'Sub-agent policies (admin)' },
-  { name: 'keys', description: 'API keys (admin)' },
-  { name: 'operations', description: 'Health, readiness, metrics, this document, the console' },
-]
+const TAG_DESCRIPTIONS = {
+  outcomes: 'A sub-agent result shared by several orchestrators, with its evidence',
+  interpretations: "An orchestrator's judgement of an outcome",
+  evaluation: 'Deciding an outcome, and resolving a HALT',
+  fanouts: 'Reconciling the claims of parallel workers',
+  reviews: 'Judge panels routed by the book',
+  manifests: 'The signed decisions of every case kind: read, list, stream',
+  escalations: 'HALTed cases waiting for a person (ops)',
+  webhooks: 'Decisions pushed to orchestrators, signed as Standard Webhooks (admin)',
+  audit: 'The verifiable audit log: records, stories, proofs, checkpoints',
+  probes: 'Ground-truth probes (admin)',
+  policies: 'Sub-agent policies (admin)',
+  keys: 'API keys (admin)',
+  operations: 'Health, readiness, metrics, this document, the console',
+}
+
+export const TAGS: readonly { name: string; description: string }[] = Object.entries(TAG_DESCRIPTIONS).map(
+  ([name, description]) => ({ name, description }),
+)
 
 /**
  * The finishing pass over the generated document (it changes the object it is given and returns it): each

@@ -31,6 +31,15 @@ const OUTCOME_ID = 'The outcome, as `outcome_id` in the answer of record_outcome
 const FANOUT_ID = 'The fan-out, as `fanout_id` in the answer of create_fanout.'
 const REVIEW_ID = 'The review, as `review_id` in the answer of create_review.'
 
+/** How a worker's result and a judge's verdict report (the status envelope both routes take). */
+const STATUS_ENVELOPE =
+  'in the status envelope: `status` DONE (needs `evidence`), DONE_WITH_CONCERNS (`evidence`, `concerns`), ' +
+  'NEEDS_CONTEXT (`blocking_question`) or BLOCKED (`blocking_reason`), always a `summary`'
+
+/** How a list is read a page at a time. */
+const PAGING =
+  'page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the previous page as `cursor`'
+
 /**
  * `verify_manifest` takes a manifest id (the manifest is fetched, then verified) or an envelope the agent holds
  * (verified as given). No route takes this body: the ids are the routes' own UUIDs and the envelope is free JSON.
@@ -152,11 +161,11 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     name: 'submit_worker_result',
     title: "Submit a worker's result",
     description:
-      "Submit one worker's return for a subtask in the status envelope: `status` DONE (needs `evidence`), " +
-      'DONE_WITH_CONCERNS (`evidence`, `concerns`), NEEDS_CONTEXT (`blocking_question`) or BLOCKED ' +
-      '(`blocking_reason`), always a `summary`; with evidence, `claims` of facts (`fact`, `value`, `sources`). ' +
-      'The same body again returns the stored result; a different one is a new revision. After the fan-out is ' +
-      'decided it is refused (409, with `manifest_id`). Then call reconcile_fanout.',
+      "Submit one worker's return for a subtask " +
+      STATUS_ENVELOPE +
+      '; with evidence, `claims` of facts (`fact`, `value`, `sources`). The same body again returns the stored ' +
+      'result; a different one is a new revision. After the fan-out is decided it is refused (409, with ' +
+      '`manifest_id`). Then call reconcile_fanout.',
     input: { ids: { fanout_id: FANOUT_ID }, body: fanoutResultBody },
     readOnly: false,
     run: (client, ids, body) => client.fanouts.submitResult(ids.fanout_id!, body as never),
@@ -191,9 +200,9 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     name: 'submit_verdict',
     title: "Submit a judge's verdict",
     description:
-      "Submit one judge's verdict on the review's current `revision` in the status envelope: `status` DONE " +
-      '(needs `evidence`), DONE_WITH_CONCERNS (`evidence`, `concerns`), NEEDS_CONTEXT (`blocking_question`) or ' +
-      'BLOCKED (`blocking_reason`), always a `summary`, and `judge_id`; `findings` in council reviews only. The ' +
+      "Submit one judge's verdict on the review's current `revision` " +
+      STATUS_ENVELOPE +
+      ', and `judge_id`; `findings` in council reviews only. The ' +
       'same verdict again returns it; a different one for the same revision is refused (409). Then call decide_review.',
     input: { ids: { review_id: REVIEW_ID }, body: verdictBody },
     readOnly: false,
@@ -217,9 +226,10 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     description:
       'List the cases Arbiter HALTed for a human to resolve (outcomes and fan-outs), oldest first, with the HALT ' +
       "manifest's `manifest_id`, its verdict and what the disagreement was. Filter by `status` (open | resolved) " +
-      'and `case`; page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the previous page ' +
-      'as `cursor`. Ops or admin key.',
-    input: { ids: {}, body: escalationQueryOf(['outcome', 'fanout']) },
+      'and `case` (a case kind); ' +
+      PAGING +
+      '. Ops or admin key.',
+    input: { ids: {}, body: escalationQueryOf() },
     readOnly: true,
     run: (client, _ids, body) => client.escalations.list(body as never),
   },
@@ -230,8 +240,9 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
       'List the webhooks Arbiter pushes decisions to: each with its `webhook_id`, `url`, `events` ' +
       '(manifest.issued, escalation.opened, escalation.resolved), `filter`, and `disabled_at` / ' +
       '`disabled_reason` when deliveries stopped (410 Gone from the receiver, failures for too long, or an admin). ' +
-      'Secrets are never listed. Page with `limit` (a decimal string, e.g. "20") and the `next_cursor` of the ' +
-      'previous page as `cursor`. Admin key.',
+      'Secrets are never listed; ' +
+      PAGING +
+      '. Admin key.',
     input: { ids: {}, body: webhookListQuery },
     readOnly: true,
     run: (client, _ids, body) => client.webhooks.list(body as never),

@@ -17,7 +17,7 @@ import {
 } from '../db/repositories/api-keys.ts'
 import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import type { Role } from '../domain/vocabulary.ts'
-import { AppError } from '../errors.ts'
+import { AppError, found } from '../errors.ts'
 import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
 import type { Actor, ServiceContext } from './context.ts'
 import { FRESH_MS, keyRevokedInProcess } from './key-cache.ts'
@@ -172,8 +172,7 @@ export async function revokeKey(
   let committed = false
   try {
     await withTransaction(ctx.db, async (tx) => {
-      const row = await queryFirst(tx, apiKeyLock(id))
-      if (!row) throw new AppError('NOT_FOUND', `no key ${id}`)
+      const row = found(await queryFirst(tx, apiKeyLock(id)), `no key ${id}`)
       changed = row.revoked_at === null
       if (changed) {
         await runStatement(tx, apiKeyRevoke(id, new Date()))

@@ -10,22 +10,15 @@ import {
 } from '../db/repositories/probes.ts'
 import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
 import { hashJson, type JsonValue } from '../domain/shared/canonical-json.ts'
-import { AppError } from '../errors.ts'
+import { AppError, found } from '../errors.ts'
 import { type Page, type PageRequest, readCreatedPage } from '../pagination.ts'
 import { normalizeProbeDefinition, type ProbeDefinitionInput } from '../probes/probe-definition.ts'
 import { type GroundTruthRecord, runProbe } from '../probes/probe-runner.ts'
 import { checkRegistrationUrl } from '../probes/ssrf-guard.ts'
 import type { Actor, ServiceContext } from './context.ts'
 
-function toProbeView(row: ProbeRow) {
-  return {
-    probe_id: row.id,
-    name: row.name,
-    version: row.version,
-    probe_digest: row.probe_digest,
-    definition: row.definition,
-    created_at: row.created_at.toISOString(),
-  }
+function toProbeView({ id, name, version, probe_digest, definition, created_at }: ProbeRow) {
+  return { probe_id: id, name, version, probe_digest, definition, created_at: created_at.toISOString() }
 }
 
 /** Defaults filled, registration-time SSRF check (a non-public IP literal is refused unless allowed). */
@@ -76,8 +69,10 @@ export async function replaceProbe(
   actor: Actor,
 ) {
   return withTransaction(ctx.db, async (tx) => {
-    const current = await queryFirst(tx, probeByIdStatement(probeId, { lock: true }))
-    if (!current) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+    const current = found(
+      await queryFirst(tx, probeByIdStatement(probeId, { lock: true })),
+      `no probe ${probeId}`,
+    )
     // After the lookup: a refused URL is a 400 about the body, which an unknown probe's 404 comes before.
     const { definition, digest } = prepareDefinition(ctx, input)
     const row: ProbeRow = {
@@ -101,8 +96,7 @@ export const probeById = {
 }
 
 export async function getProbe(ctx: Pick<ServiceContext, 'db'>, probeId: string) {
-  const row = await queryFirst(ctx.db, probeByIdStatement(probeId))
-  if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+  const row = found(await queryFirst(ctx.db, probeByIdStatement(probeId)), `no probe ${probeId}`)
   return toProbeView(row)
 }
 
@@ -128,8 +122,7 @@ export async function dryRunProbe(
   },
   actor: Actor,
 ): Promise<GroundTruthRecord> {
-  const row = await queryFirst(ctx.db, probeByIdStatement(probeId))
-  if (!row) throw new AppError('NOT_FOUND', `no probe ${probeId}`)
+  const row = found(await queryFirst(ctx.db, probeByIdStatement(probeId)), `no probe ${probeId}`)
   const record = await runRegisteredProbe(ctx, row, input.params ?? {}, input.outcome ?? null)
   const entry = probeExecutedEntry(record, actor)
   await withTransaction(ctx.db, (tx) =>

@@ -19,7 +19,6 @@ import { claimCount, decideFanout, OFFLOAD_MIN_CLAIMS } from './decision.ts'
 import {
   type FanoutRow,
   fanoutById,
-  fanoutLock,
   fanoutStateUpdate,
   fanoutStateUpdateIf,
   fanoutWithVersion,
@@ -116,13 +115,8 @@ function nextStatus(fanout: FanoutRow, event: FanoutEvent): FanoutStatus {
 
 /** The HALT's own fields, read back to build the manifest that resolves it. */
 function haltedReconciliation(halt: StoredManifest) {
-  const manifest = halt as unknown as ReconciliationManifest
-  return {
-    directive: manifest.directive,
-    coverage: manifest.coverage,
-    facts: manifest.facts,
-    reasons: manifest.reasons,
-  }
+  const { directive, coverage, facts, reasons } = halt as unknown as ReconciliationManifest
+  return { directive, coverage, facts, reasons }
 }
 
 /**
@@ -142,7 +136,7 @@ export const fanoutCase: CaseKind<
   manifestKind: 'reconciliation',
   noun: 'fan-out',
 
-  lock: (tx, id) => queryFirst(tx, fanoutLock(id)),
+  lock: (tx, id) => queryFirst(tx, fanoutById(id, { lock: true })),
   find: (db, id) => queryFirst(db, fanoutById(id)),
   caseId: (fanout) => fanout.id,
   status: (fanout) => fanout.status,

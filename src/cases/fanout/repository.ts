@@ -1,8 +1,8 @@
 import type { AuditData } from '../../audit-log/append.ts'
-import { boundedPageQuery } from '../../db/bounded-page.ts'
-import { isoText } from '../../db/iso-text.ts'
+import { latestOfEach } from '../../db/case-views.ts'
+import { ownedCaseReads } from '../../db/owned-cases.ts'
 import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
-import { builtOnce, named, type Statement, shiftPlaceholders, statement } from '../../db/statement.ts'
+import { insertWithAudit, named, type Statement, statement } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
@@ -66,18 +66,13 @@ export type NewFanout = Omit<
 >
 
 /** The statement of `fanoutInsertIfAbsent`, around its audit entries' INSERT. */
-const newFanoutText = builtOnce(
-  (audit) =>
-    `WITH created AS (
-         INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
-           policy, policy_digest, decomposition, status, created_at, manifest_base)
-         VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12, $13)
-         ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
-         RETURNING ${FANOUT_COLUMNS}
-       ), audit AS (
-         ${shiftPlaceholders(audit, 13)} WHERE EXISTS (SELECT 1 FROM created)
-       )
-       SELECT * FROM created`,
+const newFanoutText = insertWithAudit(
+  `INSERT INTO fanouts (id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline,
+     policy, policy_digest, decomposition, status, created_at, manifest_base)
+   VALUES ($1, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, 'open', $12, $13)
+   ON CONFLICT (orchestrator_id, fanout_key) DO NOTHING
+   RETURNING ${FANOUT_COLUMNS}`,
+  13,
 )
 
 /**
@@ -86,38 +81,24 @@ const newFanoutText = builtOnce(
  * transaction needed.
  */
 export function fanoutInsertIfAbsent(fanout: NewFanout, audit: Statement): Statement<FanoutRow> {
+  const { id, orchestrator_id, fanout_key, request_digest, question, facts, subtasks, deadline } = fanout
+  const { policy, policy_digest, decomposition, created_at, manifest_base } = fanout
   return named(newFanoutText(audit.text), [
-    fanout.id,
-    fanout.orchestrator_id,
-    fanout.fanout_key,
-    fanout.request_digest,
-    fanout.question,
-    fanout.facts,
-    JSON.stringify(fanout.subtasks),
-    fanout.deadline,
-    JSON.stringify(fanout.policy),
-    fanout.policy_digest,
-    JSON.stringify(fanout.decomposition),
-    fanout.created_at,
-    fanout.manifest_base,
+    id,
+    orchestrator_id,
+    fanout_key,
+    request_digest,
+    question,
+    facts,
+    JSON.stringify(subtasks),
+    deadline,
+    JSON.stringify(policy),
+    policy_digest,
+    JSON.stringify(decomposition),
+    created_at,
+    manifest_base,
     ...audit.values,
   ])
-}
-
-export function fanoutByKey(orchestratorId: string, fanoutKey: string): Statement<FanoutRow> {
-  return statement(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE orchestrator_id = $1 AND fanout_key = $2`, [
-    orchestratorId,
-    fanoutKey,
-  ])
-}
-
-export function fanoutById(id: string): Statement<FanoutRow> {
-  return named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1`, [id])
-}
-
-/** The fan-out, locked until the transaction ends: that lock serializes everything that changes the fan-out. */
-export function fanoutLock(id: string): Statement<FanoutRow> {
-  return named(`SELECT ${FANOUT_COLUMNS} FROM fanouts WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /**
@@ -129,45 +110,35 @@ export interface FanoutViewRow extends FanoutRow {
 }
 
 const FANOUT_VIEW_COLUMNS = `${FANOUT_COLUMNS},
-  (SELECT coalesce(json_agg(json_build_object('subtask_id', r.subtask_id, 'revision', r.revision,
-            'status', r.status, 'result_digest', r.result_digest, 'late', r.late,
-            'received_at', ${isoText('r.received_at')})), '[]')
-   FROM (SELECT DISTINCT ON (l.subtask_id) l.* FROM fanout_results l WHERE l.fanout_id = f.id
-         ORDER BY l.subtask_id, l.revision DESC) r) AS results`
-
-/** One fan-out as shown (see FanoutViewRow), in one round trip. */
-export function fanoutView(id: string): Statement<FanoutViewRow> {
-  return named(`SELECT ${FANOUT_VIEW_COLUMNS} FROM fanouts f WHERE f.id = $1`, [id])
-}
+  ${latestOfEach({
+    table: 'fanout_results',
+    parent: 'fanout_id',
+    caseId: 'f.id',
+    key: 'subtask_id',
+    latest: 'revision',
+    columns: ['subtask_id', 'revision', 'status', 'result_digest', 'late'],
+    times: ['received_at'],
+  })} AS results`
 
 /**
- * A page of fan-outs as shown, bounded in bytes (src/db/bounded-page.ts): a fan-out's size is its row as JSON and
- * a summary per subtask that has answered.
+ * A fan-out by its natural key, or by id (locked if asked); and as shown (see FanoutViewRow), one or a page at a
+ * time: a page is bounded in bytes, a fan-out's size is its row as JSON and a summary per subtask that has answered.
  */
-const FANOUT_PAGE = boundedPageQuery({
-  table: 'fanouts',
+export const {
+  byKey: fanoutByKey,
+  byId: fanoutById,
+  view: fanoutView,
+  viewsPage: fanoutViewsPage,
+} = ownedCaseReads<FanoutRow, FanoutViewRow, FanoutStatus>({
+  name: 'fanouts',
+  columns: FANOUT_COLUMNS,
+  keyColumn: 'fanout_key',
+  prepared: true,
   alias: 'f',
-  columns: FANOUT_VIEW_COLUMNS,
-  where: `($1::text IS NULL OR f.orchestrator_id = $1) AND ($2::text IS NULL OR f.status = $2)
-       AND ($3::bigint IS NULL OR f.list_seq > $3)`,
-  order: ['list_seq'],
+  viewColumns: FANOUT_VIEW_COLUMNS,
   itemBytes: `octet_length(row_to_json(f)::text)
     + coalesce((SELECT 300 * count(DISTINCT r.subtask_id) FROM fanout_results r WHERE r.fanout_id = f.id), 0)`,
-  limit: '$4',
 })
-
-/** A page of fan-outs as shown (see FanoutViewRow), in creation order after `afterSeq`, in one round trip. */
-export function fanoutViewsPage(
-  filter: { orchestratorId?: string | undefined; status?: FanoutStatus | undefined; afterSeq: number | null },
-  limit: number,
-): Statement<FanoutViewRow> {
-  return statement(FANOUT_PAGE, [
-    filter.orchestratorId ?? null,
-    filter.status ?? null,
-    filter.afterSeq,
-    limit,
-  ])
-}
 
 /** The fan-out with its row version, without locking it: what a reconciliation without a transaction reads
  * (split it with splitRowVersion). */

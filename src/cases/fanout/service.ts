@@ -14,8 +14,8 @@ import { type FanoutStatus, withPolicyDefaults } from '../../domain/fanout/vocab
 import { breach, LIMITS, type LimitBreach } from '../../domain/limits.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { byField } from '../../domain/shared/order.ts'
-import { submitInput, writeInput } from '../../engine/case-inputs.ts'
-import { AppError, limitExceeded, type ProblemFieldError } from '../../errors.ts'
+import { type InputTaken, submitInput, writeInput } from '../../engine/case-inputs.ts'
+import { AppError, found, limitExceeded, type ProblemFieldError } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
@@ -23,9 +23,9 @@ import { assertMaySpeakFor } from '../../services/keys.ts'
 import {
   type FanoutRow,
   type FanoutViewRow,
+  fanoutById,
   fanoutByKey,
   fanoutInsertIfAbsent,
-  fanoutLock,
   fanoutTotalsUpdate,
   fanoutView,
   fanoutViewsPage,
@@ -124,10 +124,10 @@ export async function createFanout(ctx: Pick<ServiceContext, 'db'>, body: Create
         { fanout_id: existing.id },
       )
     }
-    return { created: false, fanout: await getFanout(ctx, existing.id) }
+    return { created: false, view: await getFanout(ctx, existing.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, fanout: toFanoutView({ ...row, results: [] }) }
+  return { created: true, view: toFanoutView({ ...row, results: [] }) }
 }
 
 /** A result's claims, `[]` when its status carries none. */
@@ -156,12 +156,11 @@ const FIRST_RESULT_LIMITS = {
   manifest: LIMITS.manifest_bytes,
 }
 
-export type SubmitResultOutcome =
-  | { kind: 'created'; result: ResultView }
-  /** JCS-equal to the subtask's latest result: that result's answer, nothing new stored. */
-  | { kind: 'unchanged'; result: ResultView }
-  /** Arrived after the fan-out's final manifest: audited as `result.refused`, nothing else changes (→ 409). */
-  | { kind: 'refused'; manifestId: string }
+/**
+ * `unchanged`: JCS-equal to the subtask's latest result, that result's answer, nothing new stored. `late`: arrived
+ * after the fan-out's final manifest, audited as `result.refused`, nothing else changes (→ 409).
+ */
+export type SubmitResultOutcome = InputTaken<ResultView>
 
 /** Field errors for references the schema cannot judge: the subtask, and the facts claims are about. */
 function referenceErrors(fanout: FanoutRow, body: FanoutResultBody): ProblemFieldError[] {
@@ -200,7 +199,7 @@ export async function submitResult(
       ? undefined
       : async (db) => {
           const result = await submitFirstResult(db, fanoutId, body, principal, resultDigest, totals)
-          return result && { kind: 'created' as const, result }
+          return result && { kind: 'created' as const, answer: result }
         },
     locked: (tx) => submitLockedResult(tx, fanoutId, body, principal, { resultDigest, totals, overOwnLimit }),
   })
@@ -226,7 +225,7 @@ async function submitLockedResult(
   }
   const latest = await queryFirst(tx, latestResultOf(fanoutId, body.subtask_id))
   if (latest && latest.result_digest === resultDigest) {
-    return { kind: 'unchanged', result: toResultView(latest) }
+    return { kind: 'unchanged', answer: toResultView(latest) }
   }
   const replaced = assertResultWithinLimits(fanout, body, latest, { totals, overOwnLimit })
   const now = new Date()
@@ -248,7 +247,7 @@ async function submitLockedResult(
         },
       },
     ])
-    return { kind: 'refused', manifestId }
+    return { kind: 'late', manifestId }
   }
   const row: ResultRow = {
     fanout_id: fanoutId,
@@ -275,7 +274,7 @@ async function submitLockedResult(
     touch: fanoutTotalsUpdate(fanoutId, fanoutTotals),
     audit: [resultRecorded(row, fanout.orchestrator_id, principal)],
   })
-  return { kind: 'created', result: toResultView(row) }
+  return { kind: 'created', answer: toResultView(row) }
 }
 
 /**
@@ -382,21 +381,13 @@ function resultRecorded(row: ResultRow, orchestratorId: string, principal: Princ
     actor: principal.keyId,
     at: row.received_at.toISOString(),
     orchestrator_id: orchestratorId,
-    data: {
-      fanout_id: row.fanout_id,
-      subtask_id: row.subtask_id,
-      revision: row.revision,
-      status: row.status,
-      late: row.late,
-      result_digest: row.result_digest,
-    },
+    data: resultSummary(row),
   }
 }
 
 /** GET /v1/fanouts/{id}, in one statement. */
 export async function getFanout(ctx: Pick<ServiceContext, 'db'>, fanoutId: string) {
-  const fanout = await queryFirst(ctx.db, fanoutView(fanoutId))
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
+  const fanout = found(await queryFirst(ctx.db, fanoutView(fanoutId)), `no fan-out ${fanoutId}`)
   return toFanoutView(fanout)
 }
 
@@ -415,37 +406,34 @@ export async function pageFanouts(
 }
 
 async function lockFanout(tx: Queryable, fanoutId: string): Promise<FanoutRow> {
-  const fanout = await queryFirst(tx, fanoutLock(fanoutId))
-  if (!fanout) throw new AppError('NOT_FOUND', `no fan-out ${fanoutId}`)
-  return fanout
+  return found(await queryFirst(tx, fanoutById(fanoutId, { lock: true })), `no fan-out ${fanoutId}`)
 }
 
-/** A result as answers and fan-out views show it (no body: that is the worker's, and the manifest's claims). */
+/** A result as its `result.recorded` record carries it (no body: that is the worker's, and the manifest's claims). */
+function resultSummary(row: ResultSummaryRow) {
+  const { fanout_id, subtask_id, revision, status, late, result_digest } = row
+  return { fanout_id, subtask_id, revision, status, late, result_digest }
+}
+
+/** A result as answers and fan-out views show it: its summary, and when it arrived. */
 function toResultView(row: ResultSummaryRow) {
-  return {
-    fanout_id: row.fanout_id,
-    subtask_id: row.subtask_id,
-    revision: row.revision,
-    status: row.status,
-    late: row.late,
-    result_digest: row.result_digest,
-    received_at: row.received_at.toISOString(),
-  }
+  return { ...resultSummary(row), received_at: row.received_at.toISOString() }
 }
 
 export type ResultView = ReturnType<typeof toResultView>
 
 function toFanoutView(row: FanoutViewRow) {
+  const { id, orchestrator_id, fanout_key, question, facts, subtasks, policy, policy_digest } = row
   return {
-    fanout_id: row.id,
-    orchestrator_id: row.orchestrator_id,
-    fanout_key: row.fanout_key,
-    question: row.question,
-    facts: row.facts,
-    subtasks: row.subtasks,
+    fanout_id: id,
+    orchestrator_id,
+    fanout_key,
+    question,
+    facts,
+    subtasks,
     deadline: row.deadline ? row.deadline.toISOString() : null,
-    policy: row.policy,
-    policy_digest: row.policy_digest,
+    policy,
+    policy_digest,
     decomposition: row.decomposition,
     status: row.status,
     // As toResultView shows them, less the fan-out's id.

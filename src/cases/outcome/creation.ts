@@ -75,14 +75,14 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     const created = newOutcome(body, bodyRules.rules, null, evidence, now, actor)
     if (await queryFirst(ctx.db, newOutcomeInsert(created.row, created.evidence, created.audit))) {
       auditAppended(ctx.db)
-      return { created: true, outcome: created.view }
+      return { created: true, view: created.view }
     }
   }
   return withTransaction(ctx.db, async (tx) => {
     // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
     // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
     const existing = await queryFirst(tx, outcomeByKey(body.subagent_id, body.run_id))
-    if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body) }
+    if (existing) return { created: false, view: await existingOutcome(tx, existing, body) }
     // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
     // against, and keeps it whatever happens to the policy afterwards.
     const policy = (await queryFirst(tx, subagentPolicyById(body.subagent_id))) ?? null
@@ -108,7 +108,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     if (!row) {
       // Lost a race with a concurrent create of the same key: judged like any resend.
       const winner = await queryOne(tx, outcomeByKey(body.subagent_id, body.run_id))
-      return { created: false, outcome: await existingOutcome(tx, winner, body) }
+      return { created: false, view: await existingOutcome(tx, winner, body) }
     }
     await runStatement(
       tx,
@@ -120,7 +120,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
     )
     await runStatement(tx, created.audit)
     auditAppended(tx)
-    return { created: true, outcome: created.view }
+    return { created: true, view: created.view }
   })
 }
 

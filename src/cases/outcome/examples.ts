@@ -76,25 +76,33 @@ export const interpretationExamples = [
   },
 ]
 
-const plannerReading = {
-  orchestrator_id: 'planner',
-  success_criterion_signature: PLANNER_CRITERION,
-  outcome_interpretation: 'success',
-  evidence_hash: EVIDENCE_HASH,
-  intended_action: { kind: 'proceed', resources: ['order/1042'] },
-  revision: 1,
-  received_at: '2026-11-30T17:57:57.332Z',
+/** An interpretation as the outcome shows it: the reading asked for, its criterion's signature, its arrival. */
+function storedReading(
+  asked: (typeof interpretationExamples)[number],
+  success_criterion_signature: string,
+  received_at: string,
+) {
+  return {
+    orchestrator_id: asked.orchestrator_id,
+    success_criterion_signature,
+    outcome_interpretation: asked.outcome_interpretation,
+    evidence_hash: EVIDENCE_HASH,
+    intended_action: asked.intended_action,
+    revision: 1,
+    received_at,
+  }
 }
 
-const reviewerReading = {
-  orchestrator_id: 'reviewer',
-  success_criterion_signature: REVIEWER_CRITERION,
-  outcome_interpretation: 'failure',
-  evidence_hash: EVIDENCE_HASH,
-  intended_action: { kind: 'retry', resources: ['order/1042'] },
-  revision: 1,
-  received_at: '2026-11-30T17:58:57.446Z',
-}
+const plannerReading = storedReading(
+  interpretationExamples[0]!,
+  PLANNER_CRITERION,
+  '2026-11-30T17:57:57.332Z',
+)
+const reviewerReading = storedReading(
+  interpretationExamples[1]!,
+  REVIEWER_CRITERION,
+  '2026-11-30T17:58:57.446Z',
+)
 
 /** The answer to the planner's interpretation. */
 export const interpretationCreatedExample = {

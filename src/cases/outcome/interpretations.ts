@@ -12,7 +12,7 @@ import {
 import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import type { OutcomeReading } from '../../domain/outcome/vocabulary.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
-import { submitInput, writeInput } from '../../engine/case-inputs.ts'
+import { type InputTaken, submitInput, writeInput } from '../../engine/case-inputs.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
@@ -42,11 +42,8 @@ export interface InterpretationSubmission {
   rationale?: string | undefined
 }
 
-export type SubmitResult =
-  | { kind: 'created'; interpretation: InterpretationView }
-  | { kind: 'unchanged'; interpretation: InterpretationView }
-  /** Arrived after a final decision: stored and audited as dissent, the decision stands (→ 409). */
-  | { kind: 'dissent'; manifestId: string }
+/** `late`: arrived after a final decision, stored and audited as dissent; the decision stands (→ 409). */
+export type SubmitResult = InputTaken<InterpretationView>
 
 /** What makes two submissions "exactly" the same: resubmitting the latest one is a no-op. */
 function submissionFingerprint(s: {
@@ -95,7 +92,7 @@ export async function submitInterpretation(
       ? undefined
       : async (db) => {
           const interpretation = await submitFirstInterpretation(db, outcomeId, body, principal, signature)
-          return interpretation && { kind: 'created' as const, interpretation }
+          return interpretation && { kind: 'created' as const, answer: interpretation }
         },
     locked: (tx) => submitLockedInterpretation(tx, outcomeId, body, principal, { criterionText, signature }),
   })
@@ -126,7 +123,7 @@ async function submitLockedInterpretation(
     rationale: body.rationale ?? null,
   })
   if (latest && rowFingerprint(latest) === fingerprint) {
-    return { kind: 'unchanged', interpretation: toInterpretationView(latest) }
+    return { kind: 'unchanged', answer: toInterpretationView(latest) }
   }
   const boundState = await assertInterpretationWithinLimits(tx, outcome, body, {
     criterionText,
@@ -136,11 +133,11 @@ async function submitLockedInterpretation(
   })
   const submitted = { body, principal, signature, judged: judged.evidence_hash, now: new Date() }
   if (!acceptsInputs(outcome.status)) {
-    return { kind: 'dissent', manifestId: await recordDissent(tx, outcome, submitted) }
+    return { kind: 'late', manifestId: await recordDissent(tx, outcome, submitted) }
   }
   const revision = (latest?.revision ?? 0) + 1
   const row = await recordRevision(tx, outcome, submitted, revision, boundState)
-  return { kind: 'created', interpretation: toInterpretationView(row) }
+  return { kind: 'created', answer: toInterpretationView(row) }
 }
 
 /**

@@ -5,7 +5,7 @@ import { queryFirst, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS } from '../../domain/limits.ts'
 import { DEFAULT_FALLBACK_POLICY, type FallbackPolicy } from '../../domain/outcome/vocabulary.ts'
 import { sortedUnique } from '../../domain/shared/order.ts'
-import { AppError, limitExceeded } from '../../errors.ts'
+import { AppError, found, limitExceeded } from '../../errors.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import {
   type SubagentPolicyRow,
@@ -65,7 +65,7 @@ export async function setSubagentPolicy(
         actor,
         at: view.updated_at,
         subagent_id: subagentId,
-        data: policyData(view),
+        data: policyRules(row),
       },
     ])
     return view
@@ -76,8 +76,10 @@ export async function getSubagentPolicy(
   ctx: Pick<ServiceContext, 'db'>,
   subagentId: string,
 ): Promise<SubagentPolicyView> {
-  const row = await queryFirst(ctx.db, subagentPolicyById(subagentId))
-  if (!row) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
+  const row = found(
+    await queryFirst(ctx.db, subagentPolicyById(subagentId)),
+    `sub-agent ${subagentId} has no policy`,
+  )
   return toSubagentPolicyView(row)
 }
 
@@ -88,41 +90,36 @@ export async function removeSubagentPolicy(
   actor: Actor,
 ): Promise<void> {
   await withTransaction(ctx.db, async (tx) => {
-    const removed = await queryFirst(tx, subagentPolicyDelete(subagentId))
-    if (!removed) throw new AppError('NOT_FOUND', `sub-agent ${subagentId} has no policy`)
+    const removed = found(
+      await queryFirst(tx, subagentPolicyDelete(subagentId)),
+      `sub-agent ${subagentId} has no policy`,
+    )
     await appendAuditRecords(tx, [
       {
         kind: 'policy.removed',
         actor,
         subagent_id: subagentId,
         // What the sub-agent's outcomes followed until now.
-        data: policyData(toSubagentPolicyView(removed)),
+        data: policyRules(removed),
       },
     ])
   })
 }
 
 function toSubagentPolicyView(row: SubagentPolicyRow) {
-  return {
-    subagent_id: row.subagent_id,
-    expected_orchestrators: row.expected_orchestrators,
-    arbiter_orchestrator_id: row.arbiter_orchestrator_id,
-    deadline_seconds: row.deadline_seconds,
-    fallback_policy: row.fallback_policy,
-    probe: row.probe_id === null ? null : { probe_id: row.probe_id },
-    updated_at: row.updated_at.toISOString(),
-  }
+  return { subagent_id: row.subagent_id, ...policyRules(row), updated_at: row.updated_at.toISOString() }
 }
 
 export type SubagentPolicyView = ReturnType<typeof toSubagentPolicyView>
 
-/** A policy's fields as its audit records carry them (the sub-agent is the record's `subagent_id`). */
-function policyData(view: SubagentPolicyView) {
+/** The rules a policy sets, as its view shows them and its audit records carry them (with the sub-agent). */
+function policyRules(row: SubagentPolicyRow) {
+  const { expected_orchestrators, arbiter_orchestrator_id, deadline_seconds, fallback_policy, probe_id } = row
   return {
-    expected_orchestrators: view.expected_orchestrators,
-    arbiter_orchestrator_id: view.arbiter_orchestrator_id,
-    deadline_seconds: view.deadline_seconds,
-    fallback_policy: view.fallback_policy,
-    probe: view.probe,
+    expected_orchestrators,
+    arbiter_orchestrator_id,
+    deadline_seconds,
+    fallback_policy,
+    probe: probe_id === null ? null : { probe_id },
   }
 }

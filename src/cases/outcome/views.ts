@@ -3,7 +3,7 @@ import { queryFirst, queryRows } from '../../db/statement.ts'
 import { toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { byField } from '../../domain/shared/order.ts'
-import { AppError } from '../../errors.ts'
+import { found } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import type { InterpretationRow } from './interpretation-repository.ts'
@@ -12,8 +12,7 @@ import { type OutcomeViewRow, outcomeView, outcomeViewsPage } from './view-repos
 
 /** GET /v1/outcomes/{id}, in one statement. */
 export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {
-  const outcome = await queryFirst(ctx.db, outcomeView(outcomeId))
-  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
+  const outcome = found(await queryFirst(ctx.db, outcomeView(outcomeId)), `no outcome ${outcomeId}`)
   return toOutcomeView(outcome)
 }
 
@@ -34,9 +33,7 @@ export async function pageOutcomes(
 
 /** The outcome's row, locked until `tx` ends; 404 when there is none. */
 export async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
-  const outcome = await queryFirst(tx, outcomeLock(outcomeId))
-  if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
-  return outcome
+  return found(await queryFirst(tx, outcomeLock(outcomeId)), `no outcome ${outcomeId}`)
 }
 
 /** The outcome as shown, read again after a change in `tx` (which it sees). */

@@ -17,7 +17,6 @@ import {
   reviewById,
   reviewDecisionUpdate,
   reviewDecisionUpdateIf,
-  reviewLock,
   reviewWithVersion,
   type VerdictRow,
 } from './repository.ts'
@@ -89,7 +88,7 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
   manifestKind: 'review',
   noun: 'review',
 
-  lock: (tx, id) => queryFirst(tx, reviewLock(id)),
+  lock: (tx, id) => queryFirst(tx, reviewById(id, { lock: true })),
   find: (db, id) => queryFirst(db, reviewById(id)),
   caseId: (review) => review.id,
   status: (review): ReviewStatus => review.status,

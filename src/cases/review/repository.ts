@@ -1,13 +1,7 @@
-import { boundedPageQuery } from '../../db/bounded-page.ts'
+import { latestOfEach } from '../../db/case-views.ts'
+import { ownedCaseReads } from '../../db/owned-cases.ts'
 import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
-import {
-  builtOnce,
-  guardedWrites,
-  named,
-  type Statement,
-  shiftPlaceholders,
-  statement,
-} from '../../db/statement.ts'
+import { guardedWrites, insertWithAudit, named, type Statement, statement } from '../../db/statement.ts'
 import type { ReviewJudge } from '../../domain/review/panel.ts'
 import type { ReviewDirective, ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts'
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
@@ -70,18 +64,13 @@ export type NewReviewRow = Pick<
 >
 
 /** The statement of `reviewInsertIfAbsent`, around its audit entries' INSERT. */
-const newReviewText = builtOnce(
-  (audit) =>
-    `WITH created AS (
-         INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
-           revision, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
-         ON CONFLICT (orchestrator_id, review_key) DO NOTHING
-         RETURNING ${REVIEW_COLUMNS}
-       ), audit AS (
-         ${shiftPlaceholders(audit, 9)} WHERE EXISTS (SELECT 1 FROM created)
-       )
-       SELECT * FROM created`,
+const newReviewText = insertWithAudit(
+  `INSERT INTO reviews (id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges,
+     revision, status, created_at)
+   VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, 0, 'open', $9)
+   ON CONFLICT (orchestrator_id, review_key) DO NOTHING
+   RETURNING ${REVIEW_COLUMNS}`,
+  9,
 )
 
 /**
@@ -90,35 +79,19 @@ const newReviewText = builtOnce(
  * transaction needed.
  */
 export function reviewInsertIfAbsent(review: NewReviewRow, audit: Statement): Statement<ReviewRow> {
+  const { id, orchestrator_id, review_key, request_digest, mode, subject, implementer, judges } = review
   return named(newReviewText(audit.text), [
-    review.id,
-    review.orchestrator_id,
-    review.review_key,
-    review.request_digest,
-    review.mode,
-    JSON.stringify(review.subject),
-    JSON.stringify(review.implementer),
-    JSON.stringify(review.judges),
+    id,
+    orchestrator_id,
+    review_key,
+    request_digest,
+    mode,
+    JSON.stringify(subject),
+    JSON.stringify(implementer),
+    JSON.stringify(judges),
     review.created_at,
     ...audit.values,
   ])
-}
-
-export function reviewByKey(orchestratorId: string, reviewKey: string): Statement<ReviewRow> {
-  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE orchestrator_id = $1 AND review_key = $2`, [
-    orchestratorId,
-    reviewKey,
-  ])
-}
-
-export function reviewById(id: string): Statement<ReviewRow> {
-  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1`, [id])
-}
-
-/** The review, locked until the transaction ends: the row lock serializes every write to the review (verdicts,
- * revisions, decide). */
-export function reviewLock(id: string): Statement<ReviewRow> {
-  return statement(`SELECT ${REVIEW_COLUMNS} FROM reviews WHERE id = $1 FOR UPDATE`, [id])
 }
 
 /**
@@ -130,46 +103,36 @@ export interface ReviewViewRow extends ReviewRow {
 }
 
 const REVIEW_VIEW_COLUMNS = `${R_REVIEW_COLUMNS},
-  (SELECT coalesce(json_agg(json_build_object('judge_id', v.judge_id, 'status', v.status, 'body', v.body,
-            'verdict_digest', v.verdict_digest)), '[]')
-   FROM (SELECT DISTINCT ON (l.judge_id) l.* FROM review_verdicts l
-         WHERE l.review_id = r.id AND l.revision = r.revision
-         ORDER BY l.judge_id, l.attempt DESC) v) AS verdicts`
-
-/** One review as shown (see ReviewViewRow), in one round trip. */
-export function reviewView(id: string): Statement<ReviewViewRow> {
-  return named(`SELECT ${REVIEW_VIEW_COLUMNS} FROM reviews r WHERE r.id = $1`, [id])
-}
+  ${latestOfEach({
+    table: 'review_verdicts',
+    parent: 'review_id',
+    caseId: 'r.id',
+    where: 'l.revision = r.revision',
+    key: 'judge_id',
+    latest: 'attempt',
+    columns: ['judge_id', 'status', 'body', 'verdict_digest'],
+  })} AS verdicts`
 
 /**
- * A page of reviews as shown, bounded in bytes (src/db/bounded-page.ts): a review's size is its row as JSON and the
- * verdicts of its current revision.
+ * A review by its natural key, or by id (locked if asked); and as shown (see ReviewViewRow), one or a page at a
+ * time: a page is bounded in bytes, a review's size is its row as JSON and the verdicts of its current revision.
  */
-const REVIEW_PAGE = boundedPageQuery({
-  table: 'reviews',
+export const {
+  byKey: reviewByKey,
+  byId: reviewById,
+  view: reviewView,
+  viewsPage: reviewViewsPage,
+} = ownedCaseReads<ReviewRow, ReviewViewRow, ReviewStatus>({
+  name: 'reviews',
+  columns: REVIEW_COLUMNS,
+  keyColumn: 'review_key',
+  prepared: false,
   alias: 'r',
-  columns: REVIEW_VIEW_COLUMNS,
-  where: `($1::text IS NULL OR r.orchestrator_id = $1) AND ($2::text IS NULL OR r.status = $2)
-       AND ($3::bigint IS NULL OR r.list_seq > $3)`,
-  order: ['list_seq'],
+  viewColumns: REVIEW_VIEW_COLUMNS,
   itemBytes: `octet_length(row_to_json(r)::text)
     + coalesce((SELECT sum(200 + octet_length(v.body::text)) FROM review_verdicts v
                 WHERE v.review_id = r.id AND v.revision = r.revision), 0)`,
-  limit: '$4',
 })
-
-/** A page of reviews as shown (see ReviewViewRow), in creation order after `afterSeq`, in one round trip. */
-export function reviewViewsPage(
-  filter: { orchestratorId?: string | undefined; status?: ReviewStatus | undefined; afterSeq: number | null },
-  limit: number,
-): Statement<ReviewViewRow> {
-  return statement(REVIEW_PAGE, [
-    filter.orchestratorId ?? null,
-    filter.status ?? null,
-    filter.afterSeq,
-    limit,
-  ])
-}
 
 /** The review's state after a manifest: its status, and the manifest as its latest. */
 export interface ReviewDecisionState {

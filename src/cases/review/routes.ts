@@ -1,14 +1,17 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
-import { evaluateCase } from '../../engine/evaluate-case.ts'
+import {
+  caseCollectionRoutes,
+  caseDecisionRoute,
+  caseInputOptions,
+  sendInputTaken,
+} from '../../http/case-collection-routes.ts'
 import { caseIdBeforeBody } from '../../http/case-exists.ts'
 import type { CaseRouteOptions } from '../../http/case-kinds.ts'
 import { caseStoryRoute } from '../../http/case-routes.ts'
 import { problemSchema } from '../../http/errors.ts'
 import { assertMaySpeakFor, principalOf } from '../../http/plugins/app/auth.ts'
-import { authProblems, idParams, pageOf, pageQuery } from '../../http/schemas/common.ts'
-import { sendEnvelope } from '../../http/send-json.ts'
+import { authProblems } from '../../http/schemas/common.ts'
 import { reviewCase } from './kind.ts'
 import type { ReviewRow } from './repository.ts'
 import {
@@ -25,9 +28,6 @@ import {
 } from './schemas.ts'
 import { createReview, getReview, pageReviews, startRevision, submitVerdict } from './service.ts'
 
-const WRITERS = ['orchestrator', 'admin'] as const
-const READERS = ['orchestrator', 'dashboard', 'ops', 'admin'] as const
-
 /**
  * Reviews over HTTP: each handler calls one service with `app.services`. Writes to a review answer in the order
  * 401/403 (role), 404 (the review), 400 (the body), 403 (not the review's orchestrator), then the service's 422
@@ -42,89 +42,39 @@ export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
     (review: ReviewRow): void =>
       assertMaySpeakFor(principalOf(request), review.orchestrator_id)
 
-  app.post(
-    '/v1/reviews',
-    {
-      config: { auth: WRITERS },
-      schema: {
-        tags: ['reviews'],
-        summary:
-          'Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken',
-        body: createReviewBody,
-        response: {
-          200: reviewSchema,
-          201: reviewSchema,
-          409: problemSchema,
-          422: problemSchema,
-          ...authProblems,
-        },
-      },
+  caseCollectionRoutes(app, {
+    path: '/v1/reviews',
+    tag: 'reviews',
+    view: reviewSchema,
+    create: {
+      summary:
+        'Put a change before a judge panel in a mode (idempotent on orchestrator_id + review_key); 422 names every panel rule broken',
+      body: createReviewBody,
+      owner: (body) => body.orchestrator_id,
+      create: (body, actor) => createReview(app.services, body, actor),
     },
-    async (request, reply) => {
-      const principal = principalOf(request)
-      assertMaySpeakFor(principal, request.body.orchestrator_id)
-      const { created, review } = await createReview(app.services, request.body, principal.keyId)
-      return reply.code(created ? 201 : 200).send(review)
+    list: {
+      summary: 'List reviews, oldest first',
+      ownerFilter: 'orchestrator_id',
+      status: reviewStatusSchema,
+      page: (orchestratorId, status, page) => pageReviews(app.services, { orchestratorId, status }, page),
     },
-  )
-
-  app.get(
-    '/v1/reviews',
-    {
-      config: { auth: READERS },
-      schema: {
-        tags: ['reviews'],
-        summary: 'List reviews, oldest first',
-        querystring: z.strictObject({
-          orchestrator_id: z.string().min(1).optional(),
-          status: reviewStatusSchema.optional(),
-          ...pageQuery,
-        }),
-        response: { 200: pageOf(reviewSchema), ...authProblems },
-      },
+    show: {
+      summary:
+        'One review: its panel, current revision and subject, verdicts of that revision, latest manifest id',
+      get: (id) => getReview(app.services, id),
     },
-    async (request) => {
-      const { orchestrator_id, status, ...page } = request.query
-      return pageReviews(app.services, { orchestratorId: orchestrator_id, status }, page)
-    },
-  )
-
-  app.get(
-    '/v1/reviews/:id',
-    {
-      config: { auth: READERS },
-      schema: {
-        tags: ['reviews'],
-        summary:
-          'One review: its panel, current revision and subject, verdicts of that revision, latest manifest id',
-        params: idParams,
-        response: { 200: reviewSchema, 404: problemSchema, ...authProblems },
-      },
-    },
-    async (request) => getReview(app.services, request.params.id),
-  )
+  })
 
   app.post(
     '/v1/reviews/:id/verdicts',
-    {
-      config: { auth: WRITERS },
-      ...idBeforeBody,
-      schema: {
-        tags: ['reviews'],
-        summary:
-          "Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
-        params: idParams,
-        body: verdictBody,
-        response: {
-          200: verdictAnswerSchema,
-          201: verdictAnswerSchema,
-          404: problemSchema,
-          409: problemSchema,
-          422: problemSchema,
-          ...authProblems,
-        },
-      },
-    },
+    caseInputOptions(idBeforeBody, {
+      tag: 'reviews',
+      summary:
+        "Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
+      body: verdictBody,
+      answer: verdictAnswerSchema,
+    }),
     async (request, reply) => {
       const mayWriteReview = mayWrite(request)
       const result = await submitVerdict(
@@ -138,30 +88,25 @@ export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
           mayWriteReview(review)
         },
       )
-      return reply.code(result.kind === 'created' ? 201 : 200).send(result.verdict)
+      return sendInputTaken(reply, result)
     },
   )
 
   app.post(
     '/v1/reviews/:id/revisions',
-    {
-      config: { auth: WRITERS },
-      ...idBeforeBody,
-      schema: {
-        tags: ['reviews'],
-        summary:
-          'Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions)',
-        params: idParams,
-        body: revisionBody,
-        response: {
-          201: reviewSchema,
-          404: problemSchema,
-          409: problemSchema,
-          422: problemSchema,
-          ...authProblems,
-        },
+    caseInputOptions(idBeforeBody, {
+      tag: 'reviews',
+      summary:
+        'Start the next revision after a REVISE, with the revised subject; verdicts start afresh (at most two revisions)',
+      body: revisionBody,
+      response: {
+        201: reviewSchema,
+        404: problemSchema,
+        409: problemSchema,
+        422: problemSchema,
+        ...authProblems,
       },
-    },
+    }),
     async (request, reply) => {
       const review = await startRevision(
         app.services,
@@ -174,37 +119,22 @@ export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
     },
   )
 
-  app.post(
-    '/v1/reviews/:id/decide',
+  caseDecisionRoute(
+    app,
+    reviewCase,
     {
-      config: { auth: WRITERS },
-      ...idBeforeBody,
-      schema: {
-        tags: ['reviews'],
-        summary:
-          'Decide the current revision and return the signed review manifest (202 while verdicts are awaited)',
-        params: idParams,
-        body: decideBody,
-        response: {
-          200: reviewEnvelopeSchema,
-          202: reviewPendingSchema,
-          404: problemSchema,
-          ...authProblems,
-        },
-      },
+      path: '/v1/reviews/:id/decide',
+      tag: 'reviews',
+      summary:
+        'Decide the current revision and return the signed review manifest (202 while verdicts are awaited)',
+      body: decideBody,
+      envelope: reviewEnvelopeSchema,
+      pending: reviewPendingSchema,
+      options: (_body, principal) => ({
+        authorize: (review: ReviewRow) => assertMaySpeakFor(principal, review.orchestrator_id),
+      }),
     },
-    async (request, reply) => {
-      const result = await evaluateCase(
-        app.services,
-        reviewCase,
-        request.params.id,
-        principalOf(request).keyId,
-        { authorize: mayWrite(request) },
-      )
-      if (result.kind === 'pending')
-        return reply.code(202).send({ status: 'pending' as const, ...result.pending })
-      return sendEnvelope(reply, 200, result.envelope)
-    },
+    idBeforeBody,
   )
 
   caseStoryRoute(

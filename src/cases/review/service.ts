@@ -19,8 +19,8 @@ import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { canonicalJson, hashJson, type JsonValue, sha256 } from '../../domain/shared/canonical-json.ts'
 import { caseAuditEntry } from '../../engine/case-audit.ts'
-import { type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
-import { AppError, limitExceeded } from '../../errors.ts'
+import { type InputTaken, type InputWrite, submitInput, writeInput } from '../../engine/case-inputs.ts'
+import { AppError, found, limitExceeded } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { reviewCase, toVerdictItems } from './kind.ts'
@@ -30,9 +30,9 @@ import {
   type ReviewRow,
   type ReviewSubject,
   type ReviewViewRow,
+  reviewById,
   reviewByKey,
   reviewInsertIfAbsent,
-  reviewLock,
   reviewRevisionUpdate,
   reviewView,
   reviewViewsPage,
@@ -130,16 +130,14 @@ export async function createReview(ctx: Pick<ServiceContext, 'db'>, body: NewRev
         { review_id: existing.id },
       )
     }
-    return { created: false, review: await getReview(ctx, existing.id) }
+    return { created: false, view: await getReview(ctx, existing.id) }
   }
   auditAppended(ctx.db)
-  return { created: true, review: toReviewView({ ...row, verdicts: [] }) }
+  return { created: true, view: toReviewView({ ...row, verdicts: [] }) }
 }
 
-export type VerdictResult =
-  | { kind: 'created'; verdict: VerdictAnswer }
-  /** The judge's recorded verdict again: answered with the stored one, nothing written. */
-  | { kind: 'unchanged'; verdict: VerdictAnswer }
+/** `unchanged`: the judge's recorded verdict again, answered with the stored one, nothing written. */
+export type VerdictResult = Exclude<InputTaken<VerdictAnswer>, { kind: 'late' }>
 
 /**
  * `POST /v1/reviews/{id}/verdicts`: one judge's return. A verdict lands either before a decision (and counts) or
@@ -190,7 +188,7 @@ export async function submitVerdict(
       if (acceptance.kind !== 'replay') checkLimits(review, recorded)
       switch (acceptance.kind) {
         case 'replay':
-          return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+          return { kind: 'unchanged', answer: toVerdictAnswer(existing!) }
         case 'refuse':
           throw await verdictRefusalError(tx, review, body.revision, acceptance.refusal)
         case 'record':
@@ -214,7 +212,7 @@ export async function submitVerdict(
         }
         throw err
       }
-      return { kind: 'created', verdict: toVerdictAnswer(row) }
+      return { kind: 'created', answer: toVerdictAnswer(row) }
     },
   })
 }
@@ -236,19 +234,21 @@ async function submitVerdictWithoutTransaction(
   authorize: AuthorizeReviewWrite,
   checkLimits: (review: ReviewRow, recorded: readonly VerdictRow[]) => void,
 ): Promise<VerdictResult | undefined> {
-  const read = splitReviewWithVerdicts(await queryFirst(db, reviewWithVerdicts(reviewId)))
-  if (!read) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  const read = found(
+    splitReviewWithVerdicts(await queryFirst(db, reviewWithVerdicts(reviewId))),
+    `no review ${reviewId}`,
+  )
   authorize(read.review)
   const acceptance = acceptVerdict(reviewState(read.review), read.verdicts, submission)
   const existing = read.verdicts.find((v) => v.judge_id === body.judge_id)
-  if (acceptance.kind === 'replay') return { kind: 'unchanged', verdict: toVerdictAnswer(existing!) }
+  if (acceptance.kind === 'replay') return { kind: 'unchanged', answer: toVerdictAnswer(existing!) }
   // Judged on this read; the write below happens only if the review is still as read.
   checkLimits(read.review, read.verdicts)
   if (acceptance.kind === 'refuse') return undefined
   const { row, write } = verdictWrite(read.review, existing, body, submission.verdict_digest, actor)
   const writes = [...write.writes, auditAppend(write.audit)]
   if (!(await queryFirst(db, verdictInsertIf(reviewId, read.version, writes)))) return undefined
-  return { kind: 'created', verdict: toVerdictAnswer(row) }
+  return { kind: 'created', answer: toVerdictAnswer(row) }
 }
 
 /**
@@ -371,8 +371,7 @@ function revisionRefusalError(refusal: RevisionRefusal): AppError {
 
 /** GET /v1/reviews/{id}, in one statement. */
 export async function getReview(ctx: Pick<ServiceContext, 'db'>, reviewId: string) {
-  const review = await queryFirst(ctx.db, reviewView(reviewId))
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
+  const review = found(await queryFirst(ctx.db, reviewView(reviewId)), `no review ${reviewId}`)
   return toReviewView(review)
 }
 
@@ -391,9 +390,7 @@ export async function pageReviews(
 }
 
 async function lockReview(tx: Queryable, reviewId: string): Promise<ReviewRow> {
-  const review = await queryFirst(tx, reviewLock(reviewId))
-  if (!review) throw new AppError('NOT_FOUND', `no review ${reviewId}`)
-  return review
+  return found(await queryFirst(tx, reviewById(reviewId, { lock: true })), `no review ${reviewId}`)
 }
 
 function latestManifest(review: ReviewRow): ManifestRef | null {
@@ -426,16 +423,17 @@ function toSubject(subject: SubmittedSubject): ReviewSubject {
 
 /** A review as the API shows it; `verdicts` are those of the current revision. */
 function toReviewView(row: ReviewViewRow) {
+  const { id, orchestrator_id, review_key, mode, subject, implementer, judges, revision, status } = row
   return {
-    review_id: row.id,
-    orchestrator_id: row.orchestrator_id,
-    review_key: row.review_key,
-    mode: row.mode,
-    subject: row.subject,
-    implementer: row.implementer,
-    judges: row.judges,
-    revision: row.revision,
-    status: row.status,
+    review_id: id,
+    orchestrator_id,
+    review_key,
+    mode,
+    subject,
+    implementer,
+    judges,
+    revision,
+    status,
     verdicts: toVerdictItems(row),
     manifest_id: row.manifest_id,
     created_at: row.created_at.toISOString(),
@@ -445,15 +443,8 @@ function toReviewView(row: ReviewViewRow) {
 export type ReviewView = ReturnType<typeof toReviewView>
 
 /** The answer to an accepted (201) or repeated (200) verdict. */
-function toVerdictAnswer(row: VerdictRow) {
-  return {
-    review_id: row.review_id,
-    judge_id: row.judge_id,
-    revision: row.revision,
-    status: row.status,
-    verdict_digest: row.verdict_digest,
-    received_at: row.received_at.toISOString(),
-  }
+function toVerdictAnswer({ review_id, judge_id, revision, status, verdict_digest, received_at }: VerdictRow) {
+  return { review_id, judge_id, revision, status, verdict_digest, received_at: received_at.toISOString() }
 }
 
 export type VerdictAnswer = ReturnType<typeof toVerdictAnswer>

@@ -13,36 +13,36 @@
  * number a manifest lists (MAX_LISTED_CONFLICTS), which the fan-out's part carries.
  */
 
-import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS, utf8Length } from '../limits.ts'
+import { jcsLength, MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS, utf8Length } from '../limits.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { escapePointerToken } from '../shared/json-pointer.ts'
 import type { ClaimSource, Qualifiers } from './claims.ts'
 import { sourceIdentity } from './source-identity.ts'
 
-const jcsLength = (value: unknown) => utf8Length(canonicalJson(value))
-
 // Frames: the bytes around the variable parts of each entry, at their longest (ids such as `p5000`, the longest
 // enum words, a revision of 100, an RFC 3339 time with milliseconds), each with its separating comma.
-/** The manifest's own members outside facts, coverage and policy. */
-const MANIFEST_FRAME = 1024
-/** A fact entry with every list empty, the longest status, reason and rule, plus its `uncovered_facts` and reason items. */
-const FACT_FRAME = 320
-/** A subtask's coverage entry, its items in `missing_subtasks` / `late_subtasks`, and its reason item. */
-const SUBTASK_FRAME = 320
-/** One listed conflict without its qualifier differences. */
-const PAIR_FRAME = 128
-/** A position entry without its value, date, qualifiers and claim references. */
-const POSITION_FRAME = 144
-/** A variant without its qualifiers and answer. */
-const VARIANT_FRAME = 128
-/** A claim entry without its reference, subtask id, confidence and sources. */
-const CLAIM_FRAME = 128
-/** An echo without its source and claim references. */
-const ECHO_FRAME = 32
-/** A qualifier difference's frame. */
-const QUALIFIER_DIFFERENCE_FRAME = 32
-/** A needs_context / blocked / concerns entry's frame. */
-const COVERAGE_ITEM_FRAME = 64
+const FRAME = {
+  /** The manifest's own members outside facts, coverage and policy. */
+  manifest: 1024,
+  /** A fact entry with every list empty, the longest status, reason and rule, plus its `uncovered_facts` and reason items. */
+  fact: 320,
+  /** A subtask's coverage entry, its items in `missing_subtasks` / `late_subtasks`, and its reason item. */
+  subtask: 320,
+  /** One listed conflict without its qualifier differences. */
+  pair: 128,
+  /** A position entry without its value, date, qualifiers and claim references. */
+  position: 144,
+  /** A variant without its qualifiers and answer. */
+  variant: 128,
+  /** A claim entry without its reference, subtask id, confidence and sources. */
+  claim: 128,
+  /** An echo without its source and claim references. */
+  echo: 32,
+  /** A qualifier difference's frame. */
+  qualifierDifference: 32,
+  /** A needs_context / blocked / concerns entry's frame. */
+  coverageItem: 64,
+} as const
 
 /** The part of the bound the fan-out itself makes: everything in the manifest that no result adds. */
 export function fanoutManifestBase(fanout: {
@@ -53,12 +53,12 @@ export function fanoutManifestBase(fanout: {
   policy: unknown
   overlaps: unknown
 }): number {
-  let total = MANIFEST_FRAME + jcsLength(fanout.orchestrator_id) + jcsLength(fanout.fanout_key)
+  let total = FRAME.manifest + jcsLength(fanout.orchestrator_id) + jcsLength(fanout.fanout_key)
   // The policy is carried once, and its digest.
   total += jcsLength(fanout.policy) + jcsLength(fanout.overlaps)
-  for (const fact of fanout.facts) total += FACT_FRAME + 3 * jcsLength(fact)
-  for (const subtask of fanout.subtasks) total += SUBTASK_FRAME + 4 * jcsLength(subtask.subtask_id)
-  return total + MAX_LISTED_CONFLICTS * PAIR_FRAME
+  for (const fact of fanout.facts) total += FRAME.fact + 3 * jcsLength(fact)
+  for (const subtask of fanout.subtasks) total += FRAME.subtask + 4 * jcsLength(subtask.subtask_id)
+  return total + MAX_LISTED_CONFLICTS * FRAME.pair
 }
 
 /** A claim as the bound reads it. */
@@ -84,7 +84,7 @@ export interface BoundResult {
 function qualifierDifferenceWeight(qualifiers: Qualifiers): number {
   let total = 0
   for (const [key, value] of Object.entries(qualifiers)) {
-    total += QUALIFIER_DIFFERENCE_FRAME + jcsLength(`/${escapePointerToken(key)}`) + jcsLength(value)
+    total += FRAME.qualifierDifference + jcsLength(`/${escapePointerToken(key)}`) + jcsLength(value)
   }
   return total
 }
@@ -98,10 +98,10 @@ function qualifierDifferenceWeight(qualifiers: Qualifiers): number {
 export function resultManifestWeight(result: BoundResult): number {
   const subtask = jcsLength(result.subtask_id)
   let total = 0
-  if (result.blocking_question) total += COVERAGE_ITEM_FRAME + subtask + jcsLength(result.blocking_question)
-  if (result.blocking_reason) total += COVERAGE_ITEM_FRAME + subtask + jcsLength(result.blocking_reason)
+  if (result.blocking_question) total += FRAME.coverageItem + subtask + jcsLength(result.blocking_question)
+  if (result.blocking_reason) total += FRAME.coverageItem + subtask + jcsLength(result.blocking_reason)
   if (result.concerns && result.concerns.length > 0)
-    total += COVERAGE_ITEM_FRAME + subtask + jcsLength(result.concerns)
+    total += FRAME.coverageItem + subtask + jcsLength(result.concerns)
 
   const positions = new Set<string>()
   const identities = new Set<string>()
@@ -120,7 +120,7 @@ export function resultManifestWeight(result: BoundResult): number {
     const positionKey = `${claim.fact}\u0000${positionText}`
     if (!positions.has(positionKey)) {
       positions.add(positionKey)
-      total += POSITION_FRAME + position
+      total += FRAME.position + position
       // The pairs this position can be in, each holding its qualifiers at most once.
       total += (MAX_COMPARED_POSITIONS - 1) * qualifierDifferenceWeight(qualifiers)
     }
@@ -129,7 +129,7 @@ export function resultManifestWeight(result: BoundResult): number {
     largest.set(claim.fact, sets)
     sets.set(qualifiersText, Math.max(sets.get(qualifiersText) ?? 0, position))
     // Its reference in its position's claims, and its entry.
-    total += 2 * ref + CLAIM_FRAME + subtask + jcsLength(claim.confidence ?? null) + jcsLength(claim.sources)
+    total += 2 * ref + FRAME.claim + subtask + jcsLength(claim.confidence ?? null) + jcsLength(claim.sources)
     // Each source cited: its reference in an echo, and the echo's source once.
     for (const source of claim.sources) {
       total += ref
@@ -137,7 +137,7 @@ export function resultManifestWeight(result: BoundResult): number {
       const identityKey = `${claim.fact}\u0000${identity}`
       if (!identities.has(identityKey)) {
         identities.add(identityKey)
-        total += ECHO_FRAME + jcsLength(identity)
+        total += FRAME.echo + jcsLength(identity)
       }
     }
   })
@@ -148,7 +148,7 @@ export function resultManifestWeight(result: BoundResult): number {
     let variants = 0
     for (const [qualifiersText, position] of sets) {
       answer = Math.max(answer, position)
-      variants += VARIANT_FRAME + utf8Length(qualifiersText) + position
+      variants += FRAME.variant + utf8Length(qualifiersText) + position
     }
     total += Math.max(answer, variants)
   }

@@ -1,9 +1,11 @@
 /**
  * The words of a fan-out: the policy a fan-out declares, the statuses a fact and a fan-out can be
- * in, and the verdicts and directives of a reconciliation manifest. Each list is an `as const`
- * tuple so the request schemas are built from the same values the decision procedure switches on.
+ * in, and the verdicts and directives of a reconciliation manifest. Each list is a tuple (`as const`,
+ * or the words of a table that gives each its meaning) so the request schemas are built from the same values
+ * the decision procedure switches on.
  * See docs/fanouts.md for how they fit together.
  */
+import { wordsOf } from '../shared/words.ts'
 import { REPORT_STATUSES } from '../status-report.ts'
 
 /**
@@ -86,28 +88,23 @@ export function withPolicyDefaults(policy: FanoutPolicyInput = {}): FanoutPolicy
 export const FACT_STATUSES = ['unclaimed', 'agreed', 'resolved', 'contested', 'scoped'] as const
 export type FactStatus = (typeof FACT_STATUSES)[number]
 
-/**
- * Why a fact is contested: its positions carry different qualifiers (under `halt`); no rule of the
- * policy chose a unique position; the chosen answer rests on fewer independent sources than the
- * policy's `min_independent_sources`; or it has more distinct positions than are compared pairwise,
- * or more pairs than the manifest has left to list (`too_many_positions`: no rule was tried).
- */
-export const CONTESTED_REASONS = [
-  'qualifier_difference',
-  'no_rule_decides',
-  'insufficient_corroboration',
-  'too_many_positions',
-] as const
+/** Why a fact is contested. */
+const CONTESTED_REASON_MEANINGS = {
+  qualifier_difference: 'its positions carry different qualifiers (under `on_qualifier_difference: halt`)',
+  no_rule_decides: 'no rule of the policy chose a unique position',
+  insufficient_corroboration:
+    "the chosen answer rests on fewer independent sources than the policy's `min_independent_sources`",
+  too_many_positions:
+    'more distinct positions than are compared pairwise, or more pairs than the manifest has left to list: no rule was tried',
+} as const
+export const CONTESTED_REASONS = wordsOf(CONTESTED_REASON_MEANINGS)
 export type ContestedReason = (typeof CONTESTED_REASONS)[number]
 
-/** Codes of a manifest's `reasons`; the subject is a subtask id (first three) or a fact. */
-export const REASON_CODES = [
-  'needs_context',
-  'blocked',
-  'missing_subtask',
-  'uncovered_fact',
-  'contested_fact',
-] as const
+/** Codes of a manifest's `reasons` whose subject is a subtask id. */
+const SUBTASK_REASON_CODES = ['needs_context', 'blocked', 'missing_subtask'] as const
+/** Codes of a manifest's `reasons` whose subject is a fact. */
+const FACT_REASON_CODES = ['uncovered_fact', 'contested_fact'] as const
+export const REASON_CODES = [...SUBTASK_REASON_CODES, ...FACT_REASON_CODES] as const
 export type ReasonCode = (typeof REASON_CODES)[number]
 
 export const FANOUT_VERDICTS = ['RECONCILED', 'CONTESTED', 'INCOMPLETE', 'HUMAN_RESOLVED'] as const

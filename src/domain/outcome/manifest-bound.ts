@@ -14,31 +14,33 @@
  *   difference of their sizes.
  */
 
-import { utf8Length } from '../limits.ts'
-import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
+import { jcsLength } from '../limits.ts'
+import type { JsonValue } from '../shared/canonical-json.ts'
 import { escapePointerToken } from '../shared/json-pointer.ts'
 
-const jcsLength = (value: unknown) => utf8Length(canonicalJson(value))
+/** The frames, in bytes: what an entry takes around its variable parts. */
+const FRAME = {
+  /** Kind, ids, times, hashes, verdict, directive, readings, action owner's frame, supersedes, resolution null. */
+  manifest: 1536,
+  /** An interpretation entry without its orchestrator id and intended action. */
+  interpretation: 320,
+  /** A receipt pair without its ids and divergences. */
+  pair: 400,
+  /** An evidence divergence without its item hashes. */
+  evidenceDivergence: 256,
+  /** A criteria divergence's point without its pointer and values. */
+  difference: 32,
+  /** The receipt's own members. */
+  receipt: 256,
+  /**
+   * A ground-truth record without its request URL: the URL is the probe's template filled with the outcome's
+   * parameters (percent-encoded, three bytes a byte at most), and an error's detail may quote it once.
+   */
+  groundTruth: 16 * 1024,
+} as const
 
-/** Kind, ids, times, hashes, verdict, directive, readings, action owner's frame, supersedes, resolution null. */
-const MANIFEST_FRAME = 1536
-/** An interpretation entry without its orchestrator id and intended action. */
-const INTERPRETATION_FRAME = 320
-/** A receipt pair without its ids and divergences. */
-const PAIR_FRAME = 400
-/** An evidence divergence without its item hashes. */
-const EVIDENCE_DIVERGENCE_FRAME = 256
 /** One item hash in `only_in_a` / `only_in_b`. */
 const ITEM_HASH = 74
-/** A criteria divergence's point without its pointer and values. */
-const DIFFERENCE_FRAME = 32
-/** The receipt's own members. */
-const RECEIPT_FRAME = 256
-/**
- * A ground-truth record without its request URL: the URL is the probe's template filled with the outcome's
- * parameters (percent-encoded, three bytes a byte at most), and an error's detail may quote it once.
- */
-const GROUND_TRUTH_FRAME = 16 * 1024
 
 /**
  * What a criterion document can add to one pair's criteria divergence: its canonical text, and for each leaf
@@ -48,13 +50,13 @@ export function criterionDiffWeight(criterion: JsonValue): number {
   let leaves = 0
   const walk = (value: JsonValue, pointer: string) => {
     if (Array.isArray(value)) {
-      if (value.length === 0) leaves += jcsLength(pointer) + DIFFERENCE_FRAME
+      if (value.length === 0) leaves += jcsLength(pointer) + FRAME.difference
       for (let index = 0; index < value.length; index++) walk(value[index]!, `${pointer}/${index}`)
     } else if (value !== null && typeof value === 'object') {
       const entries = Object.entries(value)
-      if (entries.length === 0) leaves += jcsLength(pointer) + DIFFERENCE_FRAME
+      if (entries.length === 0) leaves += jcsLength(pointer) + FRAME.difference
       for (const [key, item] of entries) walk(item, `${pointer}/${escapePointerToken(key)}`)
-    } else leaves += jcsLength(pointer) + DIFFERENCE_FRAME
+    } else leaves += jcsLength(pointer) + FRAME.difference
   }
   walk(criterion, '')
   return jcsLength(criterion) + leaves
@@ -88,11 +90,11 @@ export function outcomeManifestBound(
   const ids = [...outcome.expected_orchestrators, ...interpretations.map((i) => i.orchestrator_id)]
   const longestId = Math.max(0, ...ids.map((id) => jcsLength(id)))
   let total =
-    MANIFEST_FRAME + RECEIPT_FRAME + jcsLength(outcome.subagent_id) + jcsLength(outcome.run_id) + longestId
+    FRAME.manifest + FRAME.receipt + jcsLength(outcome.subagent_id) + jcsLength(outcome.run_id) + longestId
   for (const id of outcome.expected_orchestrators) total += jcsLength(id) + 1
   if (outcome.probe_params !== null) {
     total +=
-      GROUND_TRUTH_FRAME +
+      FRAME.groundTruth +
       6 * (jcsLength(outcome.probe_params) + jcsLength(outcome.subagent_id) + jcsLength(outcome.run_id))
   }
   const weights = interpretations.map((interpretation) => ({
@@ -104,13 +106,13 @@ export function outcomeManifestBound(
         : criterionDiffWeight(interpretation.success_criterion),
   }))
   for (const { interpretation, id } of weights) {
-    total += INTERPRETATION_FRAME + id + jcsLength(interpretation.intended_action)
+    total += FRAME.interpretation + id + jcsLength(interpretation.intended_action)
   }
   for (let i = 0; i < weights.length; i++) {
     for (let j = i + 1; j < weights.length; j++) {
       const a = weights[i]!
       const b = weights[j]!
-      total += PAIR_FRAME + a.id + b.id
+      total += FRAME.pair + a.id + b.id
       const bothDocuments = a.criterion > 0 && b.criterion > 0
       if (
         bothDocuments &&
@@ -119,7 +121,7 @@ export function outcomeManifestBound(
         total += a.criterion + b.criterion
       if (a.interpretation.evidence_hash !== b.interpretation.evidence_hash) {
         total +=
-          EVIDENCE_DIVERGENCE_FRAME +
+          FRAME.evidenceDivergence +
           ITEM_HASH * Math.abs(a.interpretation.evidence_items - b.interpretation.evidence_items)
       }
     }
@@ -182,8 +184,8 @@ export function firstInterpretationGrowth(interpretation: {
   const criterion =
     interpretation.success_criterion === undefined ? 0 : criterionDiffWeight(interpretation.success_criterion)
   return {
-    own: INTERPRETATION_FRAME + 2 * id + jcsLength(interpretation.intended_action),
-    perPair: PAIR_FRAME + EVIDENCE_DIVERGENCE_FRAME + id + criterion,
+    own: FRAME.interpretation + 2 * id + jcsLength(interpretation.intended_action),
+    perPair: FRAME.pair + FRAME.evidenceDivergence + id + criterion,
     perItem: ITEM_HASH,
     idBytes: id,
     criterionWeight: criterion,

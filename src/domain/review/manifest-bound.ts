@@ -5,11 +5,8 @@
  * concern again in `concerns`, its blocking question or reason again as the manifest's, and each finding as if it
  * merged with no other (its normalised title and location, its fingerprint, its judge and model listed).
  */
-import { breach, LIMITS, type LimitBreach, utf8Length } from '../limits.ts'
-import { canonicalJson } from '../shared/canonical-json.ts'
+import { breach, jcsLength, LIMITS, type LimitBreach, utf8Length } from '../limits.ts'
 import { normalizeFindingText, normalizeLocation } from './findings.ts'
-
-const jcsLength = (value: unknown) => utf8Length(canonicalJson(value))
 
 /** Kind, ids, times, mode, revision, verdict, directive, supersedes, the divergence, the top-level keys. */
 const MANIFEST_FRAME = 2048

@@ -15,6 +15,7 @@ import { caseIdBeforeBody } from '../case-exists.ts'
 import { problemSchema } from '../errors.ts'
 import { dryRunExample, probeDefinitionExample, probeExample } from '../examples.ts'
 import { principalOf } from '../plugins/app/auth.ts'
+import { answerMade } from '../route-options.ts'
 import { authProblems, freeJson, idParams, pageOf, pageQuery } from '../schemas/common.ts'
 import { groundTruthSchema } from '../schemas/ground-truth.ts'
 
@@ -70,8 +71,7 @@ export const probeRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 201: probeSchema, ...authProblems },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await registerProbe(app.services, request.body, principalOf(request).keyId)),
+    answerMade((body: z.infer<typeof probeBody>, actor) => registerProbe(app.services, body, actor)),
   )
 
   app.put(

@@ -108,26 +108,32 @@ export function statusReportSchema<Every extends z.ZodRawShape, WithEvidence ext
     blocking_reason: refusedKey('BLOCKED'),
     ...members.every,
   })
-  const needsContext = z.strictObject({
-    status: z.literal('NEEDS_CONTEXT'),
-    summary,
-    blocking_question: reportText(requiredFor('NEEDS_CONTEXT')),
-    evidence: refusedKey(withEvidenceOnly),
-    concerns: refusedKey('DONE_WITH_CONCERNS'),
-    blocking_reason: refusedKey('BLOCKED'),
-    ...refusedWithoutEvidence,
-    ...members.every,
-  })
-  const blocked = z.strictObject({
-    status: z.literal('BLOCKED'),
-    summary,
-    blocking_reason: reportText(requiredFor('BLOCKED')),
-    evidence: refusedKey(withEvidenceOnly),
-    concerns: refusedKey('DONE_WITH_CONCERNS'),
-    blocking_question: refusedKey('NEEDS_CONTEXT'),
-    ...refusedWithoutEvidence,
-    ...members.every,
-  })
+  // NEEDS_CONTEXT and BLOCKED: the one text each requires; evidence, concerns and the other's text refused.
+  const withoutEvidence = <Status extends string, Own extends z.ZodRawShape, Other extends z.ZodRawShape>(
+    status: Status,
+    own: Own,
+    other: Other,
+  ) =>
+    z.strictObject({
+      status: z.literal(status),
+      summary,
+      ...own,
+      evidence: refusedKey(withEvidenceOnly),
+      concerns: refusedKey('DONE_WITH_CONCERNS'),
+      ...other,
+      ...refusedWithoutEvidence,
+      ...members.every,
+    })
+  const needsContext = withoutEvidence(
+    'NEEDS_CONTEXT',
+    { blocking_question: reportText(requiredFor('NEEDS_CONTEXT')) },
+    { blocking_reason: refusedKey('BLOCKED') },
+  )
+  const blocked = withoutEvidence(
+    'BLOCKED',
+    { blocking_reason: reportText(requiredFor('BLOCKED')) },
+    { blocking_question: refusedKey('NEEDS_CONTEXT') },
+  )
 
   return z.discriminatedUnion('status', [done, doneWithConcerns, needsContext, blocked], {
     error: (issue) => {
