@@ -50,6 +50,11 @@ export interface EmbeddedOptions {
   maintenanceIntervalMs?: number
   /** Called after each maintenance run (diagnostics, tests). */
   onMaintenance?: (run: MaintenanceRun) => void
+  /**
+   * Called once the thread that serves the database is started: it loads PGlite and opens the database from then
+   * on, and the caller's thread may do other work meanwhile (the CLI loads its command's modules).
+   */
+  onThreadStarted?: () => void
 }
 
 /** What `embedded-worker.ts` is started with. */
@@ -119,10 +124,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       await initializing.initialized()
     }
     const maintenanceIntervalMs = options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS
-    const started = await runLoadedWorker(
+    const starting = runLoadedWorker(
       { mode: 'serve', pgdata, listen, password, maxConnections, maintenanceIntervalMs },
       options.onMaintenance,
     )
+    options.onThreadStarted?.()
+    const started = await starting
     const address = await started.ready()
     return serving(started, address, connectionStringFor(address, password), options, releaseLock)
   } catch (err) {
