@@ -51,18 +51,28 @@ export async function withDatabase<M, T>(
   )
   // Loading modules keeps this thread busy: the database's thread is started first (or the opening is over).
   await Promise.race([started, settled])
-  let loaded: [M, typeof import('./db/pool.ts'), typeof import('./db/migrate.ts')]
+  let loaded: [
+    M,
+    typeof import('./db/pool.ts'),
+    typeof import('./db/migrate.ts'),
+    typeof import('./db/statement.ts'),
+  ]
   try {
-    loaded = await Promise.all([load(), import('./db/pool.ts'), import('./db/migrate.ts')])
+    loaded = await Promise.all([
+      load(),
+      import('./db/pool.ts'),
+      import('./db/migrate.ts'),
+      import('./db/statement.ts'),
+    ])
   } catch (err) {
     await (await opening.catch(() => null))?.embedded?.stop()
     throw err
   }
-  const [modules, { createPool }, { migrate }] = loaded
+  const [modules, { createPool }, { migrate }, statements] = loaded
   const database = await databaseOpened(config, opening)
   const pool = createPool({ connectionString: database.connectionString, max: database.poolMax })
   try {
-    if (creates === 'existing-only') await assertSchemaExists(pool)
+    if (creates === 'existing-only') await assertSchemaExists(pool, statements)
     const applied = await migrate(pool)
     return await fn({ pool, applied, connectionString: database.connectionString }, modules)
   } finally {
@@ -93,11 +103,15 @@ function assertEmbeddedDatabaseExists(config: Config): void {
 }
 
 /** A database that Arbiter never migrated holds no Arbiter data: nothing to read, and nothing is created. */
-async function assertSchemaExists(pool: Pool): Promise<void> {
-  const { rows } = await pool.query<{ present: boolean }>(
-    `SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+async function assertSchemaExists(
+  pool: Pool,
+  { queryFirst, statement }: typeof import('./db/statement.ts'),
+): Promise<void> {
+  const schema = await queryFirst(
+    pool,
+    statement<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`),
   )
-  if (!rows[0]?.present) {
+  if (!schema?.present) {
     throw new NoDatabaseError(
       'no Arbiter database at DATABASE_URL (it has no Arbiter schema): start the service or run `arbiter migrate` first',
     )
