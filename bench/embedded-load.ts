@@ -23,11 +23,12 @@
  *
  * Knobs: BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_CONNECTIONS (10), BENCH_MODES (embedded,postgres),
  * BENCH_PG_ADMIN_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1 (dist/ is already built);
- * investigation only: BENCH_NODE_ARGS (extra node flags for the server, space-separated).
+ * investigation only: BENCH_NODE_ARGS (extra node flags for the server, space-separated), BENCH_KEEP_DATA_DIR
+ * (a path: the embedded data dir the run filled is copied there before it is removed, to profile the CLI on it).
  */
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -220,6 +221,11 @@ async function measure(mode: Mode): Promise<ModeResult> {
       await proc.stop()
     }
   } finally {
+    const keep = process.env.BENCH_KEEP_DATA_DIR
+    if (mode === 'embedded' && keep) {
+      // Not the socket directory: a new start makes its own.
+      await cp(dataDir, keep, { recursive: true, filter: (path) => path !== join(dataDir, 'socket') })
+    }
     await rm(dataDir, { recursive: true, force: true })
     await rm(`${dataDir}-envelope.json`, { force: true })
     await rm(`${dataDir}-jwks.json`, { force: true })

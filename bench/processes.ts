@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
@@ -131,16 +131,23 @@ function processAlive(pid: number): boolean {
 
 /**
  * Resident memory of one process: VmRSS polled every 200 ms (remembering during which phase the peak came) and
- * the kernel's own high-water mark VmHWM, read last just before the process is stopped.
+ * the kernel's own high-water mark VmHWM, read last just before the process is stopped. The high-water mark is
+ * the process's since it started unless it is reset: each new phase resets it (`/proc/<pid>/clear_refs`, Linux),
+ * so that a spike between two polls counts in the phase it came in, and a phase's peak is not its predecessors'.
  */
 export class MemorySampler {
-  phase = 'start-up'
+  private currentPhase = 'start-up'
   peakRssBytes = 0
-  peakPhase = ''
+  /** The highest VmHWM read: the process's peak (each phase's mark is read before it is reset). */
   hwmBytes = 0
   samples = 0
-  /** Highest polled RSS per phase label. */
+  /**
+   * Highest RSS per phase label: polled, and the high-water mark of the phase while the mark is reset at each
+   * phase (`hwmByPhase`); polled only otherwise (the mark would then carry an earlier phase's peak).
+   */
   readonly phasePeaks = new Map<string, number>()
+  /** Whether every phase so far started with its own high-water mark. */
+  hwmByPhase = true
   /** Highest V8 heap figures per phase, from the server's own /metrics (Arbiter only). */
   readonly heapPeaks = new Map<string, { heapTotal: number; heapUsed: number; external: number }>()
   private timer: NodeJS.Timeout | undefined
@@ -185,6 +192,33 @@ export class MemorySampler {
     })
   }
 
+  get phase(): string {
+    return this.currentPhase
+  }
+
+  /** Enters a phase: the last one's peak is read (its high-water mark included), then the mark is reset. */
+  set phase(next: string) {
+    if (next === this.currentPhase) return
+    this.sample()
+    try {
+      // 5: reset the peak resident set size ("VmHWM") to the process's current resident set size.
+      writeFileSync(`/proc/${this.pid}/clear_refs`, '5')
+    } catch {
+      this.hwmByPhase = false
+    }
+    this.currentPhase = next
+  }
+
+  /** The phase whose peak was highest (a phase's high-water mark counts once the mark is reset by phase). */
+  get peakPhase(): string {
+    let peak = ''
+    let bytes = -1
+    for (const [phase, rss] of this.phasePeaks) {
+      if (rss > bytes) [peak, bytes] = [phase, rss]
+    }
+    return peak
+  }
+
   sample(): void {
     let status: string
     try {
@@ -196,11 +230,10 @@ export class MemorySampler {
     const hwm = kilobytes(status, 'VmHWM')
     if (rss === null) return
     this.samples += 1
-    if (rss > (this.phasePeaks.get(this.phase) ?? 0)) this.phasePeaks.set(this.phase, rss)
-    if (rss > this.peakRssBytes) {
-      this.peakRssBytes = rss
-      this.peakPhase = this.phase
-    }
+    const phase = this.currentPhase
+    const peak = hwm !== null && this.hwmByPhase ? Math.max(rss, hwm) : rss
+    if (peak > (this.phasePeaks.get(phase) ?? 0)) this.phasePeaks.set(phase, peak)
+    if (rss > this.peakRssBytes) this.peakRssBytes = rss
     if (hwm !== null && hwm > this.hwmBytes) this.hwmBytes = hwm
   }
 

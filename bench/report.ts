@@ -13,7 +13,7 @@ import type { ReconcilePhase } from './phases/reconcile.ts'
 import type { ReviewPhase } from './phases/review.ts'
 import type { ScalePhase } from './phases/scale.ts'
 import type { WebhooksPhase } from './phases/webhooks.ts'
-import type { WorstCasePhase } from './phases/worst-case.ts'
+import { WORST_CASE_TARGETS, type WorstCasePhase } from './phases/worst-case.ts'
 import { type CpuFigures, type LoopFigures, log, type Run } from './run-context.ts'
 
 /** The report of a run: the tables on stdout and the figures of bench/results/latest.json. */
@@ -367,17 +367,50 @@ export function buildFigures(results: {
       result: verdict(peak < TARGETS.embeddedRssBytes),
     })
   }
-  for (const instance of memory.instances) {
-    figures.push({
-      figure: `peak RSS, ${instance.name} (during ${instance.peakPhase})`,
-      arbiter: mb(instance.peakBytes),
-      baseline: memory.baselinePeakBytes ? mb(memory.baselinePeakBytes) : '—',
-      ratio: memory.baselinePeakBytes ? times(instance.peakBytes / memory.baselinePeakBytes) : '—',
+  for (const instance of memory.instances) figures.push(...peakRssRows(instance, memory.baselinePeakBytes))
+  return figures
+}
+
+/** The worst-case phase's memory labels (`worst-case: cases`, …). */
+const isWorstCase = (phase: string) => phase.startsWith('worst-case')
+
+/**
+ * An instance's peak RSS against the general target, over every phase but worst-case, naming the phase it came
+ * in; and, when the instance ran the worst-case phase, that phase's peak against its own target (the worst case
+ * the limits allow is allowed more memory; its own section has the detail).
+ */
+export function peakRssRows(
+  instance: MemoryReport['instances'][number],
+  baselinePeakBytes: number,
+): Figure[] {
+  const highest = (phases: [string, number][]) =>
+    phases.reduce<[string, number] | null>((top, entry) => (top && top[1] >= entry[1] ? top : entry), null)
+  const phases = Object.entries(instance.byPhase)
+  const general = highest(phases.filter(([phase]) => !isWorstCase(phase)))
+  const worst = highest(phases.filter(([phase]) => isWorstCase(phase)))
+  // Without a worst-case phase, the process's high-water mark is the general peak, spikes between polls included.
+  const generalBytes = worst ? (general?.[1] ?? 0) : Math.max(general?.[1] ?? 0, instance.peakBytes)
+  const rows: Figure[] = [
+    {
+      figure: `peak RSS, ${instance.name}${worst ? ', phases other than worst-case' : ''} (during ${general?.[0] ?? '—'}${instance.hwmByPhase ? '' : '; polled'})`,
+      arbiter: mb(generalBytes),
+      baseline: baselinePeakBytes ? mb(baselinePeakBytes) : '—',
+      ratio: baselinePeakBytes ? times(generalBytes / baselinePeakBytes) : '—',
       target: `< ${mb(TARGETS.rssBytes)}`,
-      result: verdict(instance.peakBytes < TARGETS.rssBytes),
+      result: verdict(generalBytes < TARGETS.rssBytes),
+    },
+  ]
+  if (worst) {
+    rows.push({
+      figure: `peak RSS, ${instance.name}, worst-case phase, its own target (during ${worst[0]})`,
+      arbiter: mb(worst[1]),
+      baseline: '',
+      ratio: '',
+      target: `< ${mb(WORST_CASE_TARGETS.peakRssBytes)}`,
+      result: verdict(worst[1] < WORST_CASE_TARGETS.peakRssBytes),
     })
   }
-  return figures
+  return rows
 }
 
 /** A read condition's rows: each from the round with the median of its own ratio, as decide's. */
@@ -485,6 +518,8 @@ export interface MemoryReport {
     peakBytes: number
     peakPolledRssBytes: number
     hwmBytes: number
+    /** Whether each phase's peak includes its own high-water mark (false: polled every 200 ms only). */
+    hwmByPhase: boolean
     peakPhase: string
     samples: number
     /** Highest polled RSS in each phase, bytes. */
@@ -502,6 +537,7 @@ export function memoryReport(run: Run): MemoryReport {
       peakBytes: sampler.peakBytes,
       peakPolledRssBytes: sampler.peakRssBytes,
       hwmBytes: sampler.hwmBytes,
+      hwmByPhase: sampler.hwmByPhase,
       peakPhase: sampler.peakPhase,
       samples: sampler.samples,
       byPhase: Object.fromEntries(sampler.phasePeaks),

@@ -182,6 +182,11 @@ async function main(): Promise<number> {
   const window = { loops, durationMs: cfg.durationS * 1000 }
 
   const decide = cfg.phases.has('decide') ? await phaseDecide(run) : undefined
+  // Each phase's memory apart (the decide, read, scale, worst-case and audit phases name their own parts).
+  const enterMemoryPhase = (phase: string) => {
+    if (cfg.phases.has(phase)) arbiter.memory.phase = phase
+  }
+  enterMemoryPhase('review')
   const review = cfg.phases.has('review')
     ? await phaseReview({
         baseTarget,
@@ -196,6 +201,7 @@ async function main(): Promise<number> {
         measure: (server, iteration) => measure(server, window, iteration),
       })
     : undefined
+  enterMemoryPhase('reconcile')
   const reconcile = cfg.phases.has('reconcile')
     ? await phaseReconcile({
         arbTarget,
@@ -211,6 +217,7 @@ async function main(): Promise<number> {
     : undefined
   const read = cfg.phases.has('read') ? await phaseRead(run) : undefined
   const scale = cfg.phases.has('scale') ? await phaseScale(run) : undefined
+  enterMemoryPhase('large-bodies')
   const largeBodies = cfg.phases.has('large-bodies')
     ? await measureLargeBodies({ origin: arbiter.origin, orchestratorKey: keys.orchA })
     : undefined

@@ -1,9 +1,5 @@
 import { once } from 'node:events'
-import { createWriteStream, existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { streamAuditRecords } from './audit-log/reads.ts'
-import { VerifiableLog } from './audit-log/verifiable-log.ts'
-import { verifyWorkers } from './audit-log/verify-workers.ts'
+import { createWriteStream } from 'node:fs'
 import {
   type FlagSpecs,
   integerFlag,
@@ -12,20 +8,15 @@ import {
   textFlag,
   UsageError,
 } from './cli-args.ts'
-import { describeCliFailure, NoDatabaseError } from './cli-failure.ts'
+import { withAuditLog, withDatabase } from './cli-database.ts'
 import type { Config } from './config.ts'
-import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
-import type { Pool } from './db/pool.ts'
-import { queryFirst, statement } from './db/statement.ts'
 import { ROLES } from './domain/vocabulary.ts'
-import { progressBar, withStatusLine } from './progress-bar.ts'
-import { openPool, prepareDatabase } from './runtime.ts'
-import { createApiKey, pageKeys, revokeKey } from './services/keys.ts'
-import { registerSigningKey } from './services/signing-keys.ts'
+import { progressBar } from './progress-bar.ts'
 
 /**
- * The CLI commands that open the database (and `serve`). Loaded only when one of them runs, so `arbiter verify`
- * starts without the database driver, the services or the HTTP app.
+ * The CLI commands that open the database. Loaded only when one of them runs, so `arbiter verify` starts without
+ * the database driver, the services or the HTTP app; and each command loads what it needs only once it has
+ * checked its arguments, while the database starts (cli-database.ts).
  */
 
 export interface CommandOutput {
@@ -34,95 +25,10 @@ export interface CommandOutput {
   usage: string
 }
 
-/**
- * Whether a command may create the database it opens. Only `migrate` and `keys create` (the first admin key,
- * before the first start) may; a command that reads or changes what a database holds refuses to run on none
- * (`NoDatabaseError`, exit 2) rather than create an empty one and report on it.
- */
-type Creates = 'may-create' | 'existing-only'
-
-async function withPool<T>(
-  config: Config,
-  creates: Creates,
-  fn: (pool: Awaited<ReturnType<typeof openPool>>['pool']) => Promise<T>,
-) {
-  if (creates === 'existing-only') assertEmbeddedDatabaseExists(config)
-  // Opening the embedded database takes a second or two: a terminal is told what it waits for.
-  const { pool, close } =
-    process.stderr.isTTY && !config.databaseUrl
-      ? await withStatusLine(
-          process.stderr,
-          `opening the embedded database in ${resolve(config.dataDir)}`,
-          () => openPool(config),
-        )
-      : await openPool(config)
-  try {
-    if (creates === 'existing-only') await assertSchemaExists(pool)
-    await prepareDatabase(pool, null)
-    return await fn(pool)
-  } finally {
-    await close()
-  }
-}
-
-/** Without DATABASE_URL: the data dir must hold an embedded database already (opening one would create it). */
-function assertEmbeddedDatabaseExists(config: Config): void {
-  if (config.databaseUrl) return
-  const dataDir = resolve(config.dataDir)
-  if (!existsSync(join(dataDir, 'pgdata', 'PG_VERSION'))) {
-    throw new NoDatabaseError(
-      `no Arbiter database in ${dataDir}: set ARBITER_DATA_DIR to the service's data dir, or DATABASE_URL`,
-    )
-  }
-}
-
-/** A database that Arbiter never migrated holds no Arbiter data: nothing to read, and nothing is created. */
-async function assertSchemaExists(pool: Pool): Promise<void> {
-  const schema = await queryFirst(
-    pool,
-    statement<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`),
-  )
-  if (!schema?.present) {
-    throw new NoDatabaseError(
-      'no Arbiter database at DATABASE_URL (it has no Arbiter schema): start the service or run `arbiter migrate` first',
-    )
-  }
-}
-
-/**
- * Runs `fn` with the audit log open: this process's sequencer helps (or takes over from a stopped service) so
- * that what the command reads includes every change committed before it started.
- */
-async function withAuditLog<T>(
-  config: Config,
-  err: (text: string) => void,
-  fn: (log: VerifiableLog, pool: Pool) => Promise<T>,
-) {
-  return withPool(config, 'existing-only', async (pool) => {
-    const key = await loadSigningKey({ signingKey: config.signingKey, dataDir: config.dataDir })
-    await registerSigningKey(pool, key)
-    const log = await VerifiableLog.open(pool, key, {
-      origin: config.logOrigin,
-      checkpointIntervalMs: config.checkpointIntervalMs,
-      // Building the tree over a large existing log can take a while; the CLI waits for it.
-      catchUpTimeoutMs: 30 * 60_000,
-      parallelVerify: {
-        connectionString:
-          (pool as { options?: { connectionString?: string } }).options?.connectionString ?? '',
-        workers: verifyWorkers(),
-      },
-      onError: (e) => err(`audit sequencer: ${describeCliFailure(e).message}\n`),
-    })
-    log.start()
-    try {
-      return await fn(log, pool)
-    } finally {
-      await log.stop()
-    }
-  })
-}
-
 const KEY_FLAGS: FlagSpecs = { role: {}, 'orchestrator-id': { multiple: true }, label: {} }
+
+const loadKeys = () => import('./services/keys.ts')
+const loadNothing = async () => null
 
 async function keysCommand(config: Config, args: string[], { out, err }: CommandOutput): Promise<number> {
   const [sub, ...rest] = args
@@ -135,7 +41,7 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
       throw new UsageError('--orchestrator-id is given more than 100 times')
     }
     const label = flags.label ? textFlag('label', flags.label[0]!, 200) : `${role} key (cli)`
-    const created = await withPool(config, 'may-create', (pool) =>
+    const created = await withDatabase(config, 'may-create', loadKeys, ({ pool }, { createApiKey }) =>
       createApiKey({ db: pool }, { role, orchestrator_ids: orchestratorIds, label }, 'system'),
     )
     out(`${JSON.stringify(created, null, 2)}\n`)
@@ -144,7 +50,7 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
   }
   if (sub === 'list') {
     parseCommandArgs('keys list', rest, {})
-    const keys = await withPool(config, 'existing-only', async (pool) => {
+    const keys = await withDatabase(config, 'existing-only', loadKeys, async ({ pool }, { pageKeys }) => {
       const all = []
       let cursor: string | undefined
       do {
@@ -159,7 +65,9 @@ async function keysCommand(config: Config, args: string[], { out, err }: Command
   }
   if (sub === 'revoke') {
     const id = keyIdArgument(parseCommandArgs('keys revoke', rest, {}, 1).positionals[0])
-    await withPool(config, 'existing-only', (pool) => revokeKey({ db: pool }, id, 'system'))
+    await withDatabase(config, 'existing-only', loadKeys, ({ pool }, { revokeKey }) =>
+      revokeKey({ db: pool }, id, 'system'),
+    )
     out(`revoked ${id}\n`)
     return 0
   }
@@ -189,6 +97,7 @@ async function auditCommand(config: Config, args: string[], { out, err }: Comman
     const outFile = parseCommandArgs('audit export', rest, { out: {} }).flags.out?.[0]
     const sink = outFile ? await openOutputFile(outFile) : process.stdout
     const count = await withAuditLog(config, err, async (log, pool) => {
+      const { streamAuditRecords } = await import('./audit-log/reads.ts')
       let n = 0
       for await (const record of streamAuditRecords({ db: pool, auditLog: log }, {})) {
         if (!sink.write(`${record}\n`)) await once(sink, 'drain')
@@ -236,17 +145,15 @@ export async function runCommand(
   switch (command) {
     case 'migrate': {
       parseCommandArgs('migrate', args, {})
-      const { pool, close } = await openPool(config)
-      try {
-        const applied = await prepareDatabase(pool, null)
-        out(
-          applied.length === 0
-            ? 'schema is current; nothing to apply\n'
-            : `applied:\n${applied.join('\n')}\n`,
-        )
-      } finally {
-        await close()
-      }
+      const applied = await withDatabase(
+        config,
+        'may-create',
+        loadNothing,
+        async (database) => database.applied,
+      )
+      out(
+        applied.length === 0 ? 'schema is current; nothing to apply\n' : `applied:\n${applied.join('\n')}\n`,
+      )
       return 0
     }
     case 'keys':
@@ -260,7 +167,10 @@ export async function runCommand(
         err('ARBITER_SIGNING_KEY is set: rotate by starting the service with a new key instead\n')
         return 2
       }
-      const key = await withPool(config, 'existing-only', async (pool) => {
+      const load = () =>
+        Promise.all([import('./crypto/signing-key.ts'), import('./services/signing-keys.ts')])
+      const key = await withDatabase(config, 'existing-only', load, async ({ pool }, modules) => {
+        const [{ rotateDataDirSigningKey }, { registerSigningKey }] = modules
         const rotated = await rotateDataDirSigningKey(config.dataDir)
         await registerSigningKey(pool, rotated)
         return rotated

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { runVerifyCommand } from './audit-log/verify-command.ts'
 import { describeCliFailure } from './cli-failure.ts'
 import type { Config } from './config.ts'
 
@@ -29,7 +28,11 @@ const err = (text: string) => process.stderr.write(text)
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv
-  if (command === 'verify') return runVerifyCommand(args, { stdout: out, stderr: err })
+  if (command === 'verify') {
+    // Offline: neither the configuration, the database driver nor the services (nor, for them, this).
+    const { runVerifyCommand } = await import('./audit-log/verify-command.ts')
+    return runVerifyCommand(args, { stdout: out, stderr: err })
+  }
   if (command === 'mcp') {
     // A client of a running Arbiter: no database, no configuration; stdout belongs to the protocol.
     const { runMcpCommand } = await import('./mcp/command.ts')

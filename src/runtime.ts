@@ -1,27 +1,11 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Config } from './config.ts'
 import { loadSigningKey, type SigningKey } from './crypto/signing-key.ts'
-import type { EmbeddedPostgres } from './db/embedded.ts'
-import type { MaintenanceRun } from './db/embedded-maintenance.ts'
 import { migrate } from './db/migrate.ts'
+import { openDatabase } from './db/open-database.ts'
 import { createPool, type Pool } from './db/pool.ts'
 import { probeEnvironment } from './probes/probe-environment.ts'
 import { registerSigningKey } from './services/signing-keys.ts'
-
-/**
- * The database the process uses: the server at DATABASE_URL, or the embedded one in the data dir.
- * The embedded database runs one transaction at a time, so its pool stays small (EMBEDDED_POOL_MAX).
- */
-export async function openDatabase(
-  config: Config,
-  onMaintenance?: (run: MaintenanceRun) => void,
-): Promise<{ connectionString: string; poolMax: number; embedded?: EmbeddedPostgres }> {
-  if (config.databaseUrl) return { connectionString: config.databaseUrl, poolMax: config.dbPoolMax }
-  // Loaded only when used: PGlite's WebAssembly build costs memory a server-backed process never needs.
-  const { EMBEDDED_POOL_MAX, startEmbeddedPostgres } = await import('./db/embedded.ts')
-  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, onMaintenance })
-  return { connectionString: embedded.connectionString, poolMax: EMBEDDED_POOL_MAX, embedded }
-}
 
 /**
  * Makes the database ready for this build to serve: applies pending migrations (under an advisory lock, so
@@ -41,12 +25,13 @@ export async function startRuntime(
 ): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
   // The app's logger exists once the app is built; maintenance runs before that are not worth a line.
   let appLog: FastifyInstance['log'] | undefined
-  const database = await openDatabase(config, (run) =>
-    appLog?.info(
-      { durationMs: Math.round(run.durationMs), commands: run.commands },
-      'embedded database maintained (what autovacuum does on a server)',
-    ),
-  )
+  const database = await openDatabase(config, {
+    onMaintenance: (run) =>
+      appLog?.info(
+        { durationMs: Math.round(run.durationMs), commands: run.commands },
+        'embedded database maintained (what autovacuum does on a server)',
+      ),
+  })
   try {
     const signingKey = await loadSigningKey({ signingKey: config.signingKey, dataDir: config.dataDir })
     const setup = createPool({ connectionString: database.connectionString, max: 1 })
@@ -101,18 +86,5 @@ export async function startRuntime(
   } catch (err) {
     await database.embedded?.stop()
     throw err
-  }
-}
-
-/** A bare pool, for CLI commands that need no HTTP app (migrate, keys, audit). */
-export async function openPool(config: Config): Promise<{ pool: Pool; close: () => Promise<void> }> {
-  const database = await openDatabase(config)
-  const pool = createPool({ connectionString: database.connectionString, max: database.poolMax })
-  return {
-    pool,
-    close: async () => {
-      await pool.end()
-      await database.embedded?.stop()
-    },
   }
 }

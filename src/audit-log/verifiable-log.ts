@@ -22,7 +22,8 @@ import { logId } from './store/identity.ts'
 import { sequencedQuery, sequencedRows, sequencingPendingUpTo, sequencingState } from './store/intake.ts'
 import { readNodes } from './store/merkle-nodes.ts'
 import { auditRange, auditRowToRecord } from './store/records.ts'
-import { type ParallelVerify, type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
+import type { ParallelVerify } from './verify-lanes.ts'
+import { type VerifyOptions, type VerifyReport, verifyLog } from './verify-log.ts'
 
 export interface VerifiableLogOptions {
   /** The checkpoint origin; default `arbiter.local/log/<log id>`. */

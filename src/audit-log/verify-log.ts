@@ -1,9 +1,7 @@
-import { Worker } from 'node:worker_threads'
 import type { Queryable } from '../db/pool.ts'
 import { signingKeysAll } from '../db/repositories/signing-keys.ts'
 import { queryFirst, queryOne, queryRows } from '../db/statement.ts'
 import { AppError } from '../errors.ts'
-import { WORKER_HEAP } from '../worker-heap.ts'
 import { checkpointClaims, checkpointKeys } from './core/checkpoint.ts'
 import { type CheckpointClaim, checkpointCheck, LogChecker, type TreeCheck } from './core/log-checker.ts'
 import {
@@ -31,6 +29,7 @@ import {
   canonicalRecordConstraint,
   canonicalTextGuardOf,
 } from './store/records.ts'
+import { type ChunkLane, chunkLanes, type ParallelVerify } from './verify-lanes.ts'
 
 export interface VerifyReport {
   ok: boolean
@@ -48,7 +47,7 @@ export interface VerifyOptions {
   toSeq?: number
   /** Called after each slice with the records checked so far and the number to check. */
   onProgress?: (checked: number, total: number) => void
-  /** Check large logs on worker threads (each with its own connection); sequentially when absent. */
+  /** Check large logs in chunks, on worker threads or over several connections; sequentially when absent. */
   parallel?: ParallelVerify
   /**
    * false: rebuild every record's canonical text from its columns even while the database guards stored texts
@@ -191,8 +190,8 @@ export async function canonicalTextGuard(db: Queryable): Promise<number | null> 
 }
 
 /**
- * Runs the chunks over worker threads (each with its own connection), at most two in flight per worker, and
- * merges their results in order until the end or the first chunk that is not right.
+ * Runs the chunks over the lanes (`chunkLanes`), each given as many as it takes at once, and merges their results in
+ * order until the end or the first chunk that is not right.
  */
 async function verifyChunksInParallel(
   db: Queryable,
@@ -216,75 +215,30 @@ async function verifyChunksInParallel(
     })
   }
   const state = startMerge()
-  const workers = Array.from({ length: Math.max(1, Math.min(parallel.workers, tasks.length)) }, () =>
-    startVerifyWorker(parallel.connectionString),
-  )
+  const results = new Map<number, ChunkResult>()
+  let sent = 0
+  let merged = 0
+  let stopped = false
+  const lanes = chunkLanes(parallel, tasks.length)
+  // One loop per task a lane takes at once: each sends the next task when its last one is done.
+  const loop = async (lane: ChunkLane) => {
+    while (!stopped && sent < tasks.length) {
+      const result = await lane.check(tasks[sent++]!)
+      results.set(result.index, result)
+      while (!stopped && results.has(merged)) {
+        const chunk = results.get(merged)!
+        results.delete(merged)
+        if (!mergeChunk(state, chunk, upperNodes, claims)) stopped = true
+        else merged++
+        onProgress(state.checked)
+      }
+    }
+  }
   try {
-    await new Promise<void>((resolve, reject) => {
-      const results = new Map<number, ChunkResult>()
-      let sent = 0
-      let inFlight = 0
-      let merged = 0
-      let stopped = false
-      const send = (worker: Worker) => {
-        while (!stopped && sent < tasks.length && (inFlightBy.get(worker) ?? 0) < 2) {
-          worker.postMessage(tasks[sent++])
-          inFlight++
-          inFlightBy.set(worker, (inFlightBy.get(worker) ?? 0) + 1)
-        }
-        if (inFlight === 0) resolve()
-      }
-      const inFlightBy = new Map<Worker, number>()
-      for (const worker of workers) {
-        worker.on('error', (err) => {
-          stopped = true
-          reject(err)
-        })
-        worker.on('message', (message: { result?: ChunkResult; error?: string }) => {
-          inFlight--
-          inFlightBy.set(worker, inFlightBy.get(worker)! - 1)
-          if (message.error !== undefined) {
-            stopped = true
-            reject(new Error(`verification worker: ${message.error}`))
-            return
-          }
-          results.set(message.result!.index, message.result!)
-          while (!stopped && results.has(merged)) {
-            const chunk = results.get(merged)!
-            results.delete(merged)
-            if (!mergeChunk(state, chunk, upperNodes, claims)) stopped = true
-            else merged++
-            onProgress(state.checked)
-          }
-          send(worker)
-        })
-      }
-      for (const worker of workers) send(worker)
-    })
+    await Promise.all(lanes.flatMap((lane) => Array.from({ length: lane.capacity }, () => loop(lane))))
   } finally {
-    await Promise.all(workers.map((worker) => worker.terminate()))
+    stopped = true
+    await Promise.all(lanes.map((lane) => lane.close()))
   }
   return state
-}
-
-/**
- * Starts a verification worker. Compiled code runs verify-worker.js as is; under tsx (development, tests) the
- * worker first registers tsx's loader itself, since loaders given to the main thread do not reach workers.
- */
-function startVerifyWorker(connectionString: string): Worker {
-  const self = import.meta.url
-  const options = { workerData: { connectionString }, resourceLimits: WORKER_HEAP }
-  if (!self.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', self), options)
-  const loader = import.meta.resolve('tsx/esm/api')
-  const entry = new URL('./verify-worker.ts', self).href
-  return new Worker(
-    `import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}) })`,
-    { ...options, eval: true },
-  )
-}
-
-/** Where verification may use worker threads: a connection string for their own connections, and how many. */
-export interface ParallelVerify {
-  connectionString: string
-  workers: number
 }

@@ -50,6 +50,11 @@ export interface EmbeddedOptions {
   maintenanceIntervalMs?: number
   /** Called after each maintenance run (diagnostics, tests). */
   onMaintenance?: (run: MaintenanceRun) => void
+  /**
+   * Called once the process that serves the database is started: it loads PGlite and opens the database from then
+   * on, and the caller may do other work meanwhile (the CLI loads its command's modules).
+   */
+  onProcessStarted?: () => void
 }
 
 const DEFAULT_MAINTENANCE_INTERVAL_MS = 10_000
@@ -99,10 +104,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions = {}): Prom
       await running.initialized()
     }
     const maintenanceIntervalMs = options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS
-    running = await runLoadedProcess(
+    const starting = runLoadedProcess(
       { mode: 'serve', pgdata, listen, password, maxConnections, maintenanceIntervalMs },
       options.onMaintenance,
     )
+    options.onProcessStarted?.()
+    running = await starting
     await lock.hold(running.child.pid)
     const address = await running.ready()
     return serving(running, address, connectionStringFor(address, password), options, lock.release)

@@ -42,8 +42,15 @@ const isHttpLayer = (path: string) =>
 // src/mcp/ is an entry point beside the CLI (`arbiter mcp`): another interface to the service, over the client.
 const isMcp = (path: string) => path.startsWith('mcp/')
 const isEntryPoint = (path: string) =>
-  ['app.ts', 'server.ts', 'runtime.ts', 'cli.ts', 'cli-commands.ts', 'openapi-write.ts'].includes(path) ||
-  isMcp(path)
+  [
+    'app.ts',
+    'server.ts',
+    'runtime.ts',
+    'cli.ts',
+    'cli-commands.ts',
+    'cli-database.ts',
+    'openapi-write.ts',
+  ].includes(path) || isMcp(path)
 /** What the MCP server may take from src/: the routes' request schemas, so that tools accept what routes do. */
 const isRequestSchema = (path: string) =>
   path.startsWith('http/schemas/') || /^cases\/[^/]+\/schemas\.ts$/.test(path)

@@ -14,7 +14,7 @@ const TOTAL = 2 * CHUNK_SIZE + 3_000
  * Verifying on worker threads must report exactly what verifying record by record reports, for a good log and for
  * every kind of damage, wherever it falls relative to the chunks the workers take.
  */
-describe('audit verify on worker threads', () => {
+describe('audit verify in chunks (worker threads, or connections of one thread)', () => {
   it('reports what the sequential check reports, for a good log and for damage in any chunk', async (t) => {
     const app = await buildTestApp(t)
     const ops = await app.key('ops')
@@ -30,12 +30,15 @@ describe('audit verify on worker threads', () => {
     }
     assert.equal((await app.request(ops, { method: 'GET', url: '/v1/audit/checkpoint' })).statusCode, 200)
 
+    // Chunks on worker threads, and in this thread over two connections of its own (the CLI on the embedded
+    // database), must each report what the sequential check reports.
     const both = async () => {
+      const { connectionString } = app.db
       const sequential = await verifyLog(db)
-      const parallel = await verifyLog(db, {
-        parallel: { connectionString: app.db.connectionString, workers: 2 },
-      })
+      const parallel = await verifyLog(db, { parallel: { connectionString, workers: 2 } })
       assert.deepEqual(parallel, sequential)
+      const inThread = await verifyLog(db, { parallel: { connectionString, workers: 2, inThread: true } })
+      assert.deepEqual(inThread, sequential)
       return parallel
     }
     const good = await both()
