@@ -16,6 +16,7 @@ import { describeCliFailure, NoDatabaseError } from './cli-failure.ts'
 import type { Config } from './config.ts'
 import { loadSigningKey, rotateDataDirSigningKey } from './crypto/signing-key.ts'
 import type { Pool } from './db/pool.ts'
+import { queryFirst, statement } from './db/statement.ts'
 import { ROLES } from './domain/vocabulary.ts'
 import { progressBar, withStatusLine } from './progress-bar.ts'
 import { openPool, prepareDatabase } from './runtime.ts'
@@ -77,10 +78,11 @@ function assertEmbeddedDatabaseExists(config: Config): void {
 
 /** A database that Arbiter never migrated holds no Arbiter data: nothing to read, and nothing is created. */
 async function assertSchemaExists(pool: Pool): Promise<void> {
-  const { rows } = await pool.query<{ present: boolean }>(
-    `SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+  const schema = await queryFirst(
+    pool,
+    statement<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`),
   )
-  if (!rows[0]?.present) {
+  if (!schema?.present) {
     throw new NoDatabaseError(
       'no Arbiter database at DATABASE_URL (it has no Arbiter schema): start the service or run `arbiter migrate` first',
     )

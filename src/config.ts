@@ -90,6 +90,10 @@ const envSchema = z.object({
     .number({ message: 'expected a number of hours' })
     .positive()
     .default(72),
+  ARBITER_WEBHOOK_RETENTION_HOURS: z.coerce
+    .number({ message: 'expected a number of hours' })
+    .positive()
+    .default(168),
   // For tests of the retry mechanism: the delays after the 1st, 2nd, … failure (the last repeated).
   ARBITER_WEBHOOK_RETRY_SCHEDULE_MS: commaList
     .transform((parts) => parts.map(Number))
@@ -175,6 +179,8 @@ export interface Config {
   webhookMaxAgeMs: number
   /** A webhook whose every attempt failed for this long is disabled. */
   webhookDisableAfterMs: number
+  /** Settled webhook deliveries older than this are deleted, and events left without deliveries. */
+  webhookRetentionMs: number
   /** The retry delays of webhook deliveries; unset means the production schedule (a test knob). */
   webhookRetryScheduleMs: number[] | undefined
   /** One delivery attempt's bound, 10 s (a test knob may shorten it). */
@@ -232,6 +238,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     webhookAllowPrivate: e.ARBITER_WEBHOOK_ALLOW_PRIVATE,
     webhookMaxAgeMs: Math.round(e.ARBITER_WEBHOOK_MAX_AGE_HOURS * HOUR_MS),
     webhookDisableAfterMs: Math.round(e.ARBITER_WEBHOOK_DISABLE_AFTER_HOURS * HOUR_MS),
+    webhookRetentionMs: Math.round(e.ARBITER_WEBHOOK_RETENTION_HOURS * HOUR_MS),
     webhookRetryScheduleMs: e.ARBITER_WEBHOOK_RETRY_SCHEDULE_MS,
     webhookAttemptTimeoutMs: e.ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS,
     bodyLimitBytes: e.ARBITER_BODY_LIMIT_BYTES,

@@ -78,11 +78,14 @@ export async function startRuntime(
           allowPrivate: config.webhookAllowPrivate,
           maxAgeMs: config.webhookMaxAgeMs,
           disableAfterMs: config.webhookDisableAfterMs,
+          retentionMs: config.webhookRetentionMs,
           retryScheduleMs: config.webhookRetryScheduleMs,
           attemptTimeoutMs: config.webhookAttemptTimeoutMs,
           leaseMs: config.webhookAttemptTimeoutMs + 20_000,
-          // The embedded database serves one process, which polls; replicas on PostgreSQL hear each other's NOTIFY.
+          // Replicas on PostgreSQL hear each other's NOTIFY; the embedded database serves this process alone, which
+          // wakes its own worker.
           listen: !database.embedded,
+          soleProcess: database.embedded !== undefined,
         },
       },
       signingKey,

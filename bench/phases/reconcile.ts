@@ -1,4 +1,5 @@
-import { reconcile, type SubmittedClaim, type SubtaskResult } from '../../src/domain/fanout/reconcile.ts'
+import type { SubmittedClaim, SubtaskResult } from '../../src/domain/fanout/claims.ts'
+import { reconcile } from '../../src/domain/fanout/reconcile.ts'
 import { withPolicyDefaults } from '../../src/domain/fanout/vocabulary.ts'
 import { type HttpTarget, type LatencySummary, type Recorder, runLoops, summarize } from '../load.ts'
 import type { LoopFigures } from '../run-context.ts'

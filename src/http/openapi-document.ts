@@ -5,6 +5,7 @@
  * plugin applies it.
  */
 
+import { webhooksSection } from './openapi-webhooks.ts'
 import { JSON_VALUE_ID } from './schemas/common.ts'
 import { withJsonValueDefinition } from './schemas/taken-as-is.ts'
 
@@ -212,13 +213,17 @@ function schemaRefs(value: unknown, into: Set<string>) {
   }
 }
 
-/** Drops schema components nothing reachable from an operation refers to (the unused half of input/output pairs). */
+/**
+ * Drops schema components nothing reachable from an operation (or a webhook) refers to: the unused half of
+ * input/output pairs.
+ */
 function dropUnusedSchemas(document: Json) {
   const components = document.components as { schemas?: Record<string, unknown> } | undefined
   const schemas = components?.schemas
   if (!schemas) return
   const used = new Set<string>()
   schemaRefs(document.paths, used)
+  schemaRefs(document.webhooks, used)
   const queue = [...used]
   while (queue.length > 0) {
     const found = new Set<string>()
@@ -233,11 +238,6 @@ function dropUnusedSchemas(document: Json) {
   components.schemas = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)))
 }
 
-/**
- * The finishing pass over the generated document (it changes the object it is given and returns it): each
- * operation gets its `operationId`; a request body whose schema accepts null is optional; error answers are
- * `application/problem+json` with a description of what the status means; unused schema components go.
- */
 /**
  * The groups of operations, in the order a reader meets them: a case's life first (outcomes, then the other case
  * kinds), then what reads and audits decisions, then administration, and the service's own pages last. Without
@@ -259,23 +259,35 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'operations', description: 'Health, readiness, metrics, this document, the console' },
 ]
 
+/**
+ * The finishing pass over the generated document (it changes the object it is given and returns it): each
+ * operation gets its `operationId`; a request body whose schema accepts null is optional; error answers are
+ * `application/problem+json` with a description of what the status means; what Arbiter sends to webhooks is
+ * described under `webhooks`; unused schema components go.
+ */
 export function finishOpenApiDocument<T extends object>(document: T): T {
   for (const { key, operation } of listOperations(document as Json)) finishOperation(key, operation)
   const components = (document as Json).components as { schemas?: Record<string, Json> } | undefined
   // The converter writes a component used in requests apart from its answers' one, under `<id>Input`.
   for (const id of [JSON_VALUE_ID, `${JSON_VALUE_ID}Input`])
     withJsonValueDefinition(components?.schemas, id, `#/components/schemas/${id}`)
+  const webhooks = webhooksSection(components?.schemas)
+  if (webhooks) (document as Json).webhooks = webhooks
   dropUnusedSchemas(document as Json)
-  return withTags(document as Json) as T
+  return ordered(document as Json) as T
 }
 
-/** The document with `tags` (in TAGS' order) right after `info`, where readers and tools expect it. */
-function withTags(document: Json): Json {
-  const ordered: Json = {}
+/**
+ * The document with `tags` (in TAGS' order) right after `info`, where readers and tools expect it, and `webhooks`
+ * right after `paths`.
+ */
+function ordered(document: Json): Json {
+  const result: Json = {}
   for (const [key, value] of Object.entries(document)) {
-    if (key === 'tags') continue
-    ordered[key] = value
-    if (key === 'info') ordered['tags'] = TAGS.map((tag) => ({ ...tag }))
+    if (key === 'tags' || key === 'webhooks') continue
+    result[key] = value
+    if (key === 'info') result['tags'] = TAGS.map((tag) => ({ ...tag }))
+    if (key === 'paths' && document.webhooks !== undefined) result['webhooks'] = document.webhooks
   }
-  return ordered
+  return result
 }

@@ -343,26 +343,28 @@ async function runProbeUntraced(
   const started = performance.now()
   const executedAt = (options.now ?? (() => new Date()))().toISOString()
   const definition = probe.definition
-  const method = definition.request.method
-  let recordedUrl = definition.request.url
+  const request = prepareRequest(definition, params, outcome, options)
   let attempts = 0
-  let spellings: string[] = []
-
+  let fields: RecordFields
+  if (request.ok) {
+    const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+    const sent = await sendWithRetries(request, definition, maxBytes, options)
+    attempts = sent.attempts
+    fields = judgeAnswer(sent.last, definition.predicate, maxBytes)
+  } else {
+    fields = request.refused
+  }
   // Env-sourced header values never leave this function. Details never quote a response or a secret; this
   // scrub is the second line, for text a library wrote (and it runs before any truncation, so no prefix of
   // a secret survives).
   const scrub = (text: string) =>
-    spellings.reduce((out, spelling) => out.replaceAll(spelling, '[redacted]'), text)
-  const finish = (
-    fields: Pick<GroundTruthRecord, 'http_status' | 'response_digest' | 'result'> & {
-      error: { code: ProbeErrorCode; detail: string } | null
-    },
-  ) => ({
+    request.spellings.reduce((out, spelling) => out.replaceAll(spelling, '[redacted]'), text)
+  return {
     record: {
       probe_id: probe.probe_id,
       probe_version: probe.version,
       probe_digest: probe.probe_digest,
-      request: { method, url: recordedUrl },
+      request: { method: definition.request.method, url: request.url },
       executed_at: executedAt,
       attempts,
       http_status: fields.http_status,
@@ -374,94 +376,139 @@ async function runProbeUntraced(
           : { code: fields.error.code, detail: wellFormed(scrub(fields.error.detail)) },
     },
     durationMs: performance.now() - started,
-  })
-  const fail = (
-    code: ProbeErrorCode,
-    detail: string,
-    httpStatus: number | null = null,
-    digest: string | null = null,
-  ) => finish({ http_status: httpStatus, response_digest: digest, result: null, error: { code, detail } })
-
-  // A definition stored before templates were confined to path and query must not run as it was written.
-  const unsafeTemplate = validateProbeTemplate(definition.request.url)
-  if (unsafeTemplate !== null) {
-    return fail('ssrf_blocked', `probe url refused: ${unsafeTemplate}; replace the definition (PUT)`)
   }
-  const rendered = renderProbeUrl(definition.request.url, params, outcome)
-  if (!rendered.ok) return fail(rendered.code, rendered.detail)
-  recordedUrl = rendered.url
+}
 
+/** What a run found, before its details are scrubbed: the answer's status and digest, and its result or error. */
+type RecordFields = Pick<GroundTruthRecord, 'http_status' | 'response_digest' | 'result'> & {
+  error: { code: ProbeErrorCode; detail: string } | null
+}
+
+function failed(
+  code: ProbeErrorCode,
+  detail: string,
+  httpStatus: number | null = null,
+  digest: string | null = null,
+): RecordFields {
+  return { http_status: httpStatus, response_digest: digest, result: null, error: { code, detail } }
+}
+
+/**
+ * The request a probe sends, or why it is not sent; either way the url recorded (the template until it is
+ * rendered) and every spelling of the secrets its headers read, to scrub from details.
+ */
+type PreparedRequest = { url: string; spellings: string[] } & (
+  | { ok: true; target: URL; headers: Record<string, string> }
+  | { ok: false; refused: RecordFields }
+)
+
+function prepareRequest(
+  definition: ProbeDefinition,
+  params: Record<string, unknown>,
+  outcome: { subagent_id: string; run_id: string } | null,
+  options: ProbeRunOptions,
+): PreparedRequest {
+  const template = definition.request.url
+  // A definition stored before templates were confined to path and query must not run as it was written.
+  const unsafeTemplate = validateProbeTemplate(template)
+  if (unsafeTemplate !== null) {
+    const detail = `probe url refused: ${unsafeTemplate}; replace the definition (PUT)`
+    return { ok: false, url: template, spellings: [], refused: failed('ssrf_blocked', detail) }
+  }
+  const rendered = renderProbeUrl(template, params, outcome)
+  if (!rendered.ok) {
+    return { ok: false, url: template, spellings: [], refused: failed(rendered.code, rendered.detail) }
+  }
+  const url = rendered.url
   const headers = resolveHeaders(definition.request.headers, options.env)
-  if (!headers.ok) return fail('secret_missing', headers.detail)
-  spellings = headers.secrets.flatMap(secretSpellings).sort((a, b) => b.length - a.length)
-
+  if (!headers.ok) return { ok: false, url, spellings: [], refused: failed('secret_missing', headers.detail) }
+  const spellings = headers.secrets.flatMap(secretSpellings).sort((a, b) => b.length - a.length)
   let target: URL
   try {
-    target = new URL(rendered.url)
+    target = new URL(url)
   } catch {
-    return fail('ssrf_blocked', 'rendered url is not a valid url')
+    return { ok: false, url, spellings, refused: failed('ssrf_blocked', 'rendered url is not a valid url') }
   }
   const refusal = checkRequestUrl(target, options.policy)
-  if (refusal !== null) return fail('ssrf_blocked', refusal)
+  if (refusal !== null) return { ok: false, url, spellings, refused: failed('ssrf_blocked', refusal) }
+  return { ok: true, url, spellings, target, headers: headers.headers }
+}
 
+/**
+ * Sends the request, again (after a backoff) while its answer is worth retrying, up to the definition's retries:
+ * the last answer, and the attempts that count (those that tried to connect).
+ */
+async function sendWithRetries(
+  request: { target: URL; headers: Record<string, string> },
+  definition: ProbeDefinition,
+  maxBytes: number,
+  options: ProbeRunOptions,
+): Promise<{ last: AttemptOutcome | undefined; attempts: number }> {
   const dispatcher = options.dispatcher ?? dispatcherFor(options.policy)
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
   const backoffBase = options.backoffBaseMs ?? DEFAULT_BACKOFF_BASE_MS
-
+  const method = definition.request.method
+  let attempts = 0
   let last: AttemptOutcome | undefined
   for (let attempt = 1; attempt <= 1 + definition.retries; attempt++) {
     if (attempt > 1)
       await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(attempt - 1, backoffBase)))
-    last = await attemptOnce(target, method, headers.headers, definition.timeout_ms, maxBytes, dispatcher)
+    last = await attemptOnce(
+      request.target,
+      method,
+      request.headers,
+      definition.timeout_ms,
+      maxBytes,
+      dispatcher,
+    )
     // An attempt counts once a connection was attempted; a refusal before connecting does not.
     if (!(last.kind === 'error' && last.code === 'ssrf_blocked' && !last.connected)) attempts++
     if (!isRetryable(last, definition.predicate.status)) break
   }
-  if (last === undefined) return fail('network', 'no attempt was made')
+  return { last, attempts }
+}
 
-  if (last.kind === 'error') return fail(last.code, last.detail, last.status)
+/** The last answer read by the predicate: its result, or why there is none. */
+function judgeAnswer(
+  last: AttemptOutcome | undefined,
+  predicate: ProbeDefinition['predicate'],
+  maxBytes: number,
+): RecordFields {
+  if (last === undefined) return failed('network', 'no attempt was made')
+  if (last.kind === 'error') return failed(last.code, last.detail, last.status)
   if (last.kind === 'too_large') {
-    return fail('response_too_large', `response body exceeds ${maxBytes} bytes`, last.status)
+    return failed('response_too_large', `response body exceeds ${maxBytes} bytes`, last.status)
   }
-
   const { status, body } = last
   const digest = sha256(body)
   if (status >= 300 && status < 400) {
-    return fail('redirect', `server answered ${status}; redirects are not followed`, status, digest)
+    return failed('redirect', `server answered ${status}; redirects are not followed`, status, digest)
   }
-  if (status !== definition.predicate.status) {
-    return fail(
-      'status_mismatch',
-      `expected status ${definition.predicate.status}, got ${status}`,
-      status,
-      digest,
-    )
+  if (status !== predicate.status) {
+    return failed('status_mismatch', `expected status ${predicate.status}, got ${status}`, status, digest)
   }
-
   let document: unknown
   try {
     document = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
   } catch {
-    return fail('invalid_json', 'response body is not valid JSON', status, digest)
+    return failed('invalid_json', 'response body is not valid JSON', status, digest)
   }
-
-  const pointer = definition.predicate.pointer
+  const pointer = predicate.pointer
   const value = resolveJsonPointer(document, pointer)
   if (value === undefined) {
-    return fail('pointer_missing', `pointer '${pointer}' not found in response`, status, digest)
+    return failed('pointer_missing', `pointer '${pointer}' not found in response`, status, digest)
   }
   const key =
     typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
       ? String(value)
       : null
-  const map = definition.predicate.map
+  const map = predicate.map
   if (key === null || !Object.hasOwn(map, key)) {
-    return fail(
+    return failed(
       'unmapped_value',
       `the value at '${pointer}' (${describeValue(value)}) has no entry in the map`,
       status,
       digest,
     )
   }
-  return finish({ http_status: status, response_digest: digest, result: map[key] ?? null, error: null })
+  return { http_status: status, response_digest: digest, result: map[key] ?? null, error: null }
 }

@@ -1,13 +1,14 @@
 import pg from 'pg'
 import { appendAuditRecords } from '../audit-log/append.ts'
 import { type Pool, typeParsers, withTransaction } from '../db/pool.ts'
-import { queryFirst, queryRows, runStatement } from '../db/statement.ts'
+import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import { classifyStatus, nextAfterFailure } from '../domain/webhooks/retry-schedule.ts'
 import { webhookHeaders } from '../domain/webhooks/signature.ts'
 import type { WebhookDisabledReason } from '../domain/webhooks/vocabulary.ts'
 import {
   checkRequestUrl,
   createGuardedDispatcher,
+  type HostLookup,
   loadUndici,
   type SsrfPolicy,
 } from '../probes/ssrf-guard.ts'
@@ -17,6 +18,7 @@ import {
   attemptRecord,
   type ClaimedDelivery,
   dueDeliveriesClaim,
+  enabledWebhookExists,
   leaseRelease,
   pendingDeliveriesFail,
   webhookDisable,
@@ -24,6 +26,7 @@ import {
   webhookHealthy,
   webhookSettledStreakEnd,
 } from './repository.ts'
+import { pruneDeliveries } from './retention.ts'
 
 export interface WebhookDeliverySettings {
   /** The SSRF guard every attempt passes (URL, then every address a name resolves to, then the socket). */
@@ -42,12 +45,25 @@ export interface WebhookDeliverySettings {
    * body may have waited long for a connection.
    */
   leaseMs: number
-  /** How often due deliveries are looked for when nothing wakes the worker. */
+  /**
+   * How often due deliveries are looked for when nothing wakes the worker, while a webhook is enabled. While none
+   * is, a worker that is sure to be woken when one is (listening, or on a database serving this process alone)
+   * sends no query at all.
+   */
   pollMs: number
   /** Attempts in flight at once on this replica. */
   concurrency: number
   /** On PostgreSQL: LISTEN for new deliveries on a connection of its own (the embedded database is polled). */
   listenConnectionString?: string | undefined
+  /** The database serves this process alone: creating or enabling a webhook wakes this worker (`wake()`). */
+  soleProcess?: boolean | undefined
+  /** Settled deliveries older than this are deleted, and the events left without deliveries. */
+  retentionMs: number
+  /** How often pruning runs (sooner while a backlog is left), and the rows one statement deletes at most. */
+  pruneIntervalMs: number
+  pruneBatch: number
+  /** Resolves host names for the SSRF guard (tests); default the system's resolver. */
+  lookup?: HostLookup | undefined
   /** An escalation event's data: the escalation as `GET /v1/escalations` lists it. */
   showEscalation: ShowEscalation
 }
@@ -80,7 +96,9 @@ interface Exchange {
 /**
  * Delivers the pending deliveries stored in the database, on every replica: each claims a page of due ones (a
  * lease per delivery, so no two replicas attempt one at the same time), attempts each once, and records the
- * answer. It wakes on PostgreSQL's NOTIFY from the trigger that stored them, and polls besides.
+ * answer. It wakes on PostgreSQL's NOTIFY from the trigger that stored them, and polls besides while a webhook is
+ * enabled. It prunes what the retention lets go. Its queries run on a pool of its own (`db`), never on the
+ * connections requests wait for.
  */
 export class WebhookDeliveryWorker {
   readonly #db: Pool
@@ -89,7 +107,11 @@ export class WebhookDeliveryWorker {
   readonly #warn: (message: string, err?: unknown) => void
   #dispatcher: ReturnType<typeof createGuardedDispatcher> | undefined
   #listener: pg.Client | undefined
+  /** The LISTEN connection is up: a NOTIFY will wake the worker. */
+  #listenerUp = false
   #running = false
+  /** performance.now() when pruning is next due. */
+  #nextPruneAt = 0
   #inFlight = 0
   #wakeTimer: NodeJS.Timeout | undefined
   #wake: (() => void) | undefined
@@ -152,8 +174,12 @@ export class WebhookDeliveryWorker {
         this.#listener = client
         // stop() may have run while this connected: it ends the connection below rather than waiting on it.
         if (this.#running) {
+          this.#listenerUp = true
           this.wake()
           await lost
+          // A worker waiting without a timer for a NOTIFY polls again until the connection is back.
+          this.#listenerUp = false
+          this.wake()
         }
       } catch (err) {
         if (this.#running) this.#warn('webhook listener connection failed; polling until it is back', err)
@@ -166,30 +192,64 @@ export class WebhookDeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       this.#woken = false
-      let claimedFullPage = false
-      const free = this.#settings.concurrency - this.#inFlight
-      if (free > 0) {
-        try {
-          // The lease is counted from before the claim was sent, so this replica's deadline is never later than
-          // the database's.
-          const leaseEndsAt = performance.now() + this.#settings.leaseMs
-          const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
-          claimedFullPage = claimed.length === free
-          for (const delivery of claimed) this.#startAttempt(delivery, leaseEndsAt)
-        } catch (err) {
-          this.#warn('claiming webhook deliveries failed; retrying', err)
-        }
-      }
+      const claimed = await this.#claim()
       if (!this.#running) break
-      if (claimedFullPage && this.#inFlight < this.#settings.concurrency) continue
+      if (performance.now() >= this.#nextPruneAt) await this.#prune()
+      if (!this.#running) break
+      if (claimed === 'full' && this.#inFlight < this.#settings.concurrency) continue
       if (this.#woken) continue
+      const idle = claimed === 'none' && this.#inFlight === 0 && (await this.#mayIdle())
+      if (this.#woken || !this.#running) continue
       await new Promise<void>((resolve) => {
         this.#wake = resolve
-        this.#wakeTimer = setTimeout(resolve, this.#settings.pollMs)
+        // Idle: no timer; a NOTIFY, or this process creating or enabling a webhook, wakes it.
+        if (!idle) this.#wakeTimer = setTimeout(resolve, this.#settings.pollMs)
       })
       clearTimeout(this.#wakeTimer)
       this.#wake = undefined
     }
+  }
+
+  /** Claims a page of due deliveries, as many as there are free slots, and starts their attempts. */
+  async #claim(): Promise<'none' | 'some' | 'full' | 'failed'> {
+    const free = this.#settings.concurrency - this.#inFlight
+    if (free <= 0) return 'some'
+    try {
+      // The lease is counted from before the claim was sent, so this replica's deadline is never later than the
+      // database's.
+      const leaseEndsAt = performance.now() + this.#settings.leaseMs
+      const claimed = await queryRows(this.#db, dueDeliveriesClaim(free, this.#settings.leaseMs))
+      for (const delivery of claimed) this.#startAttempt(delivery, leaseEndsAt)
+      return claimed.length === 0 ? 'none' : claimed.length === free ? 'full' : 'some'
+    } catch (err) {
+      this.#warn('claiming webhook deliveries failed; retrying', err)
+      return 'failed'
+    }
+  }
+
+  /**
+   * Whether the worker may wait without polling: no webhook is enabled, and it is sure to be woken when one is (its
+   * LISTEN connection is up, or the database serves this process alone). Nothing is due without an enabled webhook:
+   * deliveries are stored only for enabled ones, and disabling one fails its pending deliveries.
+   */
+  async #mayIdle(): Promise<boolean> {
+    if (!this.#settings.soleProcess && !this.#listenerUp) return false
+    try {
+      return !(await queryOne(this.#db, enabledWebhookExists())).enabled
+    } catch {
+      return false
+    }
+  }
+
+  async #prune(): Promise<void> {
+    const s = this.#settings
+    let more = false
+    try {
+      more = (await pruneDeliveries(this.#db, { retentionMs: s.retentionMs, batch: s.pruneBatch })).more
+    } catch (err) {
+      this.#warn('pruning webhook deliveries failed; retrying later', err)
+    }
+    this.#nextPruneAt = performance.now() + (more ? s.pollMs : s.pruneIntervalMs)
   }
 
   #startAttempt(delivery: ClaimedDelivery, leaseEndsAt: number): void {
@@ -253,6 +313,7 @@ export class WebhookDeliveryWorker {
     const signal = AbortSignal.timeout(timeout)
     this.#dispatcher ??= createGuardedDispatcher(this.#settings.policy, {
       connectTimeoutMs: this.#settings.attemptTimeoutMs,
+      ...(this.#settings.lookup ? { lookup: this.#settings.lookup } : {}),
     })
     let statusCode: number
     try {

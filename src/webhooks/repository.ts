@@ -234,6 +234,11 @@ export function deliveryWorkersWake(): Statement {
   return statement(`SELECT pg_notify('arbiter_webhooks', '')`)
 }
 
+/** Whether any webhook is enabled: while none is, nothing can be due. */
+export function enabledWebhookExists(): Statement<{ enabled: boolean }> {
+  return named('SELECT EXISTS (SELECT 1 FROM webhooks WHERE disabled_at IS NULL) AS enabled', [])
+}
+
 /** A delivery claimed by this replica for one attempt, with what the attempt needs. */
 export interface ClaimedDelivery {
   id: string

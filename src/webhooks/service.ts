@@ -1,12 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type AuditEntry, appendAuditRecords } from '../audit-log/append.ts'
-import { type Pool, type Queryable, withTransaction } from '../db/pool.ts'
+import { type Pool, type Queryable, type Transaction, withTransaction } from '../db/pool.ts'
 import { queryFirst, queryOne, queryRows, runStatement } from '../db/statement.ts'
 import { encodeSecret } from '../domain/webhooks/signature.ts'
 import type { WebhookDeliveryStatus, WebhookEventType } from '../domain/webhooks/vocabulary.ts'
 import { AppError } from '../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../pagination.ts'
-import { checkRequestUrl, type SsrfPolicy } from '../probes/ssrf-guard.ts'
+import {
+  checkRequestUrl,
+  type HostLookup,
+  SsrfBlockedError,
+  type SsrfPolicy,
+  vetHost,
+} from '../probes/ssrf-guard.ts'
 import type { Actor } from '../services/context.ts'
 import {
   type DeliveryRow,
@@ -32,7 +38,14 @@ import {
 export interface WebhookContext {
   db: Pool
   policy: SsrfPolicy
+  /** Resolves host names at registration (tests); default the system's resolver. */
+  lookup?: HostLookup | undefined
+  /** Wakes this process's delivery worker (other replicas' hear the NOTIFY). */
+  wake?: (() => void) | undefined
 }
+
+/** A registration does not wait longer than this for its host name to resolve. */
+const REGISTRATION_LOOKUP_MS = 2_000
 
 /** How long the secret a rotation replaced keeps signing, so receivers can switch without losing a delivery. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
@@ -95,8 +108,12 @@ export interface WebhookPatch {
   disabled?: boolean | undefined
 }
 
-/** The URL a webhook is registered with passes the SSRF guard (names are resolved again at every attempt). */
-function checkUrl(ctx: WebhookContext, url: string): void {
+/**
+ * The URL a webhook is registered with passes the SSRF guard: its form, its host, and the addresses its name
+ * resolves to now (unless private addresses are allowed). A name that does not resolve, or not in time, is
+ * accepted: it is resolved again, and every address vetted, at each attempt.
+ */
+async function checkUrl(ctx: WebhookContext, url: string): Promise<void> {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -107,6 +124,33 @@ function checkUrl(ctx: WebhookContext, url: string): void {
     parsed.username !== '' || parsed.password !== '' ? 'credentials in the URL are not allowed' : null
   const guard = refusal ?? checkRequestUrl(parsed, ctx.policy)
   if (guard !== null) throw invalidUrl(guard)
+  const resolved = ctx.policy.allowPrivate ? null : await addressRefusal(ctx, parsed.hostname)
+  if (resolved !== null) throw invalidUrl(resolved)
+}
+
+/**
+ * Why the guard refuses an address `hostname` resolves to now, or null: when every one is allowed, and when the
+ * name does not resolve within REGISTRATION_LOOKUP_MS. IP literals and loopback names are judged without a lookup.
+ */
+async function addressRefusal(ctx: WebhookContext, hostname: string): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined
+  const vetted = vetHost(hostname, ctx.policy, ctx.lookup).then(
+    () => null,
+    (err: unknown) => (err instanceof SsrfBlockedError ? err.message : null),
+  )
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), REGISTRATION_LOOKUP_MS)
+  })
+  return Promise.race([vetted, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * A webhook was created or enabled: the delivery workers, which send no query while no webhook is enabled, wake at
+ * the commit (NOTIFY for every replica, and this process's own directly).
+ */
+async function wakeWorkers(ctx: WebhookContext, tx: Transaction): Promise<void> {
+  await runStatement(tx, deliveryWorkersWake())
+  tx.afterCommit(() => ctx.wake?.())
 }
 
 function invalidUrl(reason: string) {
@@ -151,7 +195,7 @@ export async function createWebhook(
   input: WebhookInput,
   actor: Actor,
 ): Promise<WebhookWithSecret> {
-  checkUrl(ctx, input.url)
+  await checkUrl(ctx, input.url)
   const secret = newSecret()
   const row = await withTransaction(ctx.db, async (tx) => {
     const created = await queryOne(
@@ -167,6 +211,7 @@ export async function createWebhook(
       }),
     )
     await appendAuditRecords(tx, [webhookEntry('webhook.created', created, actor)])
+    await wakeWorkers(ctx, tx)
     return created
   })
   return { ...toWebhookView(row), secret }
@@ -207,10 +252,11 @@ export async function patchWebhook(
   patch: WebhookPatch,
   actor: Actor,
 ): Promise<WebhookView> {
+  // Before the transaction: the name's lookup must not hold a connection (the route answered 404 already).
+  if (patch.url !== undefined) await checkUrl(ctx, patch.url)
   return withTransaction(ctx.db, async (tx) => {
     const current = await queryFirst(tx, webhookLock(id))
     if (!current) throw notFound(id)
-    if (patch.url !== undefined) checkUrl(ctx, patch.url)
     const disabling = patch.disabled === true && current.disabled_at === null
     const enabling = patch.disabled === false && current.disabled_at !== null
     const now = new Date()
@@ -233,6 +279,7 @@ export async function patchWebhook(
       await runStatement(tx, pendingDeliveriesFail(id, 'webhook disabled'))
       entries.push(webhookEntry('webhook.disabled', row, actor, { reason: 'disabled_by_admin' }))
     }
+    if (enabling) await wakeWorkers(ctx, tx)
     await appendAuditRecords(tx, entries)
     return toWebhookView(row)
   })

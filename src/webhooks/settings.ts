@@ -1,3 +1,5 @@
+import type { HostLookup } from '../probes/ssrf-guard.ts'
+
 /** The webhook settings an app is built with: what the environment sets, and timings tests shorten. */
 export interface WebhookAppSettings {
   /** ARBITER_WEBHOOK_ALLOWED_HOSTS: empty allows any host. */
@@ -15,8 +17,23 @@ export interface WebhookAppSettings {
   concurrency: number
   /** LISTEN for new deliveries (PostgreSQL); otherwise only poll. */
   listen: boolean
+  /**
+   * The database serves this process alone (the embedded database): a webhook created or enabled here wakes this
+   * worker directly, so it waits without polling while no webhook is enabled, as a listening worker does.
+   */
+  soleProcess: boolean
   /** Run the delivery worker on this app (default true). */
   deliver: boolean
+  /** Connections of the worker's own pool (its LISTEN connection aside): never the requests' connections. */
+  poolMax: number
+  /** Settled deliveries this much older than their last attempt are deleted (ARBITER_WEBHOOK_RETENTION_HOURS). */
+  retentionMs: number
+  /** How often the worker deletes what the retention lets go. */
+  pruneIntervalMs: number
+  /** Rows one pruning statement deletes at most. */
+  pruneBatch: number
+  /** Resolves webhook host names, at registration and at every connection (tests only; default the system's). */
+  lookup: HostLookup | undefined
 }
 
 export const WEBHOOK_DEFAULTS: WebhookAppSettings = {
@@ -30,5 +47,11 @@ export const WEBHOOK_DEFAULTS: WebhookAppSettings = {
   pollMs: undefined,
   concurrency: 16,
   listen: false,
+  soleProcess: false,
   deliver: true,
+  poolMax: 2,
+  retentionMs: 168 * 3_600_000,
+  pruneIntervalMs: 10 * 60_000,
+  pruneBatch: 1_000,
+  lookup: undefined,
 }

@@ -24,7 +24,7 @@ const INPUT_TABLES = [
 
 /** The statements meant for writeInput: an InputWrite's `writes`, the case row's touch beside them. */
 const INPUT_WRITE_BUILDERS: Record<string, string> = {
-  'cases/outcome/repository.ts': 'interpretationInsert',
+  'cases/outcome/interpretation-repository.ts': 'interpretationInsert',
   'cases/fanout/repository.ts': 'resultInsert',
   'cases/review/repository.ts': 'verdictInsert',
 }
@@ -33,9 +33,13 @@ const INPUT_WRITE_BUILDERS: Record<string, string> = {
 const OTHER_INPUT_WRITERS: Record<string, Record<string, string>> = {
   'cases/outcome/repository.ts': {
     newOutcomeText: 'creates the outcome row in the same statement',
-    insertFirstInterpretation: 'updates the outcome row in the same statement',
-    insertEvidenceItems: 'its transaction updates the outcome row (updateOutcomeEvidenceHash)',
-    insertEvidenceVersion: 'its transaction updates the outcome row (updateOutcomeEvidenceHash)',
+  },
+  'cases/outcome/interpretation-repository.ts': {
+    FIRST_INTERPRETATION: 'updates the outcome row in the same statement',
+  },
+  'cases/outcome/evidence-repository.ts': {
+    evidenceItemsInsert: 'its transaction creates the outcome row, or updates it (outcomeEvidenceUpdate)',
+    evidenceVersionInsert: 'its transaction creates the outcome row, or updates it (outcomeEvidenceUpdate)',
   },
   'cases/fanout/repository.ts': {
     firstResultInsert: 'updates the fan-out row (its totals) in the same statement',

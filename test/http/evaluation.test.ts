@@ -2,8 +2,13 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { compactVerify, createLocalJWKSet } from 'jose'
+import {
+  outcomeForDecision,
+  splitOutcomeForDecision,
+} from '../../src/cases/outcome/interpretation-repository.ts'
 import { outcomeCase } from '../../src/cases/outcome/kind.ts'
-import { findOutcomeForDecision, outcomeStateUpdateIf } from '../../src/cases/outcome/repository.ts'
+import { outcomeStateUpdateIf } from '../../src/cases/outcome/repository.ts'
+import { execute, queryFirst } from '../../src/db/statement.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import {
@@ -296,7 +301,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
     const db = app.app.services.db
     const outcome = await createOutcome(app, a, { expected_orchestrators: ['orch-a', 'orch-b'] })
     const id = outcome.outcome_id
-    const version = async () => (await findOutcomeForDecision(db, id))!.version
+    const version = async () => splitOutcomeForDecision(await queryFirst(db, outcomeForDecision(id)))!.version
     const versions = [await version()]
     // A first interpretation (one statement), then a revision (the transaction): each moves the version.
     await interpret(app, a, id, { orchestrator_id: 'orch-a', outcome_interpretation: 'failure' })
@@ -310,7 +315,7 @@ describe('POST /v1/outcomes/:id/evaluate', () => {
       reevaluation_rounds: 0,
       manifestId: randomUUID(),
     })
-    assert.equal((await db.query(stale.text, stale.values)).rowCount, 0)
+    assert.equal((await execute(db, stale)).rowCount, 0)
     await interpret(app, b, id, { orchestrator_id: 'orch-b', outcome_interpretation: 'success' })
     const { manifest } = await evaluate(app, a, id)
     assert.deepEqual(

@@ -120,6 +120,48 @@ describe('the OpenAPI document', () => {
     for (const tag of tags) assert.ok(tag.description.length > 0, tag.name)
   })
 
+  it('describes under `webhooks` each event Arbiter sends, its Standard Webhooks headers and its body', () => {
+    const webhooks = document.webhooks as Record<string, { post: Json }>
+    assert.deepEqual(Object.keys(webhooks).sort(), [
+      'escalation.opened',
+      'escalation.resolved',
+      'manifest.issued',
+      'webhook.test',
+    ])
+    const ids = new Set<unknown>()
+    for (const [type, { post }] of Object.entries(webhooks)) {
+      ids.add(post.operationId)
+      assert.deepEqual(post.security, [], `${type}: signed, not authenticated by a key`)
+      const headers = post.parameters as { name: string; in: string; required: boolean }[]
+      assert.deepEqual(
+        headers.map((header) => `${header.in}:${header.name}:${header.required}`),
+        ['header:webhook-id:true', 'header:webhook-timestamp:true', 'header:webhook-signature:true'],
+        type,
+      )
+      const body = (post.requestBody as { content: Record<string, { schema: { $ref: string } }> }).content
+      const schema = resolve(body['application/json']!.schema.$ref) as { properties: Record<string, Json> }
+      const typeSchema = schema.properties.type!
+      assert.ok(typeSchema.const === type || (typeSchema.enum as string[]).includes(type), type)
+    }
+    assert.equal(ids.size, 4, 'an operationId each')
+    const schemas = (document.components as Json).schemas as Record<
+      string,
+      { properties: Record<string, Json> }
+    >
+    // The bodies carry what the API answers: a manifest's envelope, an escalation as listed.
+    assert.equal(
+      schemas.WebhookManifestIssued!.properties.data!.$ref,
+      '#/components/schemas/ManifestEnvelope',
+    )
+    assert.equal(
+      schemas.WebhookEscalationEvent!.properties.data!.$ref,
+      '#/components/schemas/WebhookEscalation',
+    )
+    const { envelope, ...listed } = schemas.WebhookEscalation!.properties
+    assert.deepEqual(listed, schemas.Escalation!.properties, 'the escalation as listed')
+    assert.equal(envelope!.$ref, '#/components/schemas/ManifestEnvelope')
+  })
+
   it("says that an envelope's audit_seq can be null until the log places the manifest", () => {
     const schemas = (document.components as Json).schemas as Record<string, Json>
     const envelopes = Object.entries(schemas).filter(

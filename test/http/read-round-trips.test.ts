@@ -10,12 +10,12 @@ import { createReview, judge, postDecide, verdict } from '../helpers/review-fixt
 /**
  * How many statements each authenticated read sends to the database, counted on the request pool's clients
  * while that one request runs, alone: the sequencer (and its background checkpoints) stopped once the log has
- * caught up, and no webhook delivery worker polling beside it. The key cache is on, as in production, and each read is counted on its second call, with the key
- * cached: the common case.
+ * caught up (the webhook delivery worker polls on a pool of its own). The key cache is on, as in production, and
+ * each read is counted on its second call, with the key cached: the common case.
  */
 describe('authenticated reads', () => {
   it('take one database round trip each; a proof against the current size two, and the reads that gather a case or a manifest’s record a few', async (t) => {
-    const ta = await buildTestApp(t, { config: { keyCache: 'local', webhooks: { deliver: false } } })
+    const ta = await buildTestApp(t, { config: { keyCache: 'local' } })
     const admin = ta.adminKey
     const a = await ta.key('orchestrator', ['orch-a'])
     const b = await ta.key('orchestrator', ['orch-b'])
@@ -96,7 +96,7 @@ describe('authenticated reads', () => {
 
 describe('the decide path', () => {
   it('sends five statements: a new outcome one, each first interpretation one, the first evaluation two', async (t) => {
-    const ta = await buildTestApp(t, { config: { keyCache: 'local', webhooks: { deliver: false } } })
+    const ta = await buildTestApp(t, { config: { keyCache: 'local' } })
     const a = await ta.key('orchestrator', ['orch-a'])
     const b = await ta.key('orchestrator', ['orch-b'])
     // Each key used once before, so that it is cached: the common case.

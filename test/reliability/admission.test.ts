@@ -9,11 +9,7 @@ import { buildTestApp } from '../helpers/app.ts'
 /** Admission control must give every slot back, whatever way a client leaves. */
 describe('admission control', () => {
   async function listeningApp(t: Parameters<typeof buildTestApp>[0]) {
-    // No webhook delivery worker polling beside the requests: on a pool this small its queries would be counted
-    // among those waiting for a connection.
-    const app = await buildTestApp(t, {
-      config: { dbPoolMax: 2, overload: { maxDbWaiting: 2 }, webhooks: { deliver: false } },
-    })
+    const app = await buildTestApp(t, { config: { dbPoolMax: 2, overload: { maxDbWaiting: 2 } } })
     await app.app.listen({ port: 0, host: '127.0.0.1' })
     const port = (app.app.server.address() as net.AddressInfo).port
     const limit = 2 + 2

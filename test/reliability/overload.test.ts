@@ -40,8 +40,7 @@ before(async () => {
 after(() => db.stop())
 
 function overloadedApp(t: Parameters<typeof buildTestApp>[0], overload: Partial<OverloadLimits>) {
-  // No webhook delivery worker polling beside the requests: its queries would count among those shed for.
-  return buildTestApp(t, { database: db, config: { overload, webhooks: { deliver: false } } })
+  return buildTestApp(t, { database: db, config: { overload } })
 }
 
 function assertShed(response: LightMyRequestResponse | HttpAnswer, reason: RegExp) {

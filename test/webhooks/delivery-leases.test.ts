@@ -6,36 +6,14 @@ import { WebhookDeliveryWorker } from '../../src/webhooks/delivery-worker.ts'
 import { LEASES_PER_WEBHOOK } from '../../src/webhooks/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { decideOne, interpretedOutcome, registerWebhook } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 // Holding a lock from a second connection while the app waits on it needs the real PostgreSQL server.
 const onPostgres = process.env.TEST_DATABASE_URL !== undefined
 const skip = onPostgres ? false : 'needs TEST_DATABASE_URL (a real PostgreSQL server)'
 
-async function register(t: TestApp, url: string) {
-  const response = await t.request(t.adminKey, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url, events: ['manifest.issued'] },
-  })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json() as { webhook_id: string }
-}
-
-/** An agreed outcome with its interpretation, not yet evaluated. */
-async function interpreted(t: TestApp, key: string) {
-  const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
-  await interpret(t, key, outcome.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'success',
-  })
-  return outcome.outcome_id
-}
-
-async function decideOne(t: TestApp, key: string) {
-  return evaluate(t, key, await interpreted(t, key))
-}
+const register = (t: TestApp, url: string) => registerWebhook(t, { url })
 
 async function sql<R extends pg.QueryResultRow>(
   connectionString: string,
@@ -191,7 +169,7 @@ describe('deleting a webhook while decisions commit', { skip }, () => {
     const kept = await register(app, 'http://127.0.0.1:9/kept')
     const gone = await register(app, 'http://127.0.0.1:9/gone')
     const a = await app.key('orchestrator', ['orch-a'])
-    const outcomeId = await interpreted(app, a)
+    const outcomeId = await interpretedOutcome(app, a)
     const deleter = new pg.Client({ connectionString: app.db.connectionString })
     await deleter.connect()
     // The database is dropped when the test ends, maybe before this connection is closed.
@@ -231,7 +209,7 @@ describe('deleting a webhook while decisions commit', { skip }, () => {
       const hooks = await Promise.all(
         [1, 2, 3, 4].map((n) => register(app, `http://127.0.0.1:9/${round}/${n}`)),
       )
-      const outcomes = await Promise.all([1, 2, 3].map(() => interpreted(app, a)))
+      const outcomes = await Promise.all([1, 2, 3].map(() => interpretedOutcome(app, a)))
       const [decisions] = await Promise.all([
         Promise.all(
           outcomes.map((id) => app.request(a, { method: 'POST', url: `/v1/outcomes/${id}/evaluate` })),
@@ -342,6 +320,9 @@ describe('stopping the delivery worker', { skip }, () => {
             pollMs: 50,
             concurrency: 1,
             listenConnectionString: db.connectionString,
+            retentionMs: 3_600_000,
+            pruneIntervalMs: 60_000,
+            pruneBatch: 100,
             showEscalation: (escalation) => ({ ...escalation }),
           },
           { attempt: () => {}, settled: () => {} },

@@ -4,28 +4,14 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { typeParsers } from '../../src/db/pool.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
-import { createOutcome, evaluate, interpret } from '../helpers/fixtures.ts'
+import { decideOne, registerWebhook } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /** Increasing delays, so that the k-th request a receiver gets follows a failure numbered k or more. */
 const SCHEDULE = [100, 200, 400, 800, 1600]
 const JITTER = 0.2
 
-async function register(t: TestApp, body: Record<string, unknown>) {
-  const response = await t.request(t.adminKey, { method: 'POST', url: '/v1/webhooks', payload: body })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json() as { webhook_id: string; secret: string }
-}
-
-/** One agreed outcome decided: one manifest.issued event. */
-async function decideOne(t: TestApp, key: string) {
-  const outcome = await createOutcome(t, key, { expected_orchestrators: ['orch-a'] })
-  await interpret(t, key, outcome.outcome_id, {
-    orchestrator_id: 'orch-a',
-    outcome_interpretation: 'success',
-  })
-  return evaluate(t, key, outcome.outcome_id)
-}
+const register = (t: TestApp, body: { url: string; events: string[] }) => registerWebhook(t, body)
 
 interface Delivery {
   delivery_id: string

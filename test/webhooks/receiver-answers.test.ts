@@ -11,8 +11,9 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /*
  * What an attempt does with the receiver's answer, against real receivers on local ports: a redirect is not
- * followed, a long body is read only up to its bound, and a name that resolves to a loopback address at the
- * attempt is refused there. Each webhook gets one attempt (the next is a minute away), started by a test event.
+ * followed, a long body is read only up to its bound, and a name that resolves to a loopback address is refused
+ * (at the attempt too: dns-rebinding.test.ts). Each webhook gets one attempt (the next is a minute away), started
+ * by a test event.
  */
 
 const ONE_ATTEMPT = { pollMs: 20, retryScheduleMs: [60_000] }
@@ -108,7 +109,7 @@ describe("an attempt and the receiver's answer", () => {
     assert.ok(written < total, `the receiver wrote all ${written} bytes`)
   })
 
-  it('refuses at the attempt a name that resolves to a loopback address, though registration took it', async (t) => {
+  it('refuses at registration a name that resolves to a loopback address through the system resolver', async (t) => {
     // This machine's own name resolves through the hosts file: to 127.0.0.1 on most machines and containers.
     const name = hostname()
     const addresses = await dns.lookup(name, { all: true }).catch(() => [])
@@ -119,11 +120,14 @@ describe("an attempt and the receiver's answer", () => {
     const receiver = await WebhookReceiver.start()
     t.after(() => receiver.close())
     const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: false, ...ONE_ATTEMPT } } })
-    const delivery = await firstAttempt(app, receiver.url.replace('127.0.0.1', name))
-    assert.equal(delivery.status, 'pending')
-    assert.equal(delivery.last_status_code, null)
-    assert.match(delivery.last_error ?? '', new RegExp(`${name} resolves to`))
-    assert.match(delivery.last_error ?? '', /ARBITER_WEBHOOK_ALLOW_PRIVATE/)
+    const created = await app.request(app.adminKey, {
+      method: 'POST',
+      url: '/v1/webhooks',
+      payload: { url: receiver.url.replace('127.0.0.1', name), events: ['manifest.issued'] },
+    })
+    assert.equal(created.statusCode, 400, created.body)
+    assert.match(created.json().detail, new RegExp(`${name} resolves to`))
+    assert.match(created.json().detail, /ARBITER_WEBHOOK_ALLOW_PRIVATE/)
     assert.equal(receiver.requests.length, 0)
   })
 })

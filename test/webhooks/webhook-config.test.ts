@@ -3,12 +3,13 @@ import { describe, it } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 
 describe('webhook configuration', () => {
-  it('defaults to the probes’ forms: any public host, no private address, 24 h to fail, 72 h to disable', () => {
+  it('defaults to the probes’ forms: any public host, no private address, 24 h to fail, 72 h to disable, 7 days kept', () => {
     const config = loadConfig({})
     assert.deepEqual(config.webhookAllowedHosts, [])
     assert.equal(config.webhookAllowPrivate, false)
     assert.equal(config.webhookMaxAgeMs, 24 * 3_600_000)
     assert.equal(config.webhookDisableAfterMs, 72 * 3_600_000)
+    assert.equal(config.webhookRetentionMs, 168 * 3_600_000)
     assert.equal(config.webhookRetryScheduleMs, undefined)
     assert.equal(config.webhookAttemptTimeoutMs, 10_000)
   })
@@ -19,6 +20,7 @@ describe('webhook configuration', () => {
       ARBITER_WEBHOOK_ALLOW_PRIVATE: 'yes',
       ARBITER_WEBHOOK_MAX_AGE_HOURS: '0.5',
       ARBITER_WEBHOOK_DISABLE_AFTER_HOURS: '1.5',
+      ARBITER_WEBHOOK_RETENTION_HOURS: '48',
       ARBITER_WEBHOOK_RETRY_SCHEDULE_MS: '100, 200,400',
       ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000',
     })
@@ -26,6 +28,7 @@ describe('webhook configuration', () => {
     assert.equal(config.webhookAllowPrivate, true)
     assert.equal(config.webhookMaxAgeMs, 1_800_000)
     assert.equal(config.webhookDisableAfterMs, 5_400_000)
+    assert.equal(config.webhookRetentionMs, 48 * 3_600_000)
     assert.deepEqual(config.webhookRetryScheduleMs, [100, 200, 400])
     assert.equal(config.webhookAttemptTimeoutMs, 1000)
   })
@@ -35,6 +38,7 @@ describe('webhook configuration', () => {
     ['ARBITER_WEBHOOK_ALLOW_PRIVATE', 'maybe'],
     ['ARBITER_WEBHOOK_MAX_AGE_HOURS', '0'],
     ['ARBITER_WEBHOOK_DISABLE_AFTER_HOURS', 'forever'],
+    ['ARBITER_WEBHOOK_RETENTION_HOURS', '-1'],
     ['ARBITER_WEBHOOK_RETRY_SCHEDULE_MS', '100,soon'],
     ['ARBITER_WEBHOOK_ATTEMPT_TIMEOUT_MS', '60000'],
   ] as const) {

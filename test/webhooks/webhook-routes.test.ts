@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { verifyWebhook } from '@arbiter/client'
 import { Webhook } from 'standardwebhooks'
+import type { z } from 'zod'
+import { CASE_KIND_MODULES } from '../../src/cases/registry.ts'
+import { webhookEventsOf } from '../../src/http/routes/webhooks.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createOutcome, evaluate, haltedOutcome, interpret } from '../helpers/fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
@@ -12,6 +15,17 @@ async function register(t: TestApp, body: Record<string, unknown>) {
   const response = await t.request(t.adminKey, { method: 'POST', url: '/v1/webhooks', payload: body })
   assert.equal(response.statusCode, 201, response.body)
   return response.json() as { webhook_id: string; secret: string; [k: string]: unknown }
+}
+
+/** The event bodies as the OpenAPI document's `webhooks` section describes them. */
+const documented = webhookEventsOf(CASE_KIND_MODULES)
+
+/** A body is exactly what its schema describes: it parses, and nothing it holds is left out of the schema. */
+function assertDocumented(schema: z.ZodType, body: string) {
+  const sent = JSON.parse(body)
+  const parsed = schema.safeParse(sent)
+  assert.ok(parsed.success, parsed.error?.message)
+  assert.deepEqual(parsed.data, sent)
 }
 
 async function auditKinds(t: TestApp): Promise<string[]> {
@@ -155,6 +169,7 @@ describe('delivery of decisions', () => {
       'webhook-signature': request!.signature,
     }) as { type: string; timestamp: string; data: { manifest: { manifest_id: string } } }
     assert.equal(verified.type, 'manifest.issued')
+    assertDocumented(documented.manifestIssued, request!.body)
     assert.equal(verified.data.manifest.manifest_id, envelope.manifest.manifest_id)
     assert.deepEqual(verified.data.manifest, envelope.manifest)
     assert.equal(request!.headers['content-type'], 'application/json')
@@ -228,6 +243,7 @@ describe('delivery of decisions', () => {
       const body = new Webhook(secret).verify(request.body, headers) as { type: string; data: unknown }
       assert.equal(body.type, 'webhook.test')
       assert.deepEqual(body.data, { webhook_id: hook.webhook_id })
+      assertDocumented(documented.testEvent, request.body)
       const event = verifyWebhook(request.headers, request.body, secret)
       assert.equal(event.type, 'webhook.test')
       assert.deepEqual(event.data, { webhook_id: hook.webhook_id })
@@ -250,6 +266,7 @@ describe('delivery of decisions', () => {
     const listed = (await app.request(ops, { method: 'GET', url: '/v1/escalations' })).json().items[0]
     const opened = JSON.parse(receiver.requests[0]!.body)
     assert.equal(opened.type, 'escalation.opened')
+    assertDocumented(documented.escalationEvent, receiver.requests[0]!.body)
     const { envelope: haltEnvelope, ...escalation } = opened.data
     assert.deepEqual(escalation, listed)
     assert.deepEqual(haltEnvelope.manifest, envelope.manifest)
@@ -262,6 +279,7 @@ describe('delivery of decisions', () => {
     await receiver.until((requests) => requests.length >= 2)
     const resolved = JSON.parse(receiver.requests[1]!.body)
     assert.equal(resolved.type, 'escalation.resolved')
+    assertDocumented(documented.escalationEvent, receiver.requests[1]!.body)
     assert.equal(resolved.data.status, 'resolved')
     assert.equal(resolved.data.manifest_id, envelope.manifest.manifest_id)
   })

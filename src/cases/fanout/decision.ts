@@ -1,4 +1,5 @@
-import { type FanoutDefinition, reconcile } from '../../domain/fanout/reconcile.ts'
+import type { FanoutDefinition } from '../../domain/fanout/claims.ts'
+import { reconcile } from '../../domain/fanout/reconcile.ts'
 import type { JsonValue } from '../../domain/shared/canonical-json.ts'
 import type { CaseDecision } from '../../engine/case-kind.ts'
 import type { FanoutInput, FanoutPending, ReconciliationManifestContent } from './kind.ts'

@@ -4,7 +4,8 @@
  * carve-out "new logos only". The manifest example is computed by the real reconciliation, so the document
  * cannot drift from what the service answers.
  */
-import { reconcile, type SubtaskResult } from '../../domain/fanout/reconcile.ts'
+import type { SubtaskResult } from '../../domain/fanout/claims.ts'
+import { reconcile } from '../../domain/fanout/reconcile.ts'
 import { applyResolution } from '../../domain/fanout/resolution.ts'
 import { withPolicyDefaults } from '../../domain/fanout/vocabulary.ts'
 import { hashJson } from '../../domain/shared/canonical-json.ts'

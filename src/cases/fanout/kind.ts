@@ -1,13 +1,8 @@
 import type { Queryable } from '../../db/pool.ts'
 import { splitRowVersion } from '../../db/row-version.ts'
 import { queryFirst, queryRows, runStatement } from '../../db/statement.ts'
-import type {
-  Coverage,
-  FactEntry,
-  Reason,
-  SubmittedClaim,
-  SubtaskResult,
-} from '../../domain/fanout/reconcile.ts'
+import type { SubmittedClaim, SubtaskResult } from '../../domain/fanout/claims.ts'
+import type { Coverage, FactEntry, Reason } from '../../domain/fanout/reconciliation.ts'
 import { applyResolution, type FactResolution, resolutionErrors } from '../../domain/fanout/resolution.ts'
 import { type FanoutEvent, transitionFanout } from '../../domain/fanout/transitions.ts'
 import type {

@@ -1,7 +1,7 @@
 import type { AuditData } from '../../audit-log/append.ts'
 import { boundedPageQuery } from '../../db/bounded-page.ts'
 import { isoText } from '../../db/iso-text.ts'
-import { rowWithVersion } from '../../db/row-version.ts'
+import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
 import { builtOnce, named, type Statement, shiftPlaceholders, statement } from '../../db/statement.ts'
 import type { DecompositionReport } from '../../domain/fanout/decomposition.ts'
 import type { FanoutPolicy, FanoutStatus } from '../../domain/fanout/vocabulary.ts'
@@ -175,18 +175,18 @@ export function fanoutWithVersion(id: string) {
   return rowWithVersion<FanoutRow>('fanouts', FANOUT_COLUMNS, id)
 }
 
+/** The fan-out's state after a manifest: its status, its current manifest, and when it was closed (if it was). */
+export interface FanoutState {
+  status: FanoutStatus
+  manifestId: string
+  closedAt: Date | null
+}
+
+const STATE = rowUpdate('fanouts', 'status = $2, manifest_id = $3, closed_at = $4')
+
 /** fanoutStateUpdate, only while the row is at `version` (fanoutWithVersion); RETURNING id when it was. */
-export function fanoutStateUpdateIf(
-  id: string,
-  version: string,
-  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
-): Statement {
-  return {
-    text: `UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4
-     WHERE id = $1 AND xmin::text = $5 RETURNING id`,
-    values: [id, state.status, state.manifestId, state.closedAt, version],
-    prepare: true,
-  }
+export function fanoutStateUpdateIf(id: string, version: string, state: FanoutState): Statement {
+  return STATE.updateIf([id, state.status, state.manifestId, state.closedAt], version)
 }
 
 /**
@@ -197,16 +197,8 @@ export function fanoutTouch(id: string): Statement {
   return { text: 'UPDATE fanouts SET status = status WHERE id = $1', values: [id], prepare: true }
 }
 
-/** The fan-out's state after a manifest: its status, its current manifest, and when it was closed (if it was). */
-export function fanoutStateUpdate(
-  id: string,
-  state: { status: FanoutStatus; manifestId: string; closedAt: Date | null },
-): Statement {
-  return {
-    text: 'UPDATE fanouts SET status = $2, manifest_id = $3, closed_at = $4 WHERE id = $1',
-    values: [id, state.status, state.manifestId, state.closedAt],
-    prepare: true,
-  }
+export function fanoutStateUpdate(id: string, state: FanoutState): Statement {
+  return STATE.update([id, state.status, state.manifestId, state.closedAt])
 }
 
 /** What one result adds to its fan-out's totals (src/domain/fanout/result-limits.ts). */

@@ -1,7 +1,7 @@
 import { z } from 'zod'
+import type { ClaimSource, SubmittedClaim } from '../../domain/fanout/claims.ts'
 import type {
   ClaimEntry,
-  ClaimSource,
   Conflict,
   Coverage,
   Echo,
@@ -9,9 +9,8 @@ import type {
   Position,
   PositionEntry,
   Reason,
-  SubmittedClaim,
   Variant,
-} from '../../domain/fanout/reconcile.ts'
+} from '../../domain/fanout/reconciliation.ts'
 import type { FactResolution } from '../../domain/fanout/resolution.ts'
 import {
   ANSWER_RULES,

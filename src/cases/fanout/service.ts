@@ -32,6 +32,7 @@ import {
   firstResultInsert,
   latestResultOf,
   type NewFanout,
+  type ResultParts,
   type ResultRow,
   type ResultSummaryRow,
   resultInsert,
@@ -227,34 +228,7 @@ async function submitLockedResult(
   if (latest && latest.result_digest === resultDigest) {
     return { kind: 'unchanged', result: toResultView(latest) }
   }
-  if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
-  if (latest && latest.revision >= LIMITS.results_per_subtask) {
-    throw limitExceeded(
-      breach('results_per_subtask', latest.revision + 1),
-      `subtask ${body.subtask_id} already has ${latest.revision} results`,
-    )
-  }
-  const replaced: ResultTotals | null = latest
-    ? { claims: latest.claim_count, bytes: latest.jcs_bytes, manifest_weight: latest.manifest_weight }
-    : null
-  const overFanoutLimit = fanoutLimitBreach(
-    {
-      claims: fanout.claims_total,
-      bytes: fanout.results_bytes,
-      manifest_weight: fanout.manifest_weight,
-      manifest_base: fanout.manifest_base,
-    },
-    totals,
-    replaced,
-  )
-  if (overFanoutLimit) {
-    throw limitExceeded(
-      overFanoutLimit,
-      overFanoutLimit.limit === 'manifest_bytes'
-        ? 'with this result, the fan-out’s next manifest could pass the size a manifest may have'
-        : 'with this result, the latest results of the fan-out together would pass a limit',
-    )
-  }
+  const replaced = assertResultWithinLimits(fanout, body, latest, { totals, overOwnLimit })
   const now = new Date()
   if (fanout.status !== 'open') {
     const manifestId = fanout.manifest_id!
@@ -302,6 +276,48 @@ async function submitLockedResult(
     audit: [resultRecorded(row, fanout.orchestrator_id, principal)],
   })
   return { kind: 'created', result: toResultView(row) }
+}
+
+/**
+ * The limits a result is held to under the fan-out's lock (docs/limits.md): its own, the subtask's results, and the
+ * fan-out's totals with this result in place of the subtask's latest. Returns the latest's part of the totals
+ * (null when the subtask has none), which this result replaces.
+ */
+function assertResultWithinLimits(
+  fanout: FanoutRow,
+  body: FanoutResultBody,
+  latest: (ResultSummaryRow & ResultParts) | undefined,
+  { totals, overOwnLimit }: { totals: ResultTotals; overOwnLimit: LimitBreach | undefined },
+): ResultTotals | null {
+  if (overOwnLimit) throw limitExceeded(overOwnLimit, 'this result is over a limit of one result')
+  if (latest && latest.revision >= LIMITS.results_per_subtask) {
+    throw limitExceeded(
+      breach('results_per_subtask', latest.revision + 1),
+      `subtask ${body.subtask_id} already has ${latest.revision} results`,
+    )
+  }
+  const replaced: ResultTotals | null = latest
+    ? { claims: latest.claim_count, bytes: latest.jcs_bytes, manifest_weight: latest.manifest_weight }
+    : null
+  const overFanoutLimit = fanoutLimitBreach(
+    {
+      claims: fanout.claims_total,
+      bytes: fanout.results_bytes,
+      manifest_weight: fanout.manifest_weight,
+      manifest_base: fanout.manifest_base,
+    },
+    totals,
+    replaced,
+  )
+  if (overFanoutLimit) {
+    throw limitExceeded(
+      overFanoutLimit,
+      overFanoutLimit.limit === 'manifest_bytes'
+        ? 'with this result, the fan-out’s next manifest could pass the size a manifest may have'
+        : 'with this result, the latest results of the fan-out together would pass a limit',
+    )
+  }
+  return replaced
 }
 
 /**

@@ -3,7 +3,7 @@ import { auditAppend, auditAppended } from '../../audit-log/append.ts'
 import type { Queryable } from '../../db/pool.ts'
 import { withTransaction } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
-import { queryFirst, runStatement } from '../../db/statement.ts'
+import { queryFirst, queryOne, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
@@ -25,16 +25,15 @@ import { sortedUnique } from '../../domain/shared/order.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
 import { assertEvidenceWithinLimit } from './evidence.ts'
+import { evidenceWrites } from './evidence-repository.ts'
 import {
-  findOutcomeByKey,
-  insertEvidenceItems,
-  insertEvidenceVersion,
-  insertNewOutcome,
-  insertOutcomeIfAbsent,
   type NewOutcome as NewOutcomeRow,
+  newOutcomeInsert,
   type OutcomeRow,
+  outcomeByKey,
+  outcomeInsertIfAbsent,
 } from './repository.ts'
-import { findSubagentPolicy, type SubagentPolicyRow } from './subagent-policy-repository.ts'
+import { type SubagentPolicyRow, subagentPolicyById } from './subagent-policy-repository.ts'
 import { loadOutcomeView, toOutcomeView } from './views.ts'
 
 /** `POST /v1/outcomes`: a sub-agent result, its evidence, and how it will be decided. */
@@ -74,7 +73,7 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
   const bodyRules = body.probe ? null : outcomeRules(body, null, now.getTime())
   if (bodyRules?.ok) {
     const created = newOutcome(body, bodyRules.rules, null, evidence, now, actor)
-    if (await insertNewOutcome(ctx.db, created.row, created.evidence, created.audit)) {
+    if (await queryFirst(ctx.db, newOutcomeInsert(created.row, created.evidence, created.audit))) {
       auditAppended(ctx.db)
       return { created: true, outcome: created.view }
     }
@@ -82,11 +81,11 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
   return withTransaction(ctx.db, async (tx) => {
     // An outcome that exists is judged against what it was created with, whatever its sub-agent's policy is now:
     // the same body again is 200 even after the policy changed, and the policy's 422s are for new outcomes only.
-    const existing = await findOutcomeByKey(tx, body.subagent_id, body.run_id)
+    const existing = await queryFirst(tx, outcomeByKey(body.subagent_id, body.run_id))
     if (existing) return { created: false, outcome: await existingOutcome(tx, existing, body) }
     // Read in the transaction that creates the outcome: the outcome is created under the policy it was checked
     // against, and keeps it whatever happens to the policy afterwards.
-    const policy = (await findSubagentPolicy(tx, body.subagent_id)) ?? null
+    const policy = (await queryFirst(tx, subagentPolicyById(body.subagent_id))) ?? null
     const decided = outcomeRules(body, policy, now.getTime())
     if (!decided.ok) {
       throw new AppError(
@@ -105,15 +104,20 @@ export async function createOutcome(ctx: Pick<ServiceContext, 'db'>, body: NewOu
       ])
     }
     const created = newOutcome(body, rules, policy, evidence, now, actor)
-    const { row, inserted } = await insertOutcomeIfAbsent(tx, created.row)
-    // Lost a race with a concurrent create of the same key: judged like any resend.
-    if (!inserted) return { created: false, outcome: await existingOutcome(tx, row, body) }
-    await insertEvidenceItems(tx, row.id, created.evidence.items)
-    await insertEvidenceVersion(tx, row.id, {
-      evidence_hash: currentEvidenceHash,
-      item_hashes: itemHashes,
-      created_at: now,
-    })
+    const row = await queryFirst(tx, outcomeInsertIfAbsent(created.row))
+    if (!row) {
+      // Lost a race with a concurrent create of the same key: judged like any resend.
+      const winner = await queryOne(tx, outcomeByKey(body.subagent_id, body.run_id))
+      return { created: false, outcome: await existingOutcome(tx, winner, body) }
+    }
+    await runStatement(
+      tx,
+      evidenceWrites(row.id, created.evidence.items, {
+        evidence_hash: currentEvidenceHash,
+        item_hashes: itemHashes,
+        created_at: now,
+      }),
+    )
     await runStatement(tx, created.audit)
     auditAppended(tx)
     return { created: true, outcome: created.view }

@@ -1,5 +1,6 @@
 import { appendAuditRecords } from '../../audit-log/append.ts'
 import { withTransaction } from '../../db/pool.ts'
+import { queryRows, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS } from '../../domain/limits.ts'
 import {
   type EvidenceItem,
@@ -11,12 +12,8 @@ import { acceptsInputs } from '../../domain/outcome/transitions.ts'
 import { sortedUnique } from '../../domain/shared/order.ts'
 import { AppError, limitExceeded } from '../../errors.ts'
 import type { Actor, ServiceContext } from '../../services/context.ts'
-import {
-  insertEvidenceItems,
-  insertEvidenceVersion,
-  listEvidenceVersions,
-  updateOutcomeEvidenceHash,
-} from './repository.ts'
+import { evidenceVersionsOf, evidenceWrites } from './evidence-repository.ts'
+import { outcomeEvidenceUpdate } from './repository.ts'
 import { loadOutcomeView, lockOutcome } from './views.ts'
 
 /** The outcome's evidence items, counted in every version that lists them, are bounded. */
@@ -46,7 +43,7 @@ export async function appendEvidence(
         { manifest_id: outcome.manifest_id },
       )
     }
-    const versions = await listEvidenceVersions(tx, [outcomeId])
+    const versions = await queryRows(tx, evidenceVersionsOf([outcomeId]))
     const current = versions.find((v) => v.evidence_hash === outcome.evidence_hash)
     const itemHashes = sortedUnique([...(current?.item_hashes ?? []), ...hashed.map((h) => h.item_hash)])
     const newEvidenceHash = evidenceHash(itemHashes)
@@ -61,13 +58,15 @@ export async function appendEvidence(
     const now = new Date()
     const known = new Set(current?.item_hashes ?? [])
     const added = firstOccurrences(hashed.filter((h) => !known.has(h.item_hash)))
-    await insertEvidenceItems(tx, outcomeId, added)
-    await insertEvidenceVersion(tx, outcomeId, {
-      evidence_hash: newEvidenceHash,
-      item_hashes: itemHashes,
-      created_at: now,
-    })
-    await updateOutcomeEvidenceHash(tx, outcomeId, newEvidenceHash, itemHashes.length)
+    await runStatement(
+      tx,
+      evidenceWrites(outcomeId, added, {
+        evidence_hash: newEvidenceHash,
+        item_hashes: itemHashes,
+        created_at: now,
+      }),
+    )
+    await runStatement(tx, outcomeEvidenceUpdate(outcomeId, newEvidenceHash, itemHashes.length))
     const view = await loadOutcomeView(tx, outcomeId)
     await appendAuditRecords(tx, [
       {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { appendAuditRecords } from '../../audit-log/append.ts'
 import type { Queryable, Transaction } from '../../db/pool.ts'
+import { queryFirst, queryRows, runStatement } from '../../db/statement.ts'
 import { breach, LIMITS, utf8Length } from '../../domain/limits.ts'
 import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
 import {
@@ -16,17 +17,16 @@ import { AppError, limitExceeded } from '../../errors.ts'
 import type { ServiceContext } from '../../services/context.ts'
 import type { Principal } from '../../services/keys.ts'
 import { boundOutcome } from './creation.ts'
+import { evidenceVersionSizes } from './evidence-repository.ts'
 import {
-  evidenceVersionSizes,
+  dissentInsert,
+  firstInterpretationInsert,
   type InterpretationRow,
-  insertDissent,
-  insertFirstInterpretation,
   interpretationInsert,
   latestInterpretationBounds,
   latestInterpretationOf,
-  type OutcomeRow,
-  outcomeBoundUpdate,
-} from './repository.ts'
+} from './interpretation-repository.ts'
+import { type OutcomeRow, outcomeBoundUpdate } from './repository.ts'
 import { type InterpretationView, lockOutcome, toInterpretationView } from './views.ts'
 
 /** `POST /v1/outcomes/{id}/interpretations`: one orchestrator's judgement of the outcome. */
@@ -116,7 +116,7 @@ async function submitLockedInterpretation(
   // sees it and becomes dissent.
   const outcome = await lockOutcome(tx, outcomeId)
   const judged = await judgedEvidence(tx, outcome, body.evidence_hash)
-  const latest = await latestInterpretationOf(tx, outcomeId, body.orchestrator_id)
+  const latest = await queryFirst(tx, latestInterpretationOf(outcomeId, body.orchestrator_id))
   const fingerprint = submissionFingerprint({
     signature,
     hasCriterion: body.success_criterion !== undefined,
@@ -153,7 +153,7 @@ async function judgedEvidence(
   evidenceHash: string | undefined,
 ): Promise<{ evidence_hash: string; items: number }> {
   const judged = evidenceHash ?? outcome.evidence_hash
-  const versions = await evidenceVersionSizes(tx, outcome.id)
+  const versions = await queryRows(tx, evidenceVersionSizes(outcome.id))
   const judgedVersion = versions.find((v) => v.evidence_hash === judged)
   if (!judgedVersion) {
     throw new AppError(
@@ -185,15 +185,18 @@ async function recordDissent(
   const { body, principal, signature, judged, now } = submitted
   const manifestId = outcome.manifest_id!
   const submission = { ...body, evidence_hash: judged } as unknown as JsonValue
-  await insertDissent(tx, {
-    id: randomUUID(),
-    outcome_id: outcome.id,
-    orchestrator_id: body.orchestrator_id,
-    manifest_id: manifestId,
-    submission,
-    received_at: now,
-    api_key_id: principal.keyId,
-  })
+  await runStatement(
+    tx,
+    dissentInsert({
+      id: randomUUID(),
+      outcome_id: outcome.id,
+      orchestrator_id: body.orchestrator_id,
+      manifest_id: manifestId,
+      submission,
+      received_at: now,
+      api_key_id: principal.keyId,
+    }),
+  )
   await appendAuditRecords(tx, [
     {
       kind: 'dissent.recorded',
@@ -298,7 +301,7 @@ async function assertInterpretationWithinLimits(
       `orchestrator ${body.orchestrator_id} has already submitted ${submitted.latestRevision} revisions`,
     )
   }
-  const others = (await latestInterpretationBounds(tx, outcome.id)).filter(
+  const others = (await queryRows(tx, latestInterpretationBounds(outcome.id))).filter(
     (row) => row.orchestrator_id !== body.orchestrator_id,
   )
   const orchestrators = new Set([
@@ -372,8 +375,7 @@ async function submitFirstInterpretation(
     success_criterion: body.success_criterion,
     intended_action: (body.intended_action ?? null) as JsonValue | null,
   })
-  const written = await insertFirstInterpretation(
-    db,
+  const first = firstInterpretationInsert(
     row,
     {
       at: now.toISOString(),
@@ -391,6 +393,7 @@ async function submitFirstInterpretation(
     growth,
     { orchestrators: LIMITS.orchestrators_per_outcome, manifest: LIMITS.manifest_bytes },
   )
+  const written = await queryFirst(db, first)
   if (!written) return undefined
   return toInterpretationView({ ...row, revision: 1, evidence_hash: written.evidence_hash })
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/pool.ts'
 import { probeById } from '../../db/repositories/probes.ts'
-import { queryFirst } from '../../db/statement.ts'
+import { queryFirst, queryRows, runStatement } from '../../db/statement.ts'
 import { actionOwnerErrors } from '../../domain/outcome/action-owner.ts'
 import { chooseActionOwner, type DecisionInput, missingOrchestrators } from '../../domain/outcome/decision.ts'
 import type { DivergenceReceipt } from '../../domain/outcome/divergence-receipt.ts'
@@ -19,15 +19,18 @@ import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
 import { decideOutcomeCase, listedEvidenceItems, OFFLOAD_MIN_EVIDENCE_ITEMS } from './decision.ts'
 import {
-  findOutcome,
-  findOutcomeForDecision,
   type JudgingInterpretation,
-  latestInterpretations,
   latestInterpretationsJudging,
+  latestInterpretationsOf,
+  outcomeForDecision,
+  splitOutcomeForDecision,
+} from './interpretation-repository.ts'
+import {
   type OutcomeRow,
+  outcomeById,
+  outcomeLock,
   outcomeStateUpdate,
   outcomeStateUpdateIf,
-  updateOutcomeState,
 } from './repository.ts'
 
 /** The fields of an outcome manifest the outcome kind fills (the engine adds kind, id, time and supersedes). */
@@ -85,7 +88,7 @@ export function toInterpretationInput(row: JudgingInterpretation): Interpretatio
 }
 
 async function loadDecisionInput(tx: Queryable, outcome: OutcomeRow, now: Date): Promise<DecisionInput> {
-  const rows = await latestInterpretationsJudging(tx, outcome.id)
+  const rows = await queryRows(tx, latestInterpretationsJudging(outcome.id))
   return decisionInput(
     outcome,
     rows.map((row) => ({ ...row, received_at: row.received_at.toISOString() })),
@@ -143,8 +146,8 @@ export const outcomeCase: CaseKind<
   manifestKind: 'outcome',
   noun: 'outcome',
 
-  lock: (tx, id) => findOutcome(tx, id, { lock: true }),
-  find: (db, id) => findOutcome(db, id),
+  lock: (tx, id) => queryFirst(tx, outcomeLock(id)),
+  find: (db, id) => queryFirst(db, outcomeById(id)),
   caseId: (outcome) => outcome.id,
   status: (outcome): OutcomeStatus => outcome.status,
   manifestId: (outcome) => outcome.manifest_id,
@@ -171,11 +174,12 @@ export const outcomeCase: CaseKind<
     return outcomeStateUpdate(outcome.id, { ...state, manifestId })
   },
 
-  // Every input of an outcome's decision writes its row: an interpretation (outcomeTouch), new evidence (its
-  // evidence_hash), a decision or resolution (its state); its probe runs are for the transaction path alone.
+  // Every input of an outcome's decision writes its row: an interpretation (the bound on its next manifest), new
+  // evidence (its evidence_hash), a decision or resolution (its state); its probe runs are for the transaction
+  // path alone.
   optimistic: {
     async read(db, id, now) {
-      const found = await findOutcomeForDecision(db, id)
+      const found = splitOutcomeForDecision(await queryFirst(db, outcomeForDecision(id)))
       return found && { ...found, input: decisionInput(found.case, found.judging, now) }
     },
     recordDecisionIf(outcome, version, decision, manifestId) {
@@ -199,7 +203,9 @@ export const outcomeCase: CaseKind<
 
   resolution: {
     async checkAnswer(tx, outcome, answer) {
-      const interpreting = (await latestInterpretations(tx, [outcome.id])).map((row) => row.orchestrator_id)
+      const interpreting = (await queryRows(tx, latestInterpretationsOf([outcome.id]))).map(
+        (row) => row.orchestrator_id,
+      )
       const errors = actionOwnerErrors(answer.action_owner, {
         expected_orchestrators: outcome.expected_orchestrators,
         interpreting_orchestrators: interpreting,
@@ -244,7 +250,7 @@ export const outcomeCase: CaseKind<
 
     async recordResolution(tx, outcome, manifestId) {
       const state = nextState(outcome, { type: 'resolution_recorded' })
-      await updateOutcomeState(tx, outcome.id, { ...state, manifestId })
+      await runStatement(tx, outcomeStateUpdate(outcome.id, { ...state, manifestId }))
     },
   },
 }

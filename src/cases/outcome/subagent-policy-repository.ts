@@ -1,5 +1,4 @@
-import type { Queryable } from '../../db/pool.ts'
-import { queryFirst, type Statement, statement } from '../../db/statement.ts'
+import { type Statement, statement } from '../../db/statement.ts'
 import type { SubagentPolicy } from '../../domain/outcome/subagent-policy.ts'
 
 /**
@@ -41,14 +40,6 @@ export function subagentPolicyUpsert(row: SubagentPolicyRow): Statement {
 
 export function subagentPolicyById(subagentId: string): Statement<SubagentPolicyRow> {
   return statement(`SELECT ${COLUMNS} FROM subagent_policies WHERE subagent_id = $1`, [subagentId])
-}
-
-/** The sub-agent's policy, run on `db`: what outcome creation (src/cases/outcome/service.ts) reads. */
-export function findSubagentPolicy(
-  db: Queryable,
-  subagentId: string,
-): Promise<SubagentPolicyRow | undefined> {
-  return queryFirst(db, subagentPolicyById(subagentId))
 }
 
 /** Removes the sub-agent's policy, RETURNING the row removed, if there was one. */

@@ -1,22 +1,18 @@
 import type { Queryable } from '../../db/pool.ts'
+import { queryFirst, queryRows } from '../../db/statement.ts'
 import { toManifestInterpretation } from '../../domain/outcome/interpretation.ts'
 import type { OutcomeStatus } from '../../domain/outcome/vocabulary.ts'
 import { byField } from '../../domain/shared/order.ts'
 import { AppError } from '../../errors.ts'
 import { type Page, type PageRequest, readSeqPage } from '../../pagination.ts'
 import type { ServiceContext } from '../../services/context.ts'
-import {
-  findOutcome,
-  findOutcomeView,
-  type InterpretationRow,
-  listOutcomeViews,
-  type OutcomeRow,
-  type OutcomeViewRow,
-} from './repository.ts'
+import type { InterpretationRow } from './interpretation-repository.ts'
+import { type OutcomeRow, outcomeLock } from './repository.ts'
+import { type OutcomeViewRow, outcomeView, outcomeViewsPage } from './view-repository.ts'
 
 /** GET /v1/outcomes/{id}, in one statement. */
 export async function getOutcome(ctx: Pick<ServiceContext, 'db'>, outcomeId: string) {
-  const outcome = await findOutcomeView(ctx.db, outcomeId)
+  const outcome = await queryFirst(ctx.db, outcomeView(outcomeId))
   if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
   return toOutcomeView(outcome)
 }
@@ -29,7 +25,7 @@ export async function pageOutcomes(
 ): Promise<Page<OutcomeView>> {
   const result = await readSeqPage(
     page,
-    (afterSeq, limit) => listOutcomeViews(ctx.db, { ...filter, afterSeq }, limit),
+    (afterSeq, limit) => queryRows(ctx.db, outcomeViewsPage({ ...filter, afterSeq }, limit)),
     (row) => row.list_seq,
     toOutcomeView,
   )
@@ -38,14 +34,14 @@ export async function pageOutcomes(
 
 /** The outcome's row, locked until `tx` ends; 404 when there is none. */
 export async function lockOutcome(tx: Queryable, outcomeId: string): Promise<OutcomeRow> {
-  const outcome = await findOutcome(tx, outcomeId, { lock: true })
+  const outcome = await queryFirst(tx, outcomeLock(outcomeId))
   if (!outcome) throw new AppError('NOT_FOUND', `no outcome ${outcomeId}`)
   return outcome
 }
 
 /** The outcome as shown, read again after a change in `tx` (which it sees). */
 export async function loadOutcomeView(tx: Queryable, outcomeId: string) {
-  const view = await findOutcomeView(tx, outcomeId)
+  const view = await queryFirst(tx, outcomeView(outcomeId))
   if (!view) throw new Error(`outcome ${outcomeId} vanished inside its own transaction`)
   return toOutcomeView(view)
 }

@@ -1,5 +1,5 @@
 import { boundedPageQuery } from '../../db/bounded-page.ts'
-import { rowWithVersion } from '../../db/row-version.ts'
+import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
 import {
   builtOnce,
   guardedWrites,
@@ -172,30 +172,29 @@ export function reviewViewsPage(
 }
 
 /** The review's state after a manifest: its status, and the manifest as its latest. */
-export function reviewDecisionUpdate(
-  id: string,
-  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
-): Statement {
-  return {
-    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
-     WHERE id = $1`,
-    values: [id, state.status, state.manifestId, state.revision, state.directive],
-    prepare: true,
-  }
+export interface ReviewDecisionState {
+  status: ReviewStatus
+  manifestId: string
+  revision: number
+  directive: ReviewDirective
+}
+
+const DECISION = rowUpdate(
+  'reviews',
+  'status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5',
+)
+
+function decisionValues(id: string, state: ReviewDecisionState): unknown[] {
+  return [id, state.status, state.manifestId, state.revision, state.directive]
+}
+
+export function reviewDecisionUpdate(id: string, state: ReviewDecisionState): Statement {
+  return DECISION.update(decisionValues(id, state))
 }
 
 /** reviewDecisionUpdate, only while the row is at `version` (reviewWithVersion); RETURNING id when it was. */
-export function reviewDecisionUpdateIf(
-  id: string,
-  version: string,
-  state: { status: ReviewStatus; manifestId: string; revision: number; directive: ReviewDirective },
-): Statement {
-  return {
-    text: `UPDATE reviews SET status = $2, manifest_id = $3, manifest_revision = $4, manifest_directive = $5
-     WHERE id = $1 AND xmin::text = $6 RETURNING id`,
-    values: [id, state.status, state.manifestId, state.revision, state.directive, version],
-    prepare: true,
-  }
+export function reviewDecisionUpdateIf(id: string, version: string, state: ReviewDecisionState): Statement {
+  return DECISION.updateIf(decisionValues(id, state), version)
 }
 
 /** The review with its row version, without locking it: what a decision without a transaction reads

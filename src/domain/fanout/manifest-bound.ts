@@ -16,7 +16,7 @@
 import { MAX_COMPARED_POSITIONS, MAX_LISTED_CONFLICTS, utf8Length } from '../limits.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
 import { escapePointerToken } from '../shared/json-pointer.ts'
-import type { ClaimSource, Qualifiers } from './reconcile.ts'
+import type { ClaimSource, Qualifiers } from './claims.ts'
 import { sourceIdentity } from './source-identity.ts'
 
 const jcsLength = (value: unknown) => utf8Length(canonicalJson(value))

@@ -7,14 +7,9 @@
 
 import { canonicalJson, type JsonValue } from '../shared/canonical-json.ts'
 import type { FieldError as ProblemFieldError } from '../shared/field-error.ts'
-import {
-  type Coverage,
-  type FactEntry,
-  type Position,
-  positionOf,
-  type Qualifiers,
-  type Reason,
-} from './reconcile.ts'
+import type { Qualifiers } from './claims.ts'
+import { positionOf } from './positions.ts'
+import type { Coverage, FactEntry, Position, Reason } from './reconciliation.ts'
 import type { FanoutDirective, FanoutVerdict } from './vocabulary.ts'
 
 /** An answer as the resolution body gives it (absent members mean null / `{}`). */

@@ -6,8 +6,8 @@
  */
 import { breach, LIMITS, type LimitBreach, utf8Length } from '../limits.ts'
 import { canonicalJson } from '../shared/canonical-json.ts'
+import type { Qualifiers } from './claims.ts'
 import { type BoundClaim, resultManifestWeight } from './manifest-bound.ts'
-import type { Qualifiers } from './reconcile.ts'
 
 /** Characters as a reader counts them: code points, not UTF-16 units. */
 function characters(text: string): number {

@@ -138,6 +138,57 @@ function hasDisagreement(interpretations: readonly InterpretationInput[]): boole
   return new Set(interpretations.map((i) => i.outcome_interpretation)).size > 1
 }
 
+/** How an evaluation's decided answers are made: each lists its interpretations and missing orchestrators. */
+function decisionsOf(interpretations: InterpretationInput[], missing: string[], arbiter: string | null) {
+  const base = { interpretations, missing_orchestrators: missing }
+  return {
+    /** A reading resolved: everyone proceeds with it, one orchestrator owns the follow-up. */
+    proceedWith: (
+      verdict: OutcomeVerdict,
+      resolved: OutcomeReading,
+      receipt: DivergenceReceipt | null,
+    ): DecidedDecision => ({
+      kind: 'decided',
+      verdict,
+      directive: 'PROCEED',
+      final: true,
+      resolved_outcome: resolved,
+      action_owner: chooseActionOwner(interpretations, resolved, arbiter),
+      interpretation_divergence_receipt: receipt,
+      ...base,
+    }),
+    /** No reading resolved: each orchestrator proceeds with its own, nobody owns a shared follow-up. */
+    proceedDisjoint: (receipt: DivergenceReceipt): DecidedDecision => ({
+      kind: 'decided',
+      verdict: 'DISJOINT_ACTIONS',
+      directive: 'PROCEED',
+      final: true,
+      resolved_outcome: null,
+      action_owner: null,
+      interpretation_divergence_receipt: receipt,
+      ...base,
+    }),
+    /** No reading resolved, and nobody proceeds: look again (REEVALUATE) or wait for a human (HALT). */
+    unresolved: (
+      verdict: OutcomeVerdict,
+      directive: OutcomeDirective,
+      receipt: DivergenceReceipt,
+    ): DecidedDecision => ({
+      kind: 'decided',
+      verdict,
+      directive,
+      // PROCEED and HALT are final; REEVALUATE waits for revised interpretations.
+      final: directive !== 'REEVALUATE',
+      resolved_outcome: null,
+      action_owner: null,
+      interpretation_divergence_receipt: receipt,
+      ...base,
+    }),
+  }
+}
+
+type Decisions = ReturnType<typeof decisionsOf>
+
 /**
  * The outcome decision procedure. The result never depends on the order of `interpretations` or
  * `expected_orchestrators`.
@@ -151,42 +202,11 @@ export function decide(input: DecisionInput, groundTruth: GroundTruth | null): D
   const missing = missingOrchestrators(input)
   if (isPending(input, missing)) return { kind: 'pending', missing_orchestrators: missing }
   if (interpretations.length === 0) return { kind: 'nothing_to_decide' }
-
-  const base = { interpretations, missing_orchestrators: missing }
-  const arbiter = input.arbiter_orchestrator_id
-  const proceedWith = (
-    verdict: OutcomeVerdict,
-    resolved: OutcomeReading,
-    receipt: DivergenceReceipt | null,
-  ): DecidedDecision => ({
-    kind: 'decided',
-    verdict,
-    directive: 'PROCEED',
-    final: true,
-    resolved_outcome: resolved,
-    action_owner: chooseActionOwner(interpretations, resolved, arbiter),
-    interpretation_divergence_receipt: receipt,
-    ...base,
-  })
-  const unresolved = (
-    verdict: OutcomeVerdict,
-    directive: OutcomeDirective,
-    receipt: DivergenceReceipt,
-  ): DecidedDecision => ({
-    kind: 'decided',
-    verdict,
-    directive,
-    // PROCEED and HALT are final; REEVALUATE waits for revised interpretations.
-    final: directive !== 'REEVALUATE',
-    resolved_outcome: null,
-    action_owner: null,
-    interpretation_divergence_receipt: receipt,
-    ...base,
-  })
+  const decisions = decisionsOf(interpretations, missing, input.arbiter_orchestrator_id)
 
   // 1. One interpretation.
   if (interpretations.length === 1) {
-    return proceedWith('SINGLE_ORCHESTRATOR', interpretations[0]!.outcome_interpretation, null)
+    return decisions.proceedWith('SINGLE_ORCHESTRATOR', interpretations[0]!.outcome_interpretation, null)
   }
 
   // 2. All equal. Agreement under different criteria is latent risk, so the receipt
@@ -199,13 +219,21 @@ export function decide(input: DecisionInput, groundTruth: GroundTruth | null): D
       (a, b) => a.success_criterion_signature !== b.success_criterion_signature,
     )
     const receipt = pairs.length > 0 ? buildDivergenceReceipt('criteria', false, pairs) : null
-    return proceedWith('AGREED', interpretations[0]!.outcome_interpretation, receipt)
+    return decisions.proceedWith('AGREED', interpretations[0]!.outcome_interpretation, receipt)
   }
 
   // 3.1 Ground truth overrides everything; without this round's result the probe must run first.
   if (input.has_probe && groundTruth === null) return { kind: 'needs_ground_truth' }
+  return decideDisagreement(input, interpretations, groundTruth, decisions)
+}
 
-  // 3. A disagreement: classify it and build the receipt, then the first rule that applies.
+/** 3. A disagreement: classify it and build the receipt, then the first rule that applies. */
+function decideDisagreement(
+  input: DecisionInput,
+  interpretations: readonly InterpretationInput[],
+  groundTruth: GroundTruth | null,
+  decisions: Decisions,
+): DecidedDecision {
   const pairs = buildDivergencePairs(
     interpretations,
     (a, b) => a.outcome_interpretation !== b.outcome_interpretation,
@@ -215,37 +243,26 @@ export function decide(input: DecisionInput, groundTruth: GroundTruth | null): D
   const receipt = buildDivergenceReceipt(kind, disjoint, pairs)
 
   if (groundTruth !== null && groundTruth.result !== null) {
-    return proceedWith('GROUND_TRUTH_RESOLVES', groundTruth.result, receipt)
+    return decisions.proceedWith('GROUND_TRUTH_RESOLVES', groundTruth.result, receipt)
   }
   // 3.2 The designated arbiter, if it interpreted.
-  const arbiterReading = interpretations.find((i) => i.orchestrator_id === arbiter)
+  const arbiterReading = interpretations.find((i) => i.orchestrator_id === input.arbiter_orchestrator_id)
   if (arbiterReading !== undefined) {
-    return proceedWith('ARBITER_DECIDES', arbiterReading.outcome_interpretation, receipt)
+    return decisions.proceedWith('ARBITER_DECIDES', arbiterReading.outcome_interpretation, receipt)
   }
   // 3.3 Disjoint actions: each keeps its own reading, nobody owns a shared follow-up.
-  if (disjoint) {
-    return {
-      kind: 'decided',
-      verdict: 'DISJOINT_ACTIONS',
-      directive: 'PROCEED',
-      final: true,
-      resolved_outcome: null,
-      action_owner: null,
-      interpretation_divergence_receipt: receipt,
-      ...base,
-    }
-  }
+  if (disjoint) return decisions.proceedDisjoint(receipt)
   // 3.4 Same criteria, different evidence versions: let them look again, at most twice.
   if (kind === 'evidence_seen' && input.reevaluation_rounds < MAX_REEVALUATION_ROUNDS) {
-    return unresolved('CRITERIA_MATCH_EVIDENCE_DIFFERS', 'REEVALUATE', receipt)
+    return decisions.unresolved('CRITERIA_MATCH_EVIDENCE_DIFFERS', 'REEVALUATE', receipt)
   }
   // 3.5 Policy.
   if (input.fallback_policy === 'strictest_wins') {
     const strictest = strictestReading(interpretations.map((i) => i.outcome_interpretation))
-    return proceedWith('POLICY_RESOLVES', strictest, receipt)
+    return decisions.proceedWith('POLICY_RESOLVES', strictest, receipt)
   }
   // 3.6 Escalate to a human.
-  return unresolved(
+  return decisions.unresolved(
     kind === 'criteria' ? 'CRITERIA_DIFFER' : 'CRITERIA_MATCH_EVIDENCE_DIFFERS',
     'HALT',
     receipt,

@@ -127,114 +127,34 @@ export function findIJsonViolation(text: string): IJsonViolation | null {
   // decoded and checked, otherwise its escapes alone tell.
   const rawSurrogates = !text.isWellFormed()
   const length = text.length
-
-  /** The pointer to the value being read in the innermost `upTo` containers (their current member or element). */
-  const here = (upTo = depth) => {
-    let pointer = ''
-    for (let k = 0; k < upTo; k++) {
-      const frame = frames[k]!
-      pointer += `/${frame.isObject ? escapePointerToken(frame.key) : frame.index}`
-    }
-    return pointer
-  }
-
+  const string: StringScan = { end: 0, hasEscape: false, problem: null }
   let i = 0
   while (i < length) {
     const c = text.charCodeAt(i)
     if (c === 0x22 /* " */) {
-      // A string: jump from escape to escape to its closing quote.
-      let hasEscape = false
-      let loneEscape = false
-      let problem: string | null = null
-      let j = i + 1
-      let end: number
-      for (;;) {
-        STRING_STOP.lastIndex = j
-        // JSON.parse accepted the text, so every string ends.
-        const stop = STRING_STOP.test(text) ? STRING_STOP.lastIndex - 1 : length
-        if (stop === length || text.charCodeAt(stop) === 0x22 /* " */) {
-          end = stop
-          break
-        }
-        // An escape.
-        hasEscape = true
-        if (text.charCodeAt(stop + 1) !== 0x75 /* u */) {
-          j = stop + 2
-          continue
-        }
-        const code = Number.parseInt(text.slice(stop + 2, stop + 6), 16)
-        j = stop + 6
-        if (code === 0) problem ??= 'contains U+0000, which cannot be stored'
-        else if (code >= 0xdc00 && code <= 0xdfff) loneEscape = true
-        else if (code >= 0xd800 && code <= 0xdbff) {
-          const low =
-            text.charCodeAt(j) === 0x5c && text.charCodeAt(j + 1) === 0x75
-              ? Number.parseInt(text.slice(j + 2, j + 6), 16)
-              : -1
-          if (low >= 0xdc00 && low <= 0xdfff) j += 6
-          else loneEscape = true
-        }
-      }
-      // An escaped half may pair with a raw one, so with raw surrogates around only the decoded string tells.
-      const lone = rawSurrogates ? !(JSON.parse(text.slice(i, end + 1)) as string).isWellFormed() : loneEscape
-      if (lone) problem ??= LONE_SURROGATE
+      scanString(text, i, rawSurrogates, string)
       const top = depth > 0 ? frames[depth - 1]! : undefined
       if (top?.isObject && top.expectKey) {
-        if (problem) return { pointer: here(depth - 1), message: `a member name ${problem}` }
-        const name = hasEscape ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end)
-        if (!addName(top, name)) {
-          return {
-            pointer: `${here(depth - 1)}/${escapePointerToken(name)}`,
-            message: `duplicate member name ${JSON.stringify(name)}`,
-          }
-        }
-        if (name === '__proto__' || (top.isConstructorValue && name === 'prototype')) {
-          return {
-            pointer: `${here(depth - 1)}/${escapePointerToken(name)}`,
-            message: `member name ${JSON.stringify(name)} is not allowed`,
-          }
-        }
-        top.key = name
-        top.expectKey = false
-      } else if (problem) {
-        return { pointer: here(), message: `string ${problem}` }
+        const violation = readMemberName(text, i, string, frames, depth)
+        if (violation) return violation
+      } else if (string.problem) {
+        return { pointer: pointerTo(frames, depth), message: `string ${string.problem}` }
       }
-      i = end + 1
+      i = string.end + 1
     } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39) /* 0-9 */) {
       let j = i + 1
       while (j < length && isNumberChar(text.charCodeAt(j))) j++
       // Short integers (nearly all numbers) need no closer look.
       if (j - i > 15 || !isShortInteger(text, i, j)) {
         const problem = numberProblem(text.slice(i, j))
-        if (problem) return { pointer: here(), message: problem }
+        if (problem) return { pointer: pointerTo(frames, depth), message: problem }
       }
       i = j
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (depth >= MAX_JSON_DEPTH) {
-        return { pointer: here(), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }
+        return { pointer: pointerTo(frames, depth), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }
       }
-      const parent = depth > 0 ? frames[depth - 1]! : undefined
-      const isObject = c === 0x7b
-      let frame = frames[depth]
-      if (!frame) {
-        frame = {
-          isObject,
-          index: 0,
-          key: '',
-          expectKey: false,
-          names: [],
-          manyNames: null,
-          isConstructorValue: false,
-        }
-        frames.push(frame)
-      }
-      frame.isObject = isObject
-      frame.index = 0
-      frame.key = ''
-      frame.expectKey = isObject
-      frame.names.length = 0
-      frame.manyNames = null
-      frame.isConstructorValue = isObject && parent?.isObject === true && parent.key === 'constructor'
+      openFrame(frames, depth, c === 0x7b)
       depth++
       i++
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
@@ -250,6 +170,125 @@ export function findIJsonViolation(text: string): IJsonViolation | null {
       i++
     }
   }
+  return null
+}
+
+/** The pointer to the value being read in the `upTo` outermost containers (their current member or element). */
+function pointerTo(frames: readonly Frame[], upTo: number): string {
+  let pointer = ''
+  for (let k = 0; k < upTo; k++) {
+    const frame = frames[k]!
+    pointer += `/${frame.isObject ? escapePointerToken(frame.key) : frame.index}`
+  }
+  return pointer
+}
+
+/** The container opened at `depth` (an object or an array), in the frame kept for that depth. */
+function openFrame(frames: Frame[], depth: number, isObject: boolean): void {
+  const parent = depth > 0 ? frames[depth - 1]! : undefined
+  let frame = frames[depth]
+  if (!frame) {
+    frame = {
+      isObject,
+      index: 0,
+      key: '',
+      expectKey: false,
+      names: [],
+      manyNames: null,
+      isConstructorValue: false,
+    }
+    frames.push(frame)
+  }
+  frame.isObject = isObject
+  frame.index = 0
+  frame.key = ''
+  frame.expectKey = isObject
+  frame.names.length = 0
+  frame.manyNames = null
+  frame.isConstructorValue = isObject && parent?.isObject === true && parent.key === 'constructor'
+}
+
+/** What `scanString` found of one string; one object per check, filled again for each string. */
+interface StringScan {
+  /** The index of its closing quote. */
+  end: number
+  hasEscape: boolean
+  /** Why it cannot be taken (U+0000, a lone surrogate), or null. */
+  problem: string | null
+}
+
+/** Reads the string whose opening quote is at `start`: jumps from escape to escape to its closing quote. */
+function scanString(text: string, start: number, rawSurrogates: boolean, scan: StringScan): void {
+  const length = text.length
+  let loneEscape = false
+  scan.hasEscape = false
+  scan.problem = null
+  let j = start + 1
+  for (;;) {
+    STRING_STOP.lastIndex = j
+    // JSON.parse accepted the text, so every string ends.
+    const stop = STRING_STOP.test(text) ? STRING_STOP.lastIndex - 1 : length
+    if (stop === length || text.charCodeAt(stop) === 0x22 /* " */) {
+      scan.end = stop
+      break
+    }
+    // An escape.
+    scan.hasEscape = true
+    if (text.charCodeAt(stop + 1) !== 0x75 /* u */) {
+      j = stop + 2
+      continue
+    }
+    const code = Number.parseInt(text.slice(stop + 2, stop + 6), 16)
+    j = stop + 6
+    if (code === 0) scan.problem ??= 'contains U+0000, which cannot be stored'
+    else if (code >= 0xdc00 && code <= 0xdfff) loneEscape = true
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      const low =
+        text.charCodeAt(j) === 0x5c && text.charCodeAt(j + 1) === 0x75
+          ? Number.parseInt(text.slice(j + 2, j + 6), 16)
+          : -1
+      if (low >= 0xdc00 && low <= 0xdfff) j += 6
+      else loneEscape = true
+    }
+  }
+  // An escaped half may pair with a raw one, so with raw surrogates around only the decoded string tells.
+  const lone = rawSurrogates
+    ? !(JSON.parse(text.slice(start, scan.end + 1)) as string).isWellFormed()
+    : loneEscape
+  if (lone) scan.problem ??= LONE_SURROGATE
+}
+
+/**
+ * The member name scanned (`string`, opening quote at `start`) of the object open at `depth`: kept as the name of
+ * the member whose value follows, or why it is refused (its characters, a duplicate, a polluting name).
+ */
+function readMemberName(
+  text: string,
+  start: number,
+  string: StringScan,
+  frames: readonly Frame[],
+  depth: number,
+): IJsonViolation | null {
+  const top = frames[depth - 1]!
+  if (string.problem)
+    return { pointer: pointerTo(frames, depth - 1), message: `a member name ${string.problem}` }
+  const name = string.hasEscape
+    ? (JSON.parse(text.slice(start, string.end + 1)) as string)
+    : text.slice(start + 1, string.end)
+  if (!addName(top, name)) {
+    return {
+      pointer: `${pointerTo(frames, depth - 1)}/${escapePointerToken(name)}`,
+      message: `duplicate member name ${JSON.stringify(name)}`,
+    }
+  }
+  if (name === '__proto__' || (top.isConstructorValue && name === 'prototype')) {
+    return {
+      pointer: `${pointerTo(frames, depth - 1)}/${escapePointerToken(name)}`,
+      message: `member name ${JSON.stringify(name)} is not allowed`,
+    }
+  }
+  top.key = name
+  top.expectKey = false
   return null
 }
 

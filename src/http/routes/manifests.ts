@@ -29,14 +29,30 @@ export interface ManifestRouteOptions {
 /** Open streams per API key before 429. */
 const MAX_STREAMS_PER_KEY = 16
 
+const builtEnvelopes = new Map<string, ReturnType<typeof envelopeOf>>()
+
+/**
+ * The envelope of a manifest of any of these kinds, as the manifest routes answer it (and webhook events carry
+ * it): built once per list of kinds, its component being registered by id.
+ */
+export function manifestEnvelopeOf(kinds: readonly CaseKindModule[]): ReturnType<typeof envelopeOf> {
+  const key = kinds.map((m) => m.kind.name).join(',')
+  let envelope = builtEnvelopes.get(key)
+  if (envelope === undefined) {
+    envelope = envelopeOf(
+      sharedCaseSchemas(kinds).manifest,
+      'ManifestEnvelope',
+      sharedExamples(kinds, (e) => e.envelope),
+    )
+    builtEnvelopes.set(key, envelope)
+  }
+  return envelope
+}
+
 /** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
 export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const { manifest, words } = sharedCaseSchemas(options.kinds)
-  const envelopeSchema = envelopeOf(
-    manifest,
-    'ManifestEnvelope',
-    sharedExamples(options.kinds, (e) => e.envelope),
-  )
+  const { words } = sharedCaseSchemas(options.kinds)
+  const envelopeSchema = manifestEnvelopeOf(options.kinds)
   const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,

@@ -17,7 +17,10 @@ import { type CaseKindModule, caseWords } from '../case-kinds.ts'
 import { problemSchema } from '../errors.ts'
 import { principalOf } from '../plugins/app/auth.ts'
 import { authProblems, idParams, pageOf, pageQuery } from '../schemas/common.ts'
+import { type WebhookEventSchemas, webhookEventSchemasOf } from '../schemas/webhook-events.ts'
 import { deliveryParams, deliveryQuery, deliverySchema, webhookSchemasOf } from '../schemas/webhooks.ts'
+import { escalationListing } from './escalations.ts'
+import { manifestEnvelopeOf } from './manifests.ts'
 
 const ADMIN = { auth: ['admin'] as const }
 const TAGS = ['webhooks']
@@ -27,9 +30,19 @@ export interface WebhookRouteOptions {
   kinds: readonly CaseKindModule[]
 }
 
+/**
+ * The bodies sent to the webhooks of an app serving these kinds, from the schemas its routes answer with (the
+ * document describes them under `webhooks`).
+ */
+export function webhookEventsOf(kinds: readonly CaseKindModule[]): WebhookEventSchemas {
+  return webhookEventSchemasOf(manifestEnvelopeOf(kinds), escalationListing(kinds).schema)
+}
+
 /** Webhooks over HTTP (admin only): registration, deliveries, redelivery, test events (docs/webhooks.md). */
 export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteOptions> = async (app, options) => {
   const schemas = webhookSchemasOf(caseWords(options.kinds))
+  // What is sent to the webhooks: the document describes it under `webhooks`.
+  webhookEventsOf(options.kinds)
   const idBeforeBody = caseIdBeforeBody(app, webhookById)
 
   app.post(

@@ -2,15 +2,17 @@
 import assert from 'node:assert/strict'
 import type {
   ClaimSource,
-  FactEntry,
   FanoutDefinition,
   Qualifiers,
   ReconcileInput,
-  Reconciliation,
-  ReconciliationDecision,
   SubmittedClaim,
   SubtaskResult,
-} from '../../../src/domain/fanout/reconcile.ts'
+} from '../../../src/domain/fanout/claims.ts'
+import type {
+  FactEntry,
+  Reconciliation,
+  ReconciliationDecision,
+} from '../../../src/domain/fanout/reconciliation.ts'
 import { type FanoutPolicyInput, withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import type { JsonValue } from '../../../src/domain/shared/canonical-json.ts'
 

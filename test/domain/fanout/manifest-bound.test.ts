@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import type {
+  FanoutDefinition,
+  Qualifiers,
+  SubmittedClaim,
+  SubtaskResult,
+} from '../../../src/domain/fanout/claims.ts'
 import { checkDecomposition } from '../../../src/domain/fanout/decomposition.ts'
 import { fanoutManifestBase, resultManifestWeight } from '../../../src/domain/fanout/manifest-bound.ts'
-import {
-  type FanoutDefinition,
-  type Qualifiers,
-  reconcile,
-  type SubmittedClaim,
-  type SubtaskResult,
-} from '../../../src/domain/fanout/reconcile.ts'
+import { reconcile } from '../../../src/domain/fanout/reconcile.ts'
 import { withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import { LIMITS } from '../../../src/domain/limits.ts'
 import { canonicalJson, sha256 } from '../../../src/domain/shared/canonical-json.ts'

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import {
-  type ClaimSource,
-  type Qualifiers,
-  type ReconcileInput,
-  type ReconciliationDecision,
-  reconcile,
-  type SubmittedClaim,
-  type SubtaskResult,
-} from '../../../src/domain/fanout/reconcile.ts'
+import type {
+  ClaimSource,
+  Qualifiers,
+  ReconcileInput,
+  SubmittedClaim,
+  SubtaskResult,
+} from '../../../src/domain/fanout/claims.ts'
+import { reconcile } from '../../../src/domain/fanout/reconcile.ts'
+import type { ReconciliationDecision } from '../../../src/domain/fanout/reconciliation.ts'
 import { POLICY_RULES, withPolicyDefaults } from '../../../src/domain/fanout/vocabulary.ts'
 import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import { decided, result } from './builders.ts'

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { positionOf, reconcile } from '../../../src/domain/fanout/reconcile.ts'
+import { positionOf } from '../../../src/domain/fanout/positions.ts'
+import { reconcile } from '../../../src/domain/fanout/reconcile.ts'
 import type { PolicyRule } from '../../../src/domain/fanout/vocabulary.ts'
 import { canonicalJson } from '../../../src/domain/shared/canonical-json.ts'
 import {

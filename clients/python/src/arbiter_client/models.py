@@ -911,6 +911,51 @@ class ManifestEnvelope(_ResponseModel):
     audit_seq: int | None
 __all__.append("ManifestEnvelope")
 
+class WebhookManifestIssued(_ResponseModel):
+    """A manifest was issued: its envelope, the manifest byte for byte as signed"""
+
+    type: Literal["manifest.issued"]
+    timestamp: str
+    data: ManifestEnvelope
+__all__.append("WebhookManifestIssued")
+
+class WebhookEscalation(_ResponseModel):
+    """The escalation as GET /v1/escalations lists it, and `envelope`: its HALT manifest's envelope"""
+
+    case: Literal["outcome", "fanout"]
+    outcome_id: str | None
+    fanout_id: str | None
+    subagent_id: str | None
+    run_id: str | None
+    status: Literal["open", "resolved"]
+    manifest_id: str
+    verdict: Literal["SINGLE_ORCHESTRATOR", "AGREED", "GROUND_TRUTH_RESOLVES", "ARBITER_DECIDES", "DISJOINT_ACTIONS", "POLICY_RESOLVES", "CRITERIA_MATCH_EVIDENCE_DIFFERS", "CRITERIA_DIFFER", "HUMAN_RESOLVED", "DONE", "DONE_WITH_CONCERNS", "NEEDS_CONTEXT", "BLOCKED", "ADVISORY", "RECONCILED", "CONTESTED", "INCOMPLETE"]
+    interpretation_divergence_receipt: DivergenceReceipt | None
+    opened_at: str
+    resolved_at: str | None
+    envelope: ManifestEnvelope
+__all__.append("WebhookEscalation")
+
+class WebhookEscalationEvent(_ResponseModel):
+    """A HALT opened an escalation, or a human resolution settled it: the escalation as GET /v1/escalations lists it, as it was when the event happened, with its HALT manifest"""
+
+    type: Literal["escalation.opened", "escalation.resolved"]
+    timestamp: str
+    data: WebhookEscalation
+__all__.append("WebhookEscalationEvent")
+
+class WebhookTestEventData(_ResponseModel):
+    webhook_id: str
+__all__.append("WebhookTestEventData")
+
+class WebhookTestEvent(_ResponseModel):
+    """POST /v1/webhooks/{id}/test: to that webhook alone"""
+
+    type: Literal["webhook.test"]
+    timestamp: str
+    data: WebhookTestEventData
+__all__.append("WebhookTestEvent")
+
 class Health(_ResponseModel):
     status: Literal["ok"]
 __all__.append("Health")

@@ -838,7 +838,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "manifest.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A manifest of any kind was issued
+         * @description Sent as `manifest.issued` to every enabled webhook subscribed to it whose filter matches, at least once: retried with backoff until a 2xx answers within 10 s or the maximum age passes. Redirects are not followed.
+         */
+        post: operations["receiveManifestIssued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "escalation.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A HALT opened an escalation
+         * @description Sent as `escalation.opened` to every enabled webhook subscribed to it whose filter matches, at least once: retried with backoff until a 2xx answers within 10 s or the maximum age passes. Redirects are not followed.
+         */
+        post: operations["receiveEscalationOpened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "escalation.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A human resolution settled an escalation
+         * @description Sent as `escalation.resolved` to every enabled webhook subscribed to it whose filter matches, at least once: retried with backoff until a 2xx answers within 10 s or the maximum age passes. Redirects are not followed.
+         */
+        post: operations["receiveEscalationResolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * POST /v1/webhooks/{id}/test was called for this webhook
+         * @description Sent as `webhook.test` to every enabled webhook subscribed to it whose filter matches, at least once: retried with backoff until a 2xx answers within 10 s or the maximum age passes. Redirects are not followed.
+         */
+        post: operations["receiveWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Any JSON value. */
@@ -3264,6 +3345,61 @@ export interface components {
             jws: string;
             /** @description seq of the manifest's manifest.issued audit record, outside the signature. It can be null in the answer that issued the manifest (evaluate, resolution, reconcile, decide): the log’s sequencer places records milliseconds after they commit. Once placed it is fixed, and every envelope served afterwards carries it (GET /v1/manifests/{id}; lists and the stream wait for it). */
             audit_seq: number | null;
+        };
+        /** @description A manifest was issued: its envelope, the manifest byte for byte as signed */
+        WebhookManifestIssued: {
+            /** @constant */
+            type: "manifest.issued";
+            /** @description RFC 3339: when the event happened, the same on every attempt */
+            timestamp: string;
+            data: components["schemas"]["ManifestEnvelope"];
+        };
+        /** @description The escalation as GET /v1/escalations lists it, and `envelope`: its HALT manifest's envelope */
+        WebhookEscalation: {
+            /** @enum {string} */
+            case: "outcome" | "fanout";
+            outcome_id: string | null;
+            fanout_id: string | null;
+            subagent_id: string | null;
+            run_id: string | null;
+            /** @enum {string} */
+            status: "open" | "resolved";
+            /** Format: uuid */
+            manifest_id: string;
+            /** @enum {string} */
+            verdict: "SINGLE_ORCHESTRATOR" | "AGREED" | "GROUND_TRUTH_RESOLVES" | "ARBITER_DECIDES" | "DISJOINT_ACTIONS" | "POLICY_RESOLVES" | "CRITERIA_MATCH_EVIDENCE_DIFFERS" | "CRITERIA_DIFFER" | "HUMAN_RESOLVED" | "DONE" | "DONE_WITH_CONCERNS" | "NEEDS_CONTEXT" | "BLOCKED" | "ADVISORY" | "RECONCILED" | "CONTESTED" | "INCOMPLETE";
+            interpretation_divergence_receipt: components["schemas"]["DivergenceReceipt"] | null;
+            opened_at: string;
+            resolved_at: string | null;
+            envelope: components["schemas"]["ManifestEnvelope"];
+        };
+        /** @description A HALT opened an escalation, or a human resolution settled it: the escalation as GET /v1/escalations lists it, as it was when the event happened, with its HALT manifest */
+        WebhookEscalationEvent: {
+            /** @enum {string} */
+            type: "escalation.opened" | "escalation.resolved";
+            /** @description RFC 3339: when the event happened, the same on every attempt */
+            timestamp: string;
+            data: components["schemas"]["WebhookEscalation"];
+        };
+        /**
+         * @description POST /v1/webhooks/{id}/test: to that webhook alone
+         * @example {
+         *       "type": "webhook.test",
+         *       "timestamp": "2026-01-05T10:00:00.000Z",
+         *       "data": {
+         *         "webhook_id": "2f1c1f6e-4f5a-4d8e-9a57-3c4f0b8e9d21"
+         *       }
+         *     }
+         */
+        WebhookTestEvent: {
+            /** @constant */
+            type: "webhook.test";
+            /** @description RFC 3339: when the event happened, the same on every attempt */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                webhook_id: string;
+            };
         };
     };
     responses: never;
@@ -8489,6 +8625,178 @@ export interface operations {
             };
             /** @description Unchanged since the ETag sent in If-None-Match */
             304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveManifestIssued: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt, so a receiver deduplicates on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; a receiver refuses one too far from its clock */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`, the key being the base64 after `whsec_` in the webhook's secret; for 24 hours after a rotation, two of them separated by a space (either secret verifies). Any Standard Webhooks library checks it */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookManifestIssued"];
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is disabled at once and its pending deliveries fail */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is read up to 64 KiB and ignored) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a network error or a timeout: the attempt is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEscalationOpened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt, so a receiver deduplicates on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; a receiver refuses one too far from its clock */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`, the key being the base64 after `whsec_` in the webhook's secret; for 24 hours after a rotation, two of them separated by a space (either secret verifies). Any Standard Webhooks library checks it */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEscalationEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is disabled at once and its pending deliveries fail */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is read up to 64 KiB and ignored) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a network error or a timeout: the attempt is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEscalationResolved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt, so a receiver deduplicates on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; a receiver refuses one too far from its clock */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`, the key being the base64 after `whsec_` in the webhook's secret; for 24 hours after a rotation, two of them separated by a space (either secret verifies). Any Standard Webhooks library checks it */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEscalationEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is disabled at once and its pending deliveries fail */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is read up to 64 KiB and ignored) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a network error or a timeout: the attempt is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt, so a receiver deduplicates on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; a receiver refuses one too far from its clock */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`, the key being the base64 after `whsec_` in the webhook's secret; for 24 hours after a rotation, two of them separated by a space (either secret verifies). Any Standard Webhooks library checks it */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is disabled at once and its pending deliveries fail */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded (the body is read up to 64 KiB and ignored) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a network error or a timeout: the attempt is retried */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
