@@ -17,6 +17,8 @@ export interface AppConfig
   sseHeartbeatMs?: number
   /** Unknown or revoked keys per client address per minute before 429; 0 off (default 60). */
   authFailuresPerMinute?: number
+  /** Which peers may name the client in X-Forwarded-For (src/trust-proxy.ts); default false, none. */
+  trustProxy?: Config['trustProxy']
   /** Open manifest streams this replica serves before it answers 503 (default 1,000). */
   sseMaxStreams?: number
   /** A request must arrive whole within this (slow clients are cut off with 408); default 30 s. */

@@ -54,6 +54,8 @@ function serverOptions(options: AppOptions): FastifyHttpOptions<Server> {
     // One line per request, written when it ends (src/http/plugins/app/request-log.ts), not fastify's two.
     logController: new OneLinePerRequest(),
     bodyLimit: options.config.bodyLimitBytes,
+    // The client address (request.ip, by which failed authentication is counted) behind a reverse proxy.
+    trustProxy: options.config.trustProxy ?? false,
     requestTimeout: requestTimeoutMs,
     // Slow clients are cut off: the whole request, headers and body, must arrive within requestTimeoutMs (408,
     // connection closed); idle keep-alive sockets close at 65 s. The timeouts go to node's http server when it is

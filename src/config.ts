@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { isValidKeyName } from './audit-log/core/transparency.ts'
 import { hostPatternProblem } from './probes/ssrf-guard.ts'
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts'
 
 /**
  * The only reader of `process.env`. Parsed once at start; a bad value stops start-up with one line naming
@@ -32,6 +33,14 @@ const hostPatternList = commaList.superRefine((patterns, ctx) => {
       return
     }
   }
+})
+
+/** ARBITER_TRUST_PROXY (src/trust-proxy.ts): a value that would trust the wrong peers stops start-up. */
+const trustProxy = z.string().transform((value, ctx): TrustProxy => {
+  const parsed = parseTrustProxy(value)
+  if ('trustProxy' in parsed) return parsed.trustProxy
+  ctx.addIssue({ code: 'custom', message: parsed.problem })
+  return z.NEVER
 })
 
 const httpUrl = z.string().refine((value) => {
@@ -113,6 +122,7 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(60),
+  ARBITER_TRUST_PROXY: trustProxy.default(false),
   ARBITER_CHECKPOINT_INTERVAL_MS: z.coerce
     .number({ message: 'expected a number of milliseconds' })
     .int()
@@ -181,6 +191,8 @@ export interface Config {
   rateLimitPerMinute: number
   /** Unknown or revoked keys per client address per minute before 429; 0 disables. */
   authFailuresPerMinute: number
+  /** Which peers may name the client in X-Forwarded-For (fastify's trustProxy); false: none. */
+  trustProxy: TrustProxy
   /** At most one background checkpoint per interval while the log grows. */
   checkpointIntervalMs: number
   /** How long the audit log's sequencer lets entries gather after a batch that was not full (0 to 1000). */
@@ -233,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     dbPoolMax: e.ARBITER_DB_POOL_MAX,
     rateLimitPerMinute: e.ARBITER_RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.ARBITER_AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.ARBITER_TRUST_PROXY,
     checkpointIntervalMs: e.ARBITER_CHECKPOINT_INTERVAL_MS,
     sequencerLingerMs: e.ARBITER_SEQUENCER_LINGER_MS,
     logOrigin: e.ARBITER_LOG_ORIGIN,

@@ -49,6 +49,7 @@ export async function startRuntime(
         bodyLimitBytes: config.bodyLimitBytes,
         rateLimitPerMinute: config.rateLimitPerMinute,
         authFailuresPerMinute: config.authFailuresPerMinute,
+        trustProxy: config.trustProxy,
         probeAllowedHosts: config.probeAllowedHosts,
         probeAllowPrivate: config.probeAllowPrivate,
         probeEnv: probeEnvironment(env),

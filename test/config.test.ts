@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     assert.equal(config.logLevel, 'info')
     assert.equal(config.sequencerLingerMs, 20)
     assert.equal(config.authFailuresPerMinute, 60)
+    assert.equal(config.trustProxy, false)
     assert.ok(Object.isFrozen(config))
   })
 
@@ -56,6 +57,11 @@ describe('loadConfig', () => {
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
     ['OTEL_TRACES_SAMPLER', 'sometimes'],
     ['OTEL_SDK_DISABLED', 'perhaps'],
+    ['ARBITER_TRUST_PROXY', 'yes'],
+    ['ARBITER_TRUST_PROXY', '2'],
+    ['ARBITER_TRUST_PROXY', '10.0.0.0/33'],
+    ['ARBITER_TRUST_PROXY', '10.0.0.1, proxy.internal'],
+    ['ARBITER_TRUST_PROXY', '10.1.2'],
   ]
   for (const [variable, value] of bad) {
     it(`rejects ${variable}=${value} with one line naming the variable`, () => {
@@ -68,6 +74,28 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  it('reads ARBITER_TRUST_PROXY: true, false, or a comma list of addresses and CIDRs', () => {
+    assert.equal(loadConfig({ ARBITER_TRUST_PROXY: 'true' }).trustProxy, true)
+    assert.equal(loadConfig({ ARBITER_TRUST_PROXY: 'false' }).trustProxy, false)
+    assert.deepEqual(loadConfig({ ARBITER_TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,2001:db8::/32' }).trustProxy, [
+      '10.0.0.0/8',
+      '192.0.2.7',
+      '2001:db8::/32',
+    ])
+    assert.deepEqual(loadConfig({ ARBITER_TRUST_PROXY: 'loopback' }).trustProxy, ['loopback'])
+  })
+
+  it('refuses a number of hops for ARBITER_TRUST_PROXY, saying why and what to write', () => {
+    assert.throws(
+      () => loadConfig({ ARBITER_TRUST_PROXY: '1' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        /^invalid ARBITER_TRUST_PROXY: a number of hops is not supported .*addresses or CIDRs/.test(
+          err.message,
+        ),
+    )
+  })
 
   it('reads ARBITER_AUTH_FAILURES_PER_MINUTE, 0 turning the throttle off', () => {
     assert.equal(loadConfig({ ARBITER_AUTH_FAILURES_PER_MINUTE: '5' }).authFailuresPerMinute, 5)

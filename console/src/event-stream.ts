@@ -70,7 +70,8 @@ export class EventStream {
       try {
         this.options.onState({ phase: 'connecting', attempt: failures + 1 })
         armIdleTimer()
-        const response = await fetch(this.options.url, {
+        // Typed apart: the feed also runs under Node in tests, whose RequestInit has no `cache` (its fetch takes it).
+        const init: RequestInit & { cache?: 'no-store' } = {
           headers: {
             ...this.options.headers(),
             accept: 'text/event-stream',
@@ -78,7 +79,8 @@ export class EventStream {
           },
           cache: 'no-store',
           signal: controller.signal,
-        })
+        }
+        const response = await fetch(this.options.url, init)
         if (response.status === 401 || response.status === 403) {
           clearTimeout(idleTimer)
           this.options.onState({ phase: 'refused', status: response.status })

@@ -1,4 +1,3 @@
-import type { Api } from './api.ts'
 import { EventStream, type StreamState } from './event-stream.ts'
 import { auditSeqOf, type Envelope, type ManifestSummary, type Page, summarizeManifest } from './shapes.ts'
 
@@ -9,6 +8,13 @@ export interface FeedEntry {
   seq: number | null
   /** When the console received it over the stream; null for manifests loaded with the page. */
   arrivedAt: number | null
+}
+
+/** What the feed needs of the API (the console's Api; anything that reads the API with the operator's key). */
+export interface FeedApi {
+  /** The request headers that carry the key (the stream sends them too). */
+  readonly authorization: Record<string, string>
+  get<T>(path: string): Promise<T>
 }
 
 const HOUR_MS = 3_600_000
@@ -30,7 +36,7 @@ export class ManifestFeed {
   private readonly listeners = new Set<() => void>()
   private stream: EventStream | null = null
 
-  constructor(private readonly api: Api) {}
+  constructor(private readonly api: FeedApi) {}
 
   async start(): Promise<void> {
     try {

@@ -36,6 +36,13 @@ describe('README.md', () => {
     )
   })
 
+  it('stays short: under 600 lines, and no history of benchmark runs', async () => {
+    const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8')
+    const lines = readme.split('\n').length
+    assert.ok(lines < 600, `README.md has ${lines} lines; run history and details belong in bench/ and docs/`)
+    assert.deepEqual(runHistory(readme), [], 'dated runs belong in bench/README.md')
+  })
+
   it('runs every shell block, in order, in one shell, against the service the blocks start', async (t) => {
     builtEntry('server')
     const db = await createTestDatabase({ migrate: false })
@@ -104,3 +111,26 @@ describe('README.md', () => {
     await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`))
   })
 })
+
+/** A commit: 7 to 40 lowercase hex digits, a digit and a letter among them. */
+const COMMIT = /\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g
+const DATE = /\b20\d\d-\d\d-\d\d\b/g
+const RUN_WORDS = /\b(runs?|bench|measured|phases?)\b/i
+
+/**
+ * The paragraphs of the README's prose (fenced blocks left out) that tell of benchmark runs: any naming a commit,
+ * or a date beside words of runs (a date in an example is fine). One is allowed: the performance table's header,
+ * naming the latest whole run by one commit and one date.
+ */
+function runHistory(markdown: string): string[] {
+  const count = (text: string, pattern: RegExp) => (text.match(pattern) ?? []).length
+  const told = markdown
+    .replace(/^```[^\n]*\n[\s\S]*?^```\s*$/gm, '')
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.trim())
+    .filter((p) => count(p, COMMIT) > 0 || (count(p, DATE) > 0 && RUN_WORDS.test(p)))
+  const latest = told.findIndex(
+    (p) => /latest whole run/i.test(p) && count(p, COMMIT) <= 1 && count(p, DATE) <= 1,
+  )
+  return told.filter((_, i) => i !== latest)
+}

@@ -134,7 +134,8 @@ describe('model and context identities in reviews', () => {
     const { manifest } = await decide(app, a, review.review_id)
     assert.deepEqual(manifest.judges, review.judges)
     const [merged] = manifest.findings as { models: string[]; confidence: number }[]
-    assert.deepEqual(merged!.models, ['model-a', 'model-b'])
+    // Each model as its judge submitted it (compared as identities: two models, confidence 1).
+    assert.deepEqual(merged!.models, ['Model-B', '\uff4dodel-a'])
     assert.equal(merged!.confidence, 1)
   })
 

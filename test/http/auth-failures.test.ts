@@ -14,9 +14,12 @@ async function listening(app: TestApp): Promise<string> {
   return `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`
 }
 
-async function get(base: string, authorization: string | null) {
+async function get(base: string, authorization: string | null, forwardedFor?: string) {
   const response = await fetch(`${base}/v1/manifests?limit=1`, {
-    headers: authorization === null ? {} : { authorization },
+    headers: {
+      ...(authorization === null ? {} : { authorization }),
+      ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
+    },
   })
   await response.arrayBuffer()
   return { status: response.status, retryAfter: response.headers.get('retry-after') }
@@ -181,6 +184,28 @@ describe('failed authentication per client address', () => {
     const { key } = created.json<{ key: string }>()
     assert.equal((await get(base, `Bearer ${key}`)).status, 200)
     assert.equal((await get(base, `Bearer ${bogusKey()}`)).status, 429)
+  })
+
+  it('counts the address X-Forwarded-For names when the peer is a trusted proxy, and only then', async (t) => {
+    // The test's requests come from 127.0.0.1: the proxy here.
+    const app = await buildTestApp(t, { config: { authFailuresPerMinute: 2, trustProxy: ['127.0.0.1'] } })
+    const base = await listening(app)
+    for (let i = 0; i < 2; i++)
+      assert.equal((await get(base, `Bearer ${bogusKey()}`, '198.51.100.1')).status, 401)
+    assert.equal((await get(base, `Bearer ${bogusKey()}`, '198.51.100.1')).status, 429)
+    // Another client behind the same proxy has failures of its own to spend.
+    assert.equal((await get(base, `Bearer ${bogusKey()}`, '198.51.100.2')).status, 401)
+    // A client cannot pass for another by sending X-Forwarded-For itself: the proxy appends the address it saw,
+    // and the nearest address the proxy did not vouch for is the client's.
+    assert.equal((await get(base, `Bearer ${bogusKey()}`, '203.0.113.9, 198.51.100.1')).status, 429)
+
+    // Without a trusted proxy the header is the client's word: every request counts for the peer's address.
+    const direct = await buildTestApp(t, { config: { authFailuresPerMinute: 2 } })
+    const directBase = await listening(direct)
+    const answers = []
+    for (let i = 0; i < 3; i++)
+      answers.push((await get(directBase, `Bearer ${bogusKey()}`, `198.51.100.${i}`)).status)
+    assert.deepEqual(answers, [401, 401, 429])
   })
 
   it('is off at 0', async (t) => {

@@ -97,6 +97,59 @@ describe('GET /v1/manifests/stream: bounds', { timeout: 120_000 }, () => {
     assert.ok(Number(fourth.retryAfter()) > 0)
   })
 
+  it('serves 1,000 streams per replica by default: the 1,001st gets 503', { timeout: 300_000 }, async (t) => {
+    // The default configuration (buildTestApp leaves the per-replica bound alone); 63 keys hold 16 streams each.
+    const app = await buildTestApp(t, { config: { ssePollMs: 1000, sseHeartbeatMs: 60_000 } })
+    const base = await listening(app)
+    const keys = await Promise.all(Array.from({ length: 63 }, () => app.key('dashboard')))
+    const streams: ReturnType<typeof openStream>[] = []
+    t.after(() => {
+      for (const stream of streams) stream.close()
+    })
+    for (let opened = 0; opened < 1000; opened += 100) {
+      const batch = Array.from({ length: 100 }, (_, i) =>
+        openStream(base, keys[Math.floor((opened + i) / 16)]!),
+      )
+      streams.push(...batch)
+      await Promise.all(batch.map((stream) => stream.ready))
+    }
+    const statuses = new Set(streams.map((stream) => stream.status()))
+    assert.deepEqual([...statuses], [200], 'a thousand streams open')
+    const over = openStream(base, keys[62]!)
+    t.after(() => over.close())
+    await over.ready
+    assert.equal(over.status(), 503, 'the 1,001st stream of the replica, from a key with streams to spare')
+    assert.ok(Number(over.retryAfter()) > 0)
+  })
+
+  it('counts the 16 streams of a key per replica', async (t) => {
+    const database = await createTestDatabase()
+    t.after(() => database.stop())
+    const config = { ssePollMs: 50, sseHeartbeatMs: 1000 }
+    const replicas = [
+      await buildTestApp(t, { database, config }),
+      await buildTestApp(t, { database, config }),
+    ]
+    const bases = [await listening(replicas[0]!), await listening(replicas[1]!)]
+    const { key } = await newKey(replicas[0]!, 'dashboard')
+    const streams = bases.flatMap((base) => Array.from({ length: 16 }, () => openStream(base, key)))
+    t.after(() => {
+      for (const stream of streams) stream.close()
+    })
+    await Promise.all(streams.map((stream) => stream.ready))
+    assert.deepEqual(
+      streams.map((stream) => stream.status()),
+      Array(32).fill(200),
+      'sixteen on each replica',
+    )
+    for (const base of bases) {
+      const seventeenth = openStream(base, key)
+      t.after(() => seventeenth.close())
+      await seventeenth.ready
+      assert.equal(seventeenth.status(), 429)
+    }
+  })
+
   it("closes a revoked key's streams within 1 s on every replica; other keys' streams stay open", async (t) => {
     const postgres = process.env.TEST_DATABASE_URL !== undefined
     const database = await createTestDatabase()

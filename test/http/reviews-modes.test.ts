@@ -335,7 +335,7 @@ describe('council', () => {
         title: 'race in cache',
         location: 'cache.ts',
         reported_by: ['c1', 'c2'],
-        models: ['model-a', 'model-b'],
+        models: ['Model-B', 'model-a'],
         confidence: 2 / 3,
       },
       {
@@ -344,7 +344,7 @@ describe('council', () => {
         title: 'sql injection in /login',
         location: 'auth/login.ts',
         reported_by: ['c1', 'c2'],
-        models: ['model-a', 'model-b'],
+        models: ['Model-B', 'model-a'],
         confidence: 2 / 3,
       },
       {
@@ -353,7 +353,7 @@ describe('council', () => {
         title: 'typo',
         location: null,
         reported_by: ['c2', 'c3'],
-        models: ['model-b', 'model-c'],
+        models: ['Model-B', 'model-c'],
         confidence: 2 / 3,
       },
     ])

@@ -158,12 +158,8 @@ export function decideReview(
     findings:
       review.mode === 'council'
         ? mergeFindings(
-            sorted.map((v) => ({
-              judge_id: v.judge_id,
-              model: judgeById.get(v.judge_id)!.model,
-              findings: v.findings ?? [],
-            })),
-            review.judges.map((judge) => judge.model),
+            sorted.map((v) => ({ judge_id: v.judge_id, findings: v.findings ?? [] })),
+            review.judges,
           )
         : [],
   }

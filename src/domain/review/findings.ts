@@ -21,8 +21,13 @@ export interface Finding {
 /** One council judge's findings. */
 export interface FindingReport {
   judge_id: string
-  model: string
   findings: readonly Finding[]
+}
+
+/** A judge of the council, as submitted. */
+export interface CouncilJudge {
+  judge_id: string
+  model: string
 }
 
 export interface MergedFinding {
@@ -36,7 +41,10 @@ export interface MergedFinding {
   location: string | null
   /** Judge ids that reported it, sorted, each once. */
   reported_by: string[]
-  /** Normalised models of those judges, distinct, sorted. */
+  /**
+   * The models of those judges, one per identity (compared as in agent-identity.ts), each as submitted by the first
+   * of them in the panel's order; sorted.
+   */
   models: string[]
   /** Distinct reporting models ÷ distinct council models: 1 when every model of the council saw it. */
   confidence: number
@@ -68,28 +76,35 @@ interface Accumulator {
   title: string
   location: string | null
   judges: Set<string>
-  models: Set<string>
+  /** By model identity: the reporting judge of that identity first in the panel, and its model as submitted. */
+  models: Map<string, { place: number; model: string }>
 }
 
 /**
- * The findings union. `councilModels` are the models of every council judge (the denominator of
- * `confidence`); a judge reporting one fingerprint twice counts once. Sorted by severity (highest first),
- * then confidence (highest first), then fingerprint. The result does not depend on the order of `reports`
- * or of the findings within one.
+ * The findings union. `council` is every council judge in the panel's submitted order: its distinct model
+ * identities are the denominator of `confidence`, and its order picks the spelling a finding's `models` show. A
+ * judge reporting one fingerprint twice counts once. Sorted by severity (highest first), then confidence (highest
+ * first), then fingerprint. The result does not depend on the order of `reports` or of the findings within one.
  */
 export function mergeFindings(
   reports: readonly FindingReport[],
-  councilModels: readonly string[],
+  council: readonly CouncilJudge[],
 ): MergedFinding[] {
-  const council = new Set(councilModels.map(identityKey))
-  if (council.size === 0) throw new RangeError('mergeFindings needs the models of at least one council judge')
+  const identities = new Set(council.map((judge) => identityKey(judge.model)))
+  if (identities.size === 0) throw new RangeError('mergeFindings needs at least one council judge')
+  const places = new Map<string, number>()
+  for (const [place, judge] of council.entries()) {
+    if (!places.has(judge.judge_id)) places.set(judge.judge_id, place)
+  }
   const merged = new Map<Sha256, Accumulator>()
   for (const report of reports) {
-    const model = identityKey(report.model)
-    // A model outside the council would push confidence above 1; that is a caller's bug, not data.
-    if (!council.has(model)) {
-      throw new RangeError(`judge ${JSON.stringify(report.judge_id)} runs on a model outside the council`)
+    const place = places.get(report.judge_id)
+    // A judge outside the council would push confidence above 1; that is a caller's bug, not data.
+    if (place === undefined) {
+      throw new RangeError(`judge ${JSON.stringify(report.judge_id)} is not on the council`)
     }
+    const model = council[place]!.model
+    const identity = identityKey(model)
     for (const finding of report.findings) {
       const fingerprint = findingFingerprint(finding)
       let entry = merged.get(fingerprint)
@@ -100,14 +115,15 @@ export function mergeFindings(
           title: normalizeFindingText(finding.title),
           location: normalizeLocation(finding.location),
           judges: new Set(),
-          models: new Set(),
+          models: new Map(),
         }
         merged.set(fingerprint, entry)
       } else if (severityRank(finding.severity) > severityRank(entry.severity)) {
         entry.severity = finding.severity
       }
       entry.judges.add(report.judge_id)
-      entry.models.add(model)
+      const spelled = entry.models.get(identity)
+      if (spelled === undefined || place < spelled.place) entry.models.set(identity, { place, model })
     }
   }
   return [...merged.values()]
@@ -118,8 +134,8 @@ export function mergeFindings(
         title: entry.title,
         location: entry.location,
         reported_by: [...entry.judges].sort(),
-        models: [...entry.models].sort(),
-        confidence: entry.models.size / council.size,
+        models: [...entry.models.values()].map((spelled) => spelled.model).sort(),
+        confidence: entry.models.size / identities.size,
       }),
     )
     .sort(compareFindings)

@@ -359,7 +359,7 @@ describe('decideReview', () => {
           title: 'race in cache',
           location: 'cache.ts',
           reported_by: ['c1', 'c2'],
-          models: ['model-a', 'model-b'],
+          models: ['Model-A', 'model-b'],
           confidence: 0.5,
         },
         {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import {
+  type CouncilJudge,
   type Finding,
   type FindingReport,
   findingFingerprint,
@@ -64,10 +65,15 @@ describe('mergeFindings', () => {
 
   // Four council judges on four models; three spellings of one injection finding, a duplicate inside one
   // report, a blank location that must merge with an absent one, and ties broken by confidence and fingerprint.
+  const council: CouncilJudge[] = [
+    { judge_id: 'c1', model: 'Model-A' },
+    { judge_id: 'c2', model: 'model-b' },
+    { judge_id: 'c3', model: ' MODEL-C' },
+    { judge_id: 'c4', model: 'model-d' },
+  ]
   const reports: FindingReport[] = [
     {
       judge_id: 'c1',
-      model: 'Model-A',
       findings: [
         f('high', 'SQL injection in login', 'src/auth/login.ts:42'),
         f('low', 'Typo in error message', null),
@@ -76,7 +82,6 @@ describe('mergeFindings', () => {
     },
     {
       judge_id: 'c2',
-      model: 'model-b',
       findings: [
         {
           severity: 'critical',
@@ -91,7 +96,6 @@ describe('mergeFindings', () => {
     },
     {
       judge_id: 'c3',
-      model: ' MODEL-C',
       findings: [
         f('medium', 'SQL injection in login', 'src/auth/login.ts:42'),
         f('high', 'Unbounded loop'),
@@ -100,21 +104,18 @@ describe('mergeFindings', () => {
     },
     {
       judge_id: 'c4',
-      model: 'model-d',
       findings: [f('medium', 'Log level too verbose', 'src/log.ts'), f('low', 'second lonely nit', 'y.ts')],
     },
   ]
-  const councilModels = ['Model-A', 'model-b', ' MODEL-C', 'model-d']
-
   it('merges spellings of one finding into exactly one entry', () => {
-    const merged = mergeFindings(reports, councilModels)
+    const merged = mergeFindings(reports, council)
     const [nitX, nitY] = [
       findingFingerprint({ title: 'first lonely nit', location: 'x.ts' }),
       findingFingerprint({ title: 'second lonely nit', location: 'y.ts' }),
     ].sort()
     const lonely = (fingerprint: string) =>
       fingerprint === findingFingerprint({ title: 'first lonely nit', location: 'x.ts' })
-        ? { title: 'first lonely nit', location: 'x.ts', reported_by: ['c3'], models: ['model-c'] }
+        ? { title: 'first lonely nit', location: 'x.ts', reported_by: ['c3'], models: [' MODEL-C'] }
         : { title: 'second lonely nit', location: 'y.ts', reported_by: ['c4'], models: ['model-d'] }
     assert.deepEqual(merged, [
       {
@@ -123,7 +124,7 @@ describe('mergeFindings', () => {
         title: 'sql injection in login',
         location: 'src/auth/login.ts:42',
         reported_by: ['c1', 'c2', 'c3'],
-        models: ['model-a', 'model-b', 'model-c'],
+        models: [' MODEL-C', 'Model-A', 'model-b'],
         confidence: 0.75,
       },
       {
@@ -132,7 +133,7 @@ describe('mergeFindings', () => {
         title: 'unbounded loop',
         location: null,
         reported_by: ['c3'],
-        models: ['model-c'],
+        models: [' MODEL-C'],
         confidence: 0.25,
       },
       {
@@ -141,7 +142,7 @@ describe('mergeFindings', () => {
         title: 'missing retry jitter',
         location: 'src/retry.ts',
         reported_by: ['c1', 'c2'],
-        models: ['model-a', 'model-b'],
+        models: ['Model-A', 'model-b'],
         confidence: 0.5,
       },
       {
@@ -159,7 +160,7 @@ describe('mergeFindings', () => {
         title: 'typo in error message',
         location: null,
         reported_by: ['c1', 'c2'],
-        models: ['model-a', 'model-b'],
+        models: ['Model-A', 'model-b'],
         confidence: 0.5,
       },
       { fingerprint: nitX!, severity: 'low', ...lonely(nitX!), confidence: 0.25 },
@@ -172,7 +173,6 @@ describe('mergeFindings', () => {
       [
         {
           judge_id: 'c1',
-          model: 'model-a',
           findings: [
             f('low', 'Race in cache'),
             f('critical', 'race in  CACHE', ''),
@@ -180,7 +180,7 @@ describe('mergeFindings', () => {
           ],
         },
       ],
-      ['model-a', 'model-b'],
+      judges(['model-a', 'model-b']),
     )
     assert.equal(merged.length, 1)
     assert.deepEqual(merged[0]!.reported_by, ['c1'])
@@ -189,27 +189,51 @@ describe('mergeFindings', () => {
   })
 
   it('divides by the distinct council models as a plain number', () => {
-    const council = ['model-a', 'model-b', 'model-c']
     const [finding] = mergeFindings(
       [
-        { judge_id: 'c1', model: 'model-a', findings: [f('low', 'x')] },
-        { judge_id: 'c2', model: 'model-b', findings: [f('low', 'X ')] },
+        { judge_id: 'c1', findings: [f('low', 'x')] },
+        { judge_id: 'c2', findings: [f('low', 'X ')] },
       ],
-      council,
+      judges(['model-a', 'model-b', 'model-c']),
     )
     assert.equal(finding!.confidence, 2 / 3)
     assert.equal(JSON.stringify(finding!.confidence), '0.6666666666666666')
   })
 
   it('returns no findings when nobody reported any', () => {
-    assert.deepEqual(mergeFindings([{ judge_id: 'c1', model: 'm', findings: [] }], ['m', 'n']), [])
+    assert.deepEqual(mergeFindings([{ judge_id: 'c1', findings: [] }], judges(['m', 'n'])), [])
   })
 
-  it('refuses reports from a model outside the council, and an empty council', () => {
-    assert.throws(
-      () => mergeFindings([{ judge_id: 'c9', model: 'model-z', findings: [] }], ['model-a']),
-      RangeError,
+  it('lists each model identity once, as submitted by the first judge of the panel that reported it', () => {
+    // Fullwidth ｍ folds to m: two spellings of one model (a council refuses them; the merge holds all the same).
+    const council = [
+      { judge_id: 'c2', model: 'ｍodel-a' },
+      { judge_id: 'c1', model: 'model-a' },
+      { judge_id: 'c3', model: 'Model-B' },
+    ]
+    const both = mergeFindings(
+      [
+        { judge_id: 'c1', findings: [f('high', 'SQL injection')] },
+        { judge_id: 'c2', findings: [f('high', 'sql injection')] },
+        { judge_id: 'c3', findings: [f('low', 'Typo')] },
+      ],
+      council,
     )
+    assert.deepEqual(
+      both.map((m) => [m.title, m.reported_by, m.models, m.confidence]),
+      [
+        ['sql injection', ['c1', 'c2'], ['ｍodel-a'], 0.5],
+        ['typo', ['c3'], ['Model-B'], 0.5],
+      ],
+    )
+    // Only the second judge of that identity in the panel's order reported it: its spelling.
+    const [second] = mergeFindings([{ judge_id: 'c1', findings: [f('high', 'SQL injection')] }], council)
+    assert.deepEqual(second!.models, ['model-a'])
+    assert.equal(second!.confidence, 0.5)
+  })
+
+  it('refuses reports from a judge outside the council, and an empty council', () => {
+    assert.throws(() => mergeFindings([{ judge_id: 'c9', findings: [] }], judges(['model-a'])), RangeError)
     assert.throws(() => mergeFindings([], []), RangeError)
   })
 
@@ -228,42 +252,38 @@ describe('mergeFindings', () => {
       title: spelled(['sql injection', 'race in cache', 'typo']),
       location: fc.option(spelled(['a.ts', 'b.ts', '']), { nil: null }),
     })
-    const council = fc
+    const panel = fc
       .subarray(MODELS, { minLength: 2 })
       .chain((models) =>
         fc.tuple(fc.constant(models), fc.tuple(...models.map(() => fc.array(finding, { maxLength: 6 })))),
       )
       .map(([models, findings]) => ({
         models,
-        reports: models.map(
-          (model, i): FindingReport => ({ judge_id: `judge-${i}`, model, findings: findings[i]! }),
-        ),
+        council: judges(models),
+        reports: models.map((_, i): FindingReport => ({ judge_id: `c${i + 1}`, findings: findings[i]! })),
       }))
 
     it('does not depend on the order of reports or of findings within a report', () => {
       fc.assert(
-        fc.property(council, fc.integer(), ({ models, reports }, seed) => {
+        fc.property(panel, fc.integer(), ({ council, reports }, seed) => {
           const shuffled = shuffle(
             reports.map((r) => ({ ...r, findings: shuffle([...r.findings], seed) })),
             seed + 1,
           )
-          assert.deepEqual(
-            mergeFindings(shuffled, shuffle([...models], seed + 2)),
-            mergeFindings(reports, models),
-          )
+          assert.deepEqual(mergeFindings(shuffled, council), mergeFindings(reports, council))
         }),
       )
     })
 
     it('never removes a merged finding nor lowers a severity when a judge’s findings are added', () => {
       fc.assert(
-        fc.property(council, fc.nat(), ({ models, reports }, pick) => {
+        fc.property(panel, fc.nat(), ({ council, reports }, pick) => {
           const added = pick % reports.length
           const without = mergeFindings(
             reports.filter((_, i) => i !== added),
-            models,
+            council,
           )
-          const withAll = new Map(mergeFindings(reports, models).map((m) => [m.fingerprint, m]))
+          const withAll = new Map(mergeFindings(reports, council).map((m) => [m.fingerprint, m]))
           for (const before of without) {
             const after = withAll.get(before.fingerprint)
             assert.ok(after, `finding ${before.title} disappeared`)
@@ -276,8 +296,8 @@ describe('mergeFindings', () => {
 
     it('keeps confidence = distinct reporting models ÷ council size, and the stated sort order', () => {
       fc.assert(
-        fc.property(council, ({ models, reports }) => {
-          const merged = mergeFindings(reports, models)
+        fc.property(panel, ({ models, council, reports }) => {
+          const merged = mergeFindings(reports, council)
           for (const m of merged) {
             assert.equal(m.confidence, m.models.length / models.length)
             assert.ok(m.confidence > 0 && m.confidence <= 1)
@@ -297,6 +317,11 @@ describe('mergeFindings', () => {
     })
   })
 })
+
+/** Council judges c1, c2, … on `models`, in that order. */
+function judges(models: readonly string[]): CouncilJudge[] {
+  return models.map((model, i) => ({ judge_id: `c${i + 1}`, model }))
+}
 
 /** Deterministic Fisher–Yates shuffle driven by a seed. */
 function shuffle<T>(items: T[], seed: number): T[] {

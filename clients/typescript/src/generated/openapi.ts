@@ -447,7 +447,7 @@ export interface paths {
         };
         /**
          * Server-Sent Events: `event: manifest`, `id:` audit_seq, `data:` the envelope. Send Last-Event-ID to resume.
-         * @description Without `Last-Event-ID` only manifests sequenced after the stream opened are sent; with it, every manifest after that seq first, read a page at a time. Each key may hold 16 open streams (one more → 429 + Retry-After) and each replica 1,000 (→ 503 + Retry-After). A key's streams end within a second of its revocation, on every replica.
+         * @description Without `Last-Event-ID` only manifests sequenced after the stream opened are sent; with it, every manifest after that seq first, read a page at a time. Each key may hold 16 open streams on each replica (one more → 429 + Retry-After) and each replica 1,000 in all (→ 503 + Retry-After). A key's streams end within a second of its revocation, on every replica.
          */
         get: operations["streamManifests"];
         put?: never;
