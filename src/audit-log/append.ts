@@ -3,7 +3,7 @@ import { runStatement, type Statement } from '../db/statement.ts'
 import type { JsonValue } from '../domain/shared/canonical-json.ts'
 import type { AuditKind } from '../domain/vocabulary.ts'
 import { signalAuditEntriesCommitted } from './sequencer/intake-signal.ts'
-import { intakeInsert } from './store/intake.ts'
+import { type IntakeExpressions, intakeInsert, intakeInsertFrom } from './store/intake.ts'
 
 export type AuditData = { [key: string]: JsonValue }
 
@@ -56,6 +56,15 @@ export function auditAppend(entries: readonly AuditEntry[]): Statement {
       data: entry.data,
     })),
   )
+}
+
+/**
+ * The text that stores one entry per row of `source` (a CTE of the caller's statement), each field an SQL
+ * expression (see `IntakeExpressions`): for a statement that writes a change and its record together, the record
+ * made from what the change returned. Built once, as part of the statement's fixed text.
+ */
+export function auditAppendFrom(source: string, expressions: IntakeExpressions): string {
+  return intakeInsertFrom(source, expressions)
 }
 
 /** Wakes the local sequencer once entries stored through `db` are committed (at once outside a transaction). */

@@ -63,6 +63,29 @@ describe('the audit log', () => {
       directive: 'HALT',
       kind: 'outcome',
     })
+    // A first interpretation's record takes the subagent and the evidence version judged from the outcome row, in
+    // the statement that writes the interpretation.
+    const interpreted = story.records.filter((r: { kind: string }) => r.kind === 'interpretation.recorded')
+    assert.deepEqual(
+      interpreted.map((r: Record<string, unknown> & { data: Record<string, unknown> }) => ({
+        outcome_id: r.outcome_id,
+        subagent_id: r.subagent_id,
+        orchestrator_id: r.orchestrator_id,
+        manifest_id: r.manifest_id,
+        verdict: r.verdict,
+        revision: r.data.revision,
+        evidence_hash: r.data.evidence_hash,
+      })),
+      ['orch-a', 'orch-b'].map((orchestrator) => ({
+        outcome_id: outcome.outcome_id,
+        subagent_id: 'refund-agent',
+        orchestrator_id: orchestrator,
+        manifest_id: null,
+        verdict: null,
+        revision: 1,
+        evidence_hash: outcome.evidence_hash,
+      })),
+    )
     // Each record hashes as documented: sha256(prev_hash + JCS(record without hash)).
     const all = (await app.request(ops, { method: 'GET', url: '/v1/audit/records?limit=500' })).json().items
     let prev = `sha256:${'0'.repeat(64)}`

@@ -75,6 +75,8 @@ async function records(fanoutId: string) {
   return response.json().items as {
     kind: string
     manifest_id: string | null
+    subagent_id: string | null
+    orchestrator_id: string | null
     data: Record<string, unknown>
   }[]
 }
@@ -415,6 +417,20 @@ describe('POST /v1/fanouts/:id/results', () => {
     assert.ok(manifest.coverage.subtasks.every((s: { late: boolean }) => s.late))
     const onTime = await createFanout(app, scout, vantageBody({ deadline: FUTURE }))
     assert.equal((await submitResult(app, scout, onTime.fanout_id, ST3_RESULT)).late, false)
+    // Each first result's record takes `late` and the orchestrator from the fan-out row, in the same statement.
+    for (const [fanoutId, late] of [
+      [fanout.fanout_id, true],
+      [onTime.fanout_id, false],
+    ] as const) {
+      const recorded = (await records(fanoutId)).filter((r) => r.kind === 'result.recorded')
+      assert.ok(recorded.length > 0)
+      for (const record of recorded) {
+        assert.equal(record.orchestrator_id, 'scout')
+        assert.equal(record.subagent_id, null)
+        assert.equal(record.data.late, late)
+        assert.equal(record.data.revision, 1)
+      }
+    }
   })
 
   it('refuses a different result after the final manifest with 409 naming it, recorded as result.refused; the same body is still 200', async () => {

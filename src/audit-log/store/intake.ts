@@ -10,6 +10,22 @@ export interface IntakeRow extends Omit<UnsequencedAuditRecord, 'at'> {
   at: Date
 }
 
+/** The intake's entry columns, in the order every INSERT names them, each with its type. */
+const INTAKE_COLUMNS = {
+  at: 'timestamptz',
+  kind: 'text',
+  actor: 'text',
+  outcome_id: 'uuid',
+  manifest_id: 'uuid',
+  subagent_id: 'text',
+  orchestrator_id: 'text',
+  verdict: 'text',
+  data: 'jsonb',
+} as const satisfies Record<keyof UnsequencedAuditRecord, string>
+
+type IntakeColumn = keyof typeof INTAKE_COLUMNS
+const COLUMN_NAMES = Object.keys(INTAKE_COLUMNS) as IntakeColumn[]
+
 /** The INSERT of `entries` into the intake (one statement for any number; takes no lock another writer waits
  * on), to run alone or combined with the change it records. The entries go as one JSON array, in order: one
  * parameter the driver sends as it is, where arrays of each field had to be escaped element by element. */
@@ -17,10 +33,30 @@ export function intakeInsert(entries: readonly UnsequencedAuditRecord[]): Statem
   return named(INTAKE_INSERT, [JSON.stringify(entries)])
 }
 
-const INTAKE_INSERT = `INSERT INTO audit_intake (at, kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, data)
-     SELECT e.at, e.kind, e.actor, e.outcome_id, e.manifest_id, e.subagent_id, e.orchestrator_id, e.verdict, e.data
-     FROM json_to_recordset($1::json) AS e(at timestamptz, kind text, actor text, outcome_id uuid, manifest_id uuid,
-                                          subagent_id text, orchestrator_id text, verdict text, data jsonb)`
+const RECORDSET_COLUMNS = COLUMN_NAMES.map((column) => `${column} ${INTAKE_COLUMNS[column]}`).join(', ')
+const INTAKE_INSERT = `INSERT INTO audit_intake (${COLUMN_NAMES.join(', ')})
+     SELECT ${COLUMN_NAMES.map((column) => `e.${column}`).join(', ')}
+     FROM json_to_recordset($1::json) AS e(${RECORDSET_COLUMNS})`
+
+/**
+ * An intake entry's fields as SQL expressions over the rows it is made from: the statement's own parameters
+ * (`$n`, as they are numbered there) or the rows' columns. An id left out is null.
+ */
+export type IntakeExpressions = Record<'at' | 'kind' | 'actor' | 'data', string> &
+  Partial<Record<IntakeColumn, string>>
+
+/**
+ * The text of an INSERT of one intake entry per row of `source` (a CTE, or any FROM item, of the statement it
+ * goes into): for a statement that writes a change and its audit entry in one round trip, the entry made from
+ * what the change returned. The same columns and order as `intakeInsert`. Build it once, where the statement's
+ * text is: it is a fixed part of that text.
+ */
+export function intakeInsertFrom(source: string, expressions: IntakeExpressions): string {
+  const columns = COLUMN_NAMES.filter((column) => expressions[column] !== undefined)
+  return `INSERT INTO audit_intake (${columns.join(', ')})
+       SELECT ${columns.map((column) => expressions[column]).join(', ')}
+       FROM ${source}`
+}
 
 /**
  * Read-your-writes, first look: the intake mark now and whether anything at or below it still waits for the

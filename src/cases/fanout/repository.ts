@@ -1,4 +1,4 @@
-import type { AuditData } from '../../audit-log/append.ts'
+import { type AuditData, auditAppendFrom } from '../../audit-log/append.ts'
 import { latestOfEach } from '../../db/case-views.ts'
 import { ownedCaseReads } from '../../db/owned-cases.ts'
 import { rowUpdate, rowWithVersion } from '../../db/row-version.ts'
@@ -11,7 +11,7 @@ import type { AuditKind } from '../../domain/vocabulary.ts'
 
 /*
  * The tables of fan-out cases: fan-outs and their subtasks' results. Manifests, escalations and audit records are
- * the engine's (src/db/repositories/, src/audit/).
+ * the engine's (src/db/repositories/, src/audit-log/).
  */
 
 /** A subtask as stored and shown: absent `scope` is null. */
@@ -241,6 +241,15 @@ export function fanoutTotalsUpdate(
   }
 }
 
+/** firstResultInsert's audit entry: resultRecorded's, with `late` and the orchestrator from the fan-out row. */
+const FIRST_RESULT_AUDIT = auditAppendFrom('judged', {
+  at: '$11',
+  kind: '$12',
+  actor: '$13',
+  orchestrator_id: 'judged.orchestrator_id',
+  data: `$14::jsonb || jsonb_build_object('late', judged.late)`,
+})
+
 /**
  * A subtask's first result on an open fan-out, and its audit entry, in one statement with no transaction around
  * it. The fan-out's row lock, held to the end of the statement, orders it against reconciliation as the
@@ -279,9 +288,7 @@ export function firstResultInsert(
          INSERT INTO fanout_results (${INSERT_COLUMNS})
          SELECT judged.id, $2, 1, $3, $4, judged.late, $5, $6::jsonb, $7, $15, $16, $17 FROM judged
        ), audit AS (
-         INSERT INTO audit_intake (at, kind, actor, orchestrator_id, data)
-         SELECT $11, $12, $13, judged.orchestrator_id, $14::jsonb || jsonb_build_object('late', judged.late)
-         FROM judged
+         ${FIRST_RESULT_AUDIT}
        )
        SELECT late, orchestrator_id FROM judged`,
     [

@@ -1,4 +1,4 @@
-import type { AuditData } from '../../audit-log/append.ts'
+import { type AuditData, auditAppendFrom } from '../../audit-log/append.ts'
 import { isoText } from '../../db/iso-text.ts'
 import { named, type Statement, statement } from '../../db/statement.ts'
 import type { IntendedAction } from '../../domain/outcome/interpretation.ts'
@@ -103,10 +103,15 @@ const FIRST_INTERPRETATION = `WITH target AS (
        SELECT $4, judged.id, $3, 1, $5, $6::jsonb, $7, $8, judged.evidence_hash, $9::jsonb, $10, $11, $12
        FROM judged
      ), audit AS (
-       INSERT INTO audit_intake (at, kind, actor, outcome_id, subagent_id, orchestrator_id, data)
-       SELECT $13, $14, $15, judged.id, judged.subagent_id, $3,
-              $16::jsonb || jsonb_build_object('evidence_hash', judged.evidence_hash)
-       FROM judged
+       ${auditAppendFrom('judged', {
+         at: '$13',
+         kind: '$14',
+         actor: '$15',
+         outcome_id: 'judged.id',
+         subagent_id: 'judged.subagent_id',
+         orchestrator_id: '$3',
+         data: `$16::jsonb || jsonb_build_object('evidence_hash', judged.evidence_hash)`,
+       })}
      )
      SELECT subagent_id, evidence_hash FROM judged`
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type pg from 'pg'
 import { appendAuditRecords } from '../../../src/audit-log/append.ts'
-import type { IntakeRow } from '../../../src/audit-log/store/intake.ts'
+import { type IntakeRow, intakeInsertFrom } from '../../../src/audit-log/store/intake.ts'
 import { createPool } from '../../../src/db/pool.ts'
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts'
 
@@ -53,5 +53,46 @@ describe('audit intake', () => {
         `entry ${i}`,
       )
     }
+  })
+
+  it("writes one entry per row of a statement's own rows, each field as its expression, ids left out null", async () => {
+    const manifestId = '3f0c9a52-8d1e-4b7a-9c2f-6e5d4a3b2c10'
+    const { rows: answered } = await pool.query<{ name: string }>(
+      `WITH made AS (SELECT * FROM (VALUES ('from-a', 1), ('from-b', 2)) AS v(name, n)),
+       audit AS (
+         ${intakeInsertFrom('made', {
+           at: '$1',
+           kind: '$2',
+           actor: 'made.name',
+           manifest_id: '$3',
+           orchestrator_id: "'orch-' || made.n",
+           data: `$4::jsonb || jsonb_build_object('n', made.n)`,
+         })}
+       )
+       SELECT name FROM made ORDER BY n`,
+      ['2026-12-05T12:00:00.000Z', 'manifest.issued', manifestId, JSON.stringify({ given: true })],
+    )
+    assert.deepEqual(
+      answered.map((row) => row.name),
+      ['from-a', 'from-b'],
+    )
+    const { rows } = await pool.query<Omit<IntakeRow, 'id'>>(
+      `SELECT kind, actor, outcome_id, manifest_id, subagent_id, orchestrator_id, verdict, at, data
+       FROM audit_intake WHERE actor LIKE 'from-%' ORDER BY actor`,
+    )
+    assert.deepEqual(
+      rows.map((row) => ({ ...row, at: row.at.toISOString() })),
+      [1, 2].map((n) => ({
+        kind: 'manifest.issued',
+        actor: n === 1 ? 'from-a' : 'from-b',
+        outcome_id: null,
+        manifest_id: manifestId,
+        subagent_id: null,
+        orchestrator_id: `orch-${n}`,
+        verdict: null,
+        at: '2026-12-05T12:00:00.000Z',
+        data: { given: true, n },
+      })),
+    )
   })
 })
