@@ -46,7 +46,7 @@ const imports = new Map(
 
 const isHttpLayer = (path: string) =>
   path.startsWith('http/') ||
-  /^cases\/[^/]+\/(routes|schemas|examples)\.ts$/.test(path) ||
+  /^cases\/[^/]+\/(routes|schemas|examples|openapi)\.ts$/.test(path) ||
   path === 'cases/registry.ts'
 // src/mcp/ is an entry point beside the CLI (`arbiter mcp`): another interface to the service, over the client.
 const isMcp = (path: string) => path.startsWith('mcp/')
