@@ -194,4 +194,29 @@ describe('a decision’s NOTIFY', {
     assert.equal(row!.n, 3, 'the deliveries are stored all the same')
     assert.equal(notified, 2)
   })
+  it('is not needed by a listening worker: a decision that skipped it is delivered by the next poll', {
+    timeout: 15_000,
+  }, async (t) => {
+    const receiver = await WebhookReceiver.start()
+    t.after(() => receiver.close())
+    const pollMs = 400
+    const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, listen: true, pollMs } } })
+    await registerWebhook(app, { url: receiver.url })
+    const a = await app.key('orchestrator', ['orch-a'])
+    await decideMany(app, a, 1)
+    await eventually(async () => receiver.requests.length === 1)
+    const other = new pg.Client({ connectionString: app.db.connectionString })
+    await other.connect()
+    // The database is dropped when the test ends, maybe before this connection is closed.
+    other.on('error', () => {})
+    t.after(() => other.end().catch(() => {}))
+    await other.query('BEGIN')
+    await other.query('SELECT pg_advisory_xact_lock(7246153003)')
+    await decideMany(app, a, 1)
+    const decided = performance.now()
+    await eventually(async () => receiver.requests.length === 2)
+    const waited = performance.now() - decided
+    await other.query('COMMIT')
+    assert.ok(waited < pollMs * 3, `delivered ${Math.round(waited)} ms after the decision`)
+  })
 })
