@@ -112,10 +112,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(responseSerializerCompiler)
 
+  const kinds = [...CASE_KIND_MODULES, ...(options.extraCaseKinds ?? [])]
   // 1. External plugins (after the request's slot for its route, which only contexts made later inherit).
   await app.register(matchedRoutePlugin)
   await app.register(traceRoutePlugin)
-  await app.register(swaggerPlugin)
+  await app.register(swaggerPlugin, { kinds })
   await app.register(underPressurePlugin, overload)
   await app.register(rateLimitPlugin, { perMinute: config.rateLimitPerMinute })
 
@@ -130,7 +131,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(admissionPlugin, { maxDbWaiting: overload.maxDbWaiting })
   await app.register(auditLogPlugin)
   await app.register(servicesPlugin)
-  const kinds = [...CASE_KIND_MODULES, ...(options.extraCaseKinds ?? [])]
   await app.register(webhooksPlugin, { kinds })
   await app.register(authPlugin)
 

@@ -6,6 +6,15 @@ import type { Statement } from '../db/statement.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 
 /**
+ * A function a worker thread can import: its module's URL (file URL, as `import()` takes it) and its export's
+ * name. `moduleBeside` of src/engine/decision-workers.ts writes one for a module beside the kind's.
+ */
+export interface DecisionModule {
+  url: string
+  name: string
+}
+
+/**
  * A kind of disagreement Arbiter settles (an outcome, a fan-out, a review), as the engine sees it. The engine owns
  * what every kind shares — the lock per case, deciding once per step, issuing one signed manifest into one feed,
  * the escalation and the resolution, the audit records — and calls these functions for what differs. A kind's
@@ -63,11 +72,15 @@ export interface CaseKind<
    */
   decide(c: Case, input: Input, groundTruth: GroundTruthRecord | null): CaseDecision<Content, Pending>
   /**
-   * True when deciding `input` is heavy enough (thousands of claims) to run in a worker thread rather than hold the
-   * event loop: the engine then runs the kind's decision registered in src/cases/decision-worker.ts, the same
-   * pure function as `decide`. Absent: always decided on the calling thread.
+   * Present when a large input is decided in a worker thread rather than holding the event loop: `when` is true
+   * when deciding `input` is heavy enough (thousands of claims), and `decision` names the module and export of the
+   * kind's pure decision, the same function as `decide`, which the worker imports (src/engine/decision-worker.ts).
+   * Absent: always decided on the calling thread.
    */
-  offload?(c: Case, input: Input): boolean
+  offload?: {
+    when(c: Case, input: Input): boolean
+    decision: DecisionModule
+  }
   /**
    * The write that moves the case to its state after `decision` (the kind's transition function) and points it at
    * the new manifest; `input` is what the decision was made from (a kind may keep part of it, e.g. a fan-out the

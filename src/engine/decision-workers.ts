@@ -1,11 +1,11 @@
 import { rememberCanonicalJson } from '../domain/shared/canonical-json.ts'
 import type { GroundTruthRecord } from '../probes/probe-runner.ts'
 import { WorkerThreads } from '../worker-threads.ts'
-import type { CaseDecision, CaseKind, ManifestContent } from './case-kind.ts'
+import type { CaseDecision, CaseKind, DecisionModule, ManifestContent } from './case-kind.ts'
 
-/** What the decision worker is sent: the kind's name and what its `decide` takes. */
+/** What the decision worker is sent: the kind's decision to import and what it takes. */
 export interface DecisionTask {
-  kind: string
+  decision: DecisionModule
   case: unknown
   input: unknown
   groundTruth: GroundTruthRecord | null
@@ -18,13 +18,23 @@ export interface DecisionAnswer {
 }
 
 /**
- * Worker threads that decide large cases (src/cases/decision-worker.ts): a reconciliation of thousands of claims
+ * The export `name` of the module at `path` beside the caller's (`import.meta.url`), with the caller's own
+ * extension: `.ts` under tsx, `.js` compiled. What a kind's `offload.decision` says:
+ * `moduleBeside(import.meta.url, './decision', 'decideFanout')`.
+ */
+export function moduleBeside(callerUrl: string, path: string, name: string): DecisionModule {
+  const extension = new URL(callerUrl).pathname.match(/\.[cm]?[jt]s$/)?.[0] ?? '.js'
+  return { url: new URL(`${path}${extension}`, callerUrl).href, name }
+}
+
+/**
+ * Worker threads that decide large cases (src/engine/decision-worker.ts): a reconciliation of thousands of claims
  * and the canonical text of its megabyte manifest would otherwise hold the event loop for tenths of a second
  * each (src/worker-threads.ts).
  */
 export class DecisionWorkers extends WorkerThreads<DecisionTask, DecisionAnswer> {
   constructor(size?: number) {
-    super('cases/decision-worker', size)
+    super('engine/decision-worker', size)
   }
 }
 
@@ -36,15 +46,16 @@ export class DecisionWorkers extends WorkerThreads<DecisionTask, DecisionAnswer>
  */
 export async function decideCase<Case, Input, Content extends ManifestContent, Pending>(
   workers: DecisionWorkers | undefined,
-  kind: Pick<CaseKind<Case, Input, Content, Pending, unknown, unknown>, 'name' | 'decide' | 'offload'>,
+  kind: Pick<CaseKind<Case, Input, Content, Pending, unknown, unknown>, 'decide' | 'offload'>,
   c: Case,
   input: Input,
   groundTruth: GroundTruthRecord | null,
 ): Promise<CaseDecision<Content, Pending>> {
-  if (workers === undefined || !kind.offload?.(c, input)) return kind.decide(c, input, groundTruth)
+  const offload = kind.offload
+  if (workers === undefined || !offload?.when(c, input)) return kind.decide(c, input, groundTruth)
   let answer: DecisionAnswer
   try {
-    answer = await workers.run({ kind: kind.name, case: c, input, groundTruth })
+    answer = await workers.run({ decision: offload.decision, case: c, input, groundTruth })
   } catch {
     return kind.decide(c, input, groundTruth)
   }

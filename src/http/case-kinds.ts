@@ -18,12 +18,19 @@ export interface CaseKindModule {
   kind: AnyCaseKind
   /** How the shared filters and views name a case of this kind: `outcome_id` (`?outcome_id=`, an escalation's). */
   idField: string
+  /**
+   * The tables whose rows its decision reads as inputs: every write of one must give the case row a new version
+   * (src/engine/case-inputs.ts), which test/architecture/input-writes.test.ts holds each statement of src/ to.
+   */
+  inputTables: readonly string[]
   /** The words it adds to the shared lists (list filters accept each, audit records carry each). */
   vocabulary: CaseVocabulary
   /** Its signed manifest, for the documentation of the one feed every kind's manifests share. */
   manifestSchema: z.ZodType
   /** The kind's HTTP routes (create, inputs, decide, resolve, its audit story). */
   routes: FastifyPluginAsyncZod<CaseRouteOptions>
+  /** What the API document says of those routes' operations: their operationIds, their groups. */
+  docs: CaseKindDocs
   /** Fields an escalation of this kind copies from its HALT manifest (null for other kinds' escalations). */
   escalationFields?: Record<string, z.ZodType>
   /** Examples the shared resources show in the OpenAPI document. */
@@ -34,6 +41,16 @@ export interface CaseVocabulary {
   auditKinds: readonly string[]
   verdicts: readonly string[]
   directives: readonly string[]
+}
+
+/** What the OpenAPI document says of a kind's operations beyond their zod schemas. */
+export interface CaseKindDocs {
+  /** The `operationId` of each of its operations, by `METHOD /openapi/path`: stable names, never rename one. */
+  operationIds: Readonly<Record<string, string>>
+  /** The groups (tags) its routes put their operations in, each with what it is, in the document's order. */
+  tags: Readonly<Record<string, string>>
+  /** Where its groups come among the kinds' in the document, lowest first; kinds without one follow. */
+  tagOrder?: number
 }
 
 /** What every kind's routes are given: the shared schemas built for the kinds the app serves. */

@@ -1,10 +1,11 @@
 /**
- * What the OpenAPI document says beyond the routes' zod schemas, written in one place: each operation's
- * `operationId`, the pages that are public but not JSON, and the finishing pass over the generated document
- * (error answers as problem+json, optional bodies, no unused components, free JSON's definition). The swagger
- * plugin applies it.
+ * What the OpenAPI document says beyond the routes' zod schemas, written in one place: each shared operation's
+ * `operationId` and group (a case kind's come from its registry entry, `docs`), the pages that are public but not
+ * JSON, and the finishing pass over the generated document (error answers as problem+json, optional bodies, no
+ * unused components, free JSON's definition). The swagger plugin applies it.
  */
 
+import type { CaseKindModule } from './case-kinds.ts'
 import { webhooksSection } from './openapi-webhooks.ts'
 import { JSON_VALUE_ID } from './schemas/common.ts'
 import { withJsonValueDefinition } from './schemas/taken-as-is.ts'
@@ -12,10 +13,11 @@ import { withJsonValueDefinition } from './schemas/taken-as-is.ts'
 type Json = Record<string, unknown>
 
 /**
- * The `operationId` of every operation, by `METHOD /openapi/path`. Stable names clients may generate methods
- * from: never rename one. A route added without an entry here fails the OpenAPI test that requires one.
+ * The `operationId` of every operation the shared routes serve, by `METHOD /openapi/path`; each case kind's come
+ * from its registry entry (`docs.operationIds`). Stable names clients may generate methods from: never rename
+ * one. A route added without an entry here or in its kind's fails the OpenAPI test that requires one.
  */
-export const OPERATION_IDS: Readonly<Record<string, string>> = {
+export const SHARED_OPERATION_IDS: Readonly<Record<string, string>> = {
   // operations
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
@@ -33,19 +35,12 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/probes/{id}': 'getProbe',
   'PUT /v1/probes/{id}': 'replaceProbe',
   'POST /v1/probes/{id}/dry-run': 'dryRunProbe',
-  // sub-agent policies
-  'PUT /v1/subagents/{subagent_id}/policy': 'putSubagentPolicy',
-  'GET /v1/subagents/{subagent_id}/policy': 'getSubagentPolicy',
-  'DELETE /v1/subagents/{subagent_id}/policy': 'deleteSubagentPolicy',
   // the audit log
   'GET /v1/audit/records': 'listAuditRecords',
   'GET /v1/audit/verify': 'verifyAuditLog',
   'GET /v1/audit/checkpoint': 'getAuditCheckpoint',
   'GET /v1/audit/proofs/inclusion': 'getInclusionProof',
   'GET /v1/audit/proofs/consistency': 'getConsistencyProof',
-  'GET /v1/audit/outcomes/{id}': 'getOutcomeStory',
-  'GET /v1/audit/fanouts/{id}': 'getFanoutStory',
-  'GET /v1/audit/reviews/{id}': 'getReviewStory',
   // escalations
   'GET /v1/escalations': 'listEscalations',
   // webhooks
@@ -64,28 +59,11 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/manifests/stream': 'streamManifests',
   'GET /v1/manifests/{id}': 'getManifest',
   'GET /v1/manifests/{id}/inclusion': 'getManifestInclusion',
-  // outcomes
-  'POST /v1/outcomes': 'createOutcome',
-  'GET /v1/outcomes': 'listOutcomes',
-  'GET /v1/outcomes/{id}': 'getOutcome',
-  'POST /v1/outcomes/{id}/evidence': 'addOutcomeEvidence',
-  'POST /v1/outcomes/{id}/interpretations': 'submitInterpretation',
-  'POST /v1/outcomes/{id}/evaluate': 'evaluateOutcome',
-  'POST /v1/outcomes/{id}/resolution': 'resolveOutcome',
-  // reviews
-  'POST /v1/reviews': 'createReview',
-  'GET /v1/reviews': 'listReviews',
-  'GET /v1/reviews/{id}': 'getReview',
-  'POST /v1/reviews/{id}/verdicts': 'submitReviewVerdict',
-  'POST /v1/reviews/{id}/revisions': 'createReviewRevision',
-  'POST /v1/reviews/{id}/decide': 'decideReview',
-  // fan-outs
-  'POST /v1/fanouts': 'createFanout',
-  'GET /v1/fanouts': 'listFanouts',
-  'GET /v1/fanouts/{id}': 'getFanout',
-  'POST /v1/fanouts/{id}/results': 'submitFanoutResult',
-  'POST /v1/fanouts/{id}/reconcile': 'reconcileFanout',
-  'POST /v1/fanouts/{id}/resolution': 'resolveFanout',
+}
+
+/** The `operationId` of every operation of an app serving these kinds: the shared routes', then each kind's. */
+export function operationIdsOf(kinds: readonly CaseKindModule[]): Readonly<Record<string, string>> {
+  return Object.assign({}, SHARED_OPERATION_IDS, ...kinds.map((kind) => kind.docs.operationIds))
 }
 
 const text = (mediaType: string, description: string) => ({
@@ -178,9 +156,9 @@ function acceptsNull(schema: unknown): boolean {
   return Array.isArray(s.anyOf) && s.anyOf.some(acceptsNull)
 }
 
-function finishOperation(key: string, operation: Json) {
-  if (operation.operationId === undefined && OPERATION_IDS[key] !== undefined) {
-    operation.operationId = OPERATION_IDS[key]
+function finishOperation(key: string, operation: Json, operationIds: Readonly<Record<string, string>>) {
+  if (operation.operationId === undefined && operationIds[key] !== undefined) {
+    operation.operationId = operationIds[key]
   }
   const body = operation.requestBody as { required?: boolean; content?: Record<string, Json> } | undefined
   if (body?.content && Object.values(body.content).every((media) => acceptsNull(media.schema))) {
@@ -239,29 +217,31 @@ function dropUnusedSchemas(document: Json) {
 }
 
 /**
- * The groups of operations, in the order a reader meets them: a case's life first (outcomes, then the other case
- * kinds), then what reads and audits decisions, then administration, and the service's own pages last. Without
- * this list Swagger UI groups by first appearance, which put the public pages ahead of the API.
+ * The groups of operations of the shared routes, in the order a reader meets them after a case's life (each case
+ * kind's groups, `docs.tags`, come first): what reads and audits decisions, then administration, and the service's
+ * own pages last. Without a list of tags Swagger UI groups by first appearance, which put the public pages ahead
+ * of the API.
  */
-const TAG_DESCRIPTIONS = {
-  outcomes: 'A sub-agent result shared by several orchestrators, with its evidence',
-  interpretations: "An orchestrator's judgement of an outcome",
-  evaluation: 'Deciding an outcome, and resolving a HALT',
-  fanouts: 'Reconciling the claims of parallel workers',
-  reviews: 'Judge panels routed by the book',
+const SHARED_TAG_DESCRIPTIONS = {
   manifests: 'The signed decisions of every case kind: read, list, stream',
   escalations: 'HALTed cases waiting for a person (ops)',
   webhooks: 'Decisions pushed to orchestrators, signed as Standard Webhooks (admin)',
   audit: 'The verifiable audit log: records, stories, proofs, checkpoints',
   probes: 'Ground-truth probes (admin)',
+  // The outcome kind's sub-agent policies, an administration resource: grouped with the others.
   policies: 'Sub-agent policies (admin)',
   keys: 'API keys (admin)',
   operations: 'Health, readiness, metrics, this document, the console',
 }
 
-export const TAGS: readonly { name: string; description: string }[] = Object.entries(TAG_DESCRIPTIONS).map(
-  ([name, description]) => ({ name, description }),
-)
+/** The document's `tags`: the kinds' groups (by their `tagOrder`, then in the kinds' order), then the shared ones. */
+export function documentTags(kinds: readonly CaseKindModule[]): { name: string; description: string }[] {
+  const rank = (kind: CaseKindModule) => kind.docs.tagOrder ?? Number.MAX_SAFE_INTEGER
+  const byOrder = [...kinds].sort((x, y) => rank(x) - rank(y))
+  return [...byOrder.map((kind) => kind.docs.tags), SHARED_TAG_DESCRIPTIONS].flatMap((tags) =>
+    Object.entries(tags).map(([name, description]) => ({ name, description })),
+  )
+}
 
 /**
  * The finishing pass over the generated document (it changes the object it is given and returns it): each
@@ -269,8 +249,10 @@ export const TAGS: readonly { name: string; description: string }[] = Object.ent
  * `application/problem+json` with a description of what the status means; what Arbiter sends to webhooks is
  * described under `webhooks`; unused schema components go.
  */
-export function finishOpenApiDocument<T extends object>(document: T): T {
-  for (const { key, operation } of listOperations(document as Json)) finishOperation(key, operation)
+export function finishOpenApiDocument<T extends object>(document: T, kinds: readonly CaseKindModule[]): T {
+  const operationIds = operationIdsOf(kinds)
+  for (const { key, operation } of listOperations(document as Json))
+    finishOperation(key, operation, operationIds)
   const components = (document as Json).components as { schemas?: Record<string, Json> } | undefined
   // The converter writes a component used in requests apart from its answers' one, under `<id>Input`.
   for (const id of [JSON_VALUE_ID, `${JSON_VALUE_ID}Input`])
@@ -278,19 +260,19 @@ export function finishOpenApiDocument<T extends object>(document: T): T {
   const webhooks = webhooksSection(components?.schemas)
   if (webhooks) (document as Json).webhooks = webhooks
   dropUnusedSchemas(document as Json)
-  return ordered(document as Json) as T
+  return ordered(document as Json, documentTags(kinds)) as T
 }
 
 /**
- * The document with `tags` (in TAGS' order) right after `info`, where readers and tools expect it, and `webhooks`
- * right after `paths`.
+ * The document with `tags` right after `info`, where readers and tools expect it, and `webhooks` right after
+ * `paths`.
  */
-function ordered(document: Json): Json {
+function ordered(document: Json, tags: readonly Json[]): Json {
   const result: Json = {}
   for (const [key, value] of Object.entries(document)) {
     if (key === 'tags' || key === 'webhooks') continue
     result[key] = value
-    if (key === 'info') result['tags'] = TAGS.map((tag) => ({ ...tag }))
+    if (key === 'info') result['tags'] = tags
     if (key === 'paths' && document.webhooks !== undefined) result['webhooks'] = document.webhooks
   }
   return result

@@ -26,7 +26,7 @@ import {
   webhookHealthy,
   webhookSettledStreakEnd,
 } from './repository.ts'
-import { pruneDeliveries } from './retention.ts'
+import { failStrandedDeliveries, pruneDeliveries } from './retention.ts'
 
 export interface WebhookDeliverySettings {
   /** The SSRF guard every attempt passes (URL, then every address a name resolves to, then the socket). */
@@ -51,6 +51,8 @@ export interface WebhookDeliverySettings {
    * sends no query at all.
    */
   pollMs: number
+  /** How often an idle worker (no webhook enabled) looks again anyway. */
+  idleCheckMs: number
   /** Attempts in flight at once on this replica. */
   concurrency: number
   /** On PostgreSQL: LISTEN for new deliveries on a connection of its own (the embedded database is polled). */
@@ -166,9 +168,12 @@ export class WebhookDeliveryWorker {
 
   async #listen(): Promise<void> {
     while (this.#running) {
+      // TCP keepalives: a connection dropped without a word (a NAT, a failover) ends rather than waits for ever.
       const client = new pg.Client({
         connectionString: this.#settings.listenConnectionString,
         types: typeParsers,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
       })
       const lost = new Promise<void>((resolve) => {
         client.on('error', () => resolve())
@@ -210,8 +215,10 @@ export class WebhookDeliveryWorker {
       if (this.#woken || !this.#running) continue
       await new Promise<void>((resolve) => {
         this.#wake = resolve
-        // Idle: no timer; a NOTIFY, or this process creating or enabling a webhook, wakes it.
-        if (!idle) this.#wakeTimer = setTimeout(resolve, this.#settings.pollMs)
+        // Idle: a NOTIFY, or this process creating or enabling a webhook, wakes it; a slow check besides, should
+        // the LISTEN connection be lost unnoticed.
+        const s = this.#settings
+        this.#wakeTimer = setTimeout(resolve, idle ? s.idleCheckMs : s.pollMs)
       })
       clearTimeout(this.#wakeTimer)
       this.#wake = undefined
@@ -237,14 +244,17 @@ export class WebhookDeliveryWorker {
   }
 
   /**
-   * Whether the worker may wait without polling: no webhook is enabled, and it is sure to be woken when one is (its
-   * LISTEN connection is up, or the database serves this process alone). Nothing is due without an enabled webhook:
-   * deliveries are stored only for enabled ones, and disabling one fails its pending deliveries.
+   * Whether the worker may wait without polling (but for a check every idleCheckMs): no webhook is enabled, and it
+   * is sure to be woken when one is (its LISTEN connection is up, or the database serves this process alone).
+   * Nothing is due without an enabled webhook: deliveries are stored only for enabled ones, and disabling one fails
+   * its pending deliveries (the ones stored while it was being disabled are failed here).
    */
   async #mayIdle(): Promise<boolean> {
     if (!this.#settings.soleProcess && !this.#listenerUp) return false
     try {
-      return !(await queryOne(this.#db, enabledWebhookExists())).enabled
+      if ((await queryOne(this.#db, enabledWebhookExists())).enabled) return false
+      // None is pending either: a decision committing while its webhook was disabled may have stored one.
+      return !(await failStrandedDeliveries(this.#db)).more
     } catch {
       return false
     }
@@ -254,7 +264,9 @@ export class WebhookDeliveryWorker {
     const s = this.#settings
     let more = false
     try {
-      more = (await pruneDeliveries(this.#db, { retentionMs: s.retentionMs, batch: s.pruneBatch })).more
+      more = (await failStrandedDeliveries(this.#db)).more
+      more =
+        (await pruneDeliveries(this.#db, { retentionMs: s.retentionMs, batch: s.pruneBatch })).more || more
     } catch (err) {
       this.#warn('pruning webhook deliveries failed; retrying later', err)
     }
@@ -422,6 +434,11 @@ export class WebhookDeliveryWorker {
         },
       ])
     })
+    // A decision that committed meanwhile may have stored a delivery the disabling did not see (should this fail,
+    // the next pruning run sweeps again).
+    await failStrandedDeliveries(this.#db).catch((err) =>
+      this.#warn('failing the deliveries of a disabled webhook failed; retrying later', err),
+    )
   }
 }
 

@@ -133,10 +133,30 @@ export function webhookSecretRotation(
   )
 }
 
-/** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
+/** Deletes up to `limit` of a webhook's deliveries (before the webhook itself, a batch at a time). */
+export function webhookDeliveriesDelete(webhookId: string, limit: number): Statement<{ deleted: number }> {
+  return statement(
+    `WITH gone AS (
+       DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE webhook_id = $1 LIMIT $2)
+       RETURNING 1)
+     SELECT count(*)::int AS deleted FROM gone`,
+    [webhookId, limit],
+  )
+}
+
+/** Deletes the webhook; the deliveries it has left go with it (ON DELETE CASCADE). */
 export function webhookDelete(id: string): Statement {
   return statement('DELETE FROM webhooks WHERE id = $1', [id])
 }
+
+/**
+ * What failing a pending delivery with its disabled webhook sets: failed, no lease. One with an attempt in flight
+ * keeps its lease deadline as next_attempt_at, so that a redelivery does not start a second attempt before that
+ * one has ended (its answer is dropped: the lease token is gone).
+ */
+const DISABLED_DELIVERY_FAIL = `status = 'failed', lease_token = NULL,
+  next_attempt_at = CASE WHEN d.lease_token IS NOT NULL AND d.next_attempt_at > now() THEN d.next_attempt_at END`
 
 /**
  * Marks the pending deliveries of a webhook that was just disabled as failed: a disabled webhook is not called,
@@ -144,15 +164,38 @@ export function webhookDelete(id: string): Statement {
  */
 export function pendingDeliveriesFail(webhookId: string, reason: string): Statement {
   return statement(
-    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2
-     WHERE webhook_id = $1 AND status = 'pending'`,
+    `UPDATE webhook_deliveries d SET ${DISABLED_DELIVERY_FAIL}, last_error = $2
+     WHERE d.webhook_id = $1 AND d.status = 'pending'`,
     [webhookId, reason],
   )
 }
 
 /**
+ * Fails up to `limit` pending deliveries of disabled webhooks. A decision committing while its webhook is being
+ * disabled stores its delivery after the disabling failed the pending ones (decisions do not wait for a disable);
+ * this sweep, after each disable and in the worker's maintenance pass, settles such a delivery.
+ */
+export function disabledPendingDeliveriesFail(limit: number): Statement<{ failed: number }> {
+  return named(
+    `WITH doomed AS (
+       SELECT d.id FROM webhooks w
+       JOIN webhook_deliveries d ON d.webhook_id = w.id AND d.status = 'pending'
+       WHERE w.disabled_at IS NOT NULL
+       LIMIT $1
+       FOR UPDATE OF d SKIP LOCKED),
+     failed AS (
+       UPDATE webhook_deliveries d SET ${DISABLED_DELIVERY_FAIL}, last_error = 'webhook disabled'
+       FROM doomed WHERE d.id = doomed.id AND d.status = 'pending'
+       RETURNING 1)
+     SELECT count(*)::int AS failed FROM failed`,
+    [limit],
+  )
+}
+
+/**
  * webhook_deliveries (migration 011): id; list_seq; webhook_id; event_id; status; attempts (made so far);
- * next_attempt_at (when due; while an attempt is in flight, its lease deadline; null once settled); lease_token
+ * next_attempt_at (when due; while an attempt is in flight, its lease deadline; null once settled, but for one
+ * failed with its disabled webhook mid-attempt, which keeps that deadline); lease_token
  * (the attempt in flight); last_status_code, last_error, last_attempt_at (the latest attempt's answer); created_at;
  * retry_from (where the maximum age is counted from). Joined with its event: type.
  */
@@ -202,14 +245,20 @@ export function deliveryById(webhookId: string, deliveryId: string): Statement<D
 /**
  * Makes a delivery due now, whatever its status: a settled one is pending again, with its maximum age counted
  * from now. One with an attempt in flight keeps its lease deadline, so this never starts a second concurrent
- * attempt: that attempt's answer is recorded, and if it fails the next one follows the schedule.
+ * attempt: that attempt's answer is recorded, and if it fails the next one follows the schedule. So does one
+ * failed with its webhook's disabling while an attempt was in flight (it kept that lease's deadline). Nothing
+ * when the webhook is disabled: its row is locked against a disabling meanwhile, which would leave this pending.
  */
 export function deliveryRedeliver(webhookId: string, deliveryId: string): Statement<{ id: string }> {
   return statement(
-    `UPDATE webhook_deliveries SET status = 'pending', retry_from = now(),
-       next_attempt_at = CASE WHEN lease_token IS NULL THEN now() ELSE next_attempt_at END
-     WHERE webhook_id = $1 AND id = $2
-     RETURNING id`,
+    `WITH hook AS (SELECT id FROM webhooks WHERE id = $1 AND disabled_at IS NULL FOR SHARE)
+     UPDATE webhook_deliveries d SET status = 'pending', retry_from = now(),
+       next_attempt_at = CASE
+         WHEN d.lease_token IS NOT NULL THEN d.next_attempt_at
+         WHEN d.status = 'failed' AND d.next_attempt_at > now() THEN d.next_attempt_at
+         ELSE now() END
+     FROM hook WHERE d.webhook_id = hook.id AND d.id = $2
+     RETURNING d.id`,
     [webhookId, deliveryId],
   )
 }

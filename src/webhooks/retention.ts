@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool.ts'
 import { named, queryOne, type Statement } from '../db/statement.ts'
+import { disabledPendingDeliveriesFail } from './repository.ts'
 
 /**
  * Deletes up to `limit` settled deliveries (succeeded or failed) whose last activity — the last attempt, or the
@@ -60,4 +61,21 @@ export async function pruneDeliveries(
     }
   }
   return { deleted, more: false }
+}
+
+/** Rows one statement of the sweep of disabled webhooks' pending deliveries fails at most. */
+const STRANDED_BATCH = 1_000
+
+/**
+ * Fails the pending deliveries of disabled webhooks, PRUNE_BATCHES_PER_PASS batches at most. Answers whether rows
+ * may be left (the last batch came back full).
+ */
+export async function failStrandedDeliveries(db: Queryable): Promise<{ failed: number; more: boolean }> {
+  let failed = 0
+  for (let pass = 0; pass < PRUNE_BATCHES_PER_PASS; pass++) {
+    const { failed: n } = await queryOne(db, disabledPendingDeliveriesFail(STRANDED_BATCH))
+    failed += n
+    if (n < STRANDED_BATCH) return { failed, more: false }
+  }
+  return { failed, more: true }
 }

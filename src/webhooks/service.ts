@@ -25,6 +25,8 @@ import {
   type WebhookFilter,
   type WebhookRow,
   webhookDelete,
+  webhookDeliveriesDelete,
+  webhookDisable,
   webhookInsert,
   webhookLock,
   webhookLockForDelete,
@@ -33,6 +35,7 @@ import {
   webhooksPage,
   webhookUpdate,
 } from './repository.ts'
+import { failStrandedDeliveries } from './retention.ts'
 
 /** What the webhook use cases need: the database and the SSRF policy URLs are checked against. */
 export interface WebhookContext {
@@ -254,7 +257,8 @@ export async function patchWebhook(
 ): Promise<WebhookView> {
   // Before the transaction: the name's lookup must not hold a connection (the route answered 404 already).
   if (patch.url !== undefined) await checkUrl(ctx, patch.url)
-  return withTransaction(ctx.db, async (tx) => {
+  let disabled = false
+  const view = await withTransaction(ctx.db, async (tx) => {
     const current = await queryFirst(tx, webhookLock(id))
     if (!current) throw notFound(id)
     const disabling = patch.disabled === true && current.disabled_at === null
@@ -276,6 +280,7 @@ export async function patchWebhook(
     )
     const entries = [webhookEntry('webhook.updated', row, actor, { enabled: row.disabled_at === null })]
     if (disabling) {
+      disabled = true
       await runStatement(tx, pendingDeliveriesFail(id, 'webhook disabled'))
       entries.push(webhookEntry('webhook.disabled', row, actor, { reason: 'disabled_by_admin' }))
     }
@@ -283,9 +288,30 @@ export async function patchWebhook(
     await appendAuditRecords(tx, entries)
     return toWebhookView(row)
   })
+  // A decision that committed meanwhile may have stored a delivery the disabling did not see. Should this sweep
+  // fail, the delivery worker's next one settles it.
+  if (disabled) await failStrandedDeliveries(ctx.db).catch(() => {})
+  return view
 }
 
+/** Deliveries one statement of a webhook's deletion deletes at most. */
+const DELETE_BATCH = 1_000
+
+/**
+ * Deletes a webhook and its deliveries. Deleting them all in one statement would hold the webhook's row locked
+ * against every decision enqueuing a delivery for it until the last is gone; so it is disabled first (no delivery
+ * is stored for it from then on), its deliveries are deleted in batches, and then the row with the few stored
+ * meanwhile, with its audit record.
+ */
 export async function removeWebhook(ctx: WebhookContext, id: string, actor: Actor): Promise<void> {
+  await withTransaction(ctx.db, async (tx) => {
+    if (!(await queryFirst(tx, webhookLock(id)))) throw notFound(id)
+    await queryFirst(tx, webhookDisable(id, 'disabled_by_admin'))
+  })
+  for (;;) {
+    const { deleted } = await queryOne(ctx.db, webhookDeliveriesDelete(id, DELETE_BATCH))
+    if (deleted < DELETE_BATCH) break
+  }
   await withTransaction(ctx.db, async (tx) => {
     const current = await queryFirst(tx, webhookLockForDelete(id))
     if (!current) throw notFound(id)
@@ -345,6 +371,8 @@ export async function redeliverDelivery(
   if (!webhook) throw notFound(id)
   if (webhook.disabled_at !== null) throw disabledConflict(id)
   if (!(await queryFirst(ctx.db, deliveryRedeliver(id, deliveryId)))) {
+    // Disabled since it was read: no delivery of it is made pending again.
+    if ((await queryFirst(ctx.db, webhookRow(id)))?.disabled_at) throw disabledConflict(id)
     throw new AppError('NOT_FOUND', `no delivery ${deliveryId} of webhook ${id}`)
   }
   await runStatement(ctx.db, deliveryWorkersWake())

@@ -14,6 +14,8 @@ export interface WebhookAppSettings {
   leaseMs: number
   /** Unset: 1 s when listening, 250 ms otherwise. */
   pollMs: number | undefined
+  /** How often a worker idle for want of an enabled webhook looks again anyway. */
+  idleCheckMs: number
   concurrency: number
   /** LISTEN for new deliveries (PostgreSQL); otherwise only poll. */
   listen: boolean
@@ -45,6 +47,7 @@ export const WEBHOOK_DEFAULTS: WebhookAppSettings = {
   attemptTimeoutMs: 10_000,
   leaseMs: 30_000,
   pollMs: undefined,
+  idleCheckMs: 30_000,
   concurrency: 16,
   listen: false,
   soleProcess: false,

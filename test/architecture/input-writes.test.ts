@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { CASE_KIND_MODULES } from '../../src/cases/registry.ts'
 
 /*
  * test/engine/inputs-touch-case.test.ts checks, path by path, that writing a case's input gives the case row a new
@@ -13,14 +14,8 @@ import { fileURLToPath } from 'node:url'
  */
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
 
-/** The tables whose rows a case's decision reads as its inputs. */
-const INPUT_TABLES = [
-  'interpretations',
-  'evidence_items',
-  'evidence_versions',
-  'fanout_results',
-  'review_verdicts',
-]
+/** The tables whose rows a case's decision reads as its inputs, as each registered kind names them. */
+const INPUT_TABLES = CASE_KIND_MODULES.flatMap((kind) => kind.inputTables)
 
 /** The statements meant for writeInput: an InputWrite's `writes`, the case row's touch beside them. */
 const INPUT_WRITE_BUILDERS: Record<string, string> = {
@@ -89,6 +84,13 @@ describe('every write of a case input is a known path that moves the case row', 
   )
 
   it('finds the writers it knows (the scan itself works)', () => {
+    assert.deepEqual(
+      ['interpretations', 'evidence_items', 'evidence_versions', 'fanout_results', 'review_verdicts'].filter(
+        (table) => !INPUT_TABLES.includes(table),
+      ),
+      [],
+      'the registered kinds name their input tables',
+    )
     for (const [file, builder] of Object.entries(INPUT_WRITE_BUILDERS)) {
       assert.ok(
         writers.some((w) => w.file === file && w.name === builder),

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { verifyEnvelope } from '../../src/crypto/jws.ts'
+import { listOperations } from '../../src/http/openapi-document.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { listenTestApp } from '../helpers/listening-app.ts'
 import { openStream } from '../helpers/sse-client.ts'
@@ -151,6 +152,20 @@ describe('a case kind the shared code has never seen (test/cases/tally)', () => 
     const event = JSON.parse(stream.events[0]!.data!)
     assert.equal(event.manifest.kind, 'tally')
     assert.equal(event.manifest.tally_id, id)
+  })
+
+  it('is documented from its entry: its operationIds, its group among the kinds', async (t) => {
+    const app = await buildTestApp(t, WITH_TALLY)
+    const document = app.app.swagger() as Record<string, unknown>
+    const ids = Object.fromEntries(
+      listOperations(document)
+        .filter(({ key }) => key.includes('/tallies'))
+        .map(({ key, operation }) => [key, operation.operationId]),
+    )
+    assert.deepEqual(ids, tallyModule.docs.operationIds)
+    const tags = (document.tags as { name: string }[]).map((tag) => tag.name)
+    assert.ok(tags.indexOf('tallies') > tags.indexOf('reviews'), 'after the registered kinds')
+    assert.ok(tags.indexOf('tallies') < tags.indexOf('manifests'), 'before the shared groups')
   })
 
   it('leaves the shared lists of an app without it as they were', async (t) => {

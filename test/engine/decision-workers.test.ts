@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { DecisionWorkers, decideCase } from '../../src/engine/decision-workers.ts'
+import { fanoutCase } from '../../src/cases/fanout/kind.ts'
+import { DecisionWorkers, decideCase, moduleBeside } from '../../src/engine/decision-workers.ts'
 
 /**
  * The decision workers (src/engine/decision-workers.ts on src/worker-threads.ts): a task the worker cannot take
- * fails alone and leaves the worker free for the next, and a decision the worker cannot make is made on the
- * calling thread.
+ * fails alone and leaves the worker free for the next, a decision the worker cannot make is made on the calling
+ * thread, and the worker imports whatever decision a kind names, so a new kind adds nothing to it.
  */
 
 const workers = new DecisionWorkers(1)
@@ -19,14 +20,25 @@ const fanout = {
   policy: {},
 }
 const waiting = { results: [], deadline_passed: false, closed: false }
+const fanoutDecision = fanoutCase.offload!.decision
 
 describe('decision workers', () => {
   it('refuses a task it cannot send and stays free for the next one', async () => {
     await assert.rejects(
-      workers.run({ kind: 'fanout', case: { ...fanout, hook: () => 1 }, input: waiting, groundTruth: null }),
+      workers.run({
+        decision: fanoutDecision,
+        case: { ...fanout, hook: () => 1 },
+        input: waiting,
+        groundTruth: null,
+      }),
     )
     assert.equal(workers.running, 0)
-    const answer = await workers.run({ kind: 'fanout', case: fanout, input: waiting, groundTruth: null })
+    const answer = await workers.run({
+      decision: fanoutDecision,
+      case: fanout,
+      input: waiting,
+      groundTruth: null,
+    })
     assert.deepEqual(answer.decision, { kind: 'pending', pending: { missing_subtasks: ['a'] } })
     assert.equal(workers.tasksDone, 1)
   })
@@ -34,8 +46,10 @@ describe('decision workers', () => {
   it('decides on the calling thread when the worker cannot', async () => {
     let calledHere = 0
     const kind = {
-      name: 'unknown-kind',
-      offload: () => true,
+      offload: {
+        when: () => true,
+        decision: moduleBeside(import.meta.url, './fixtures/counting-decision', 'nothing'),
+      },
       decide: () => {
         calledHere += 1
         return { kind: 'nothing_to_decide' as const, detail: 'decided here' }
@@ -44,5 +58,22 @@ describe('decision workers', () => {
     const decision = await decideCase(workers, kind, {}, {}, null)
     assert.deepEqual(decision, { kind: 'nothing_to_decide', detail: 'decided here' })
     assert.equal(calledHere, 1)
+  })
+
+  it("runs a decision no module of src/ names, from the kind's offload setting alone", async () => {
+    const done = workers.tasksDone
+    const kind = {
+      offload: {
+        when: () => true,
+        decision: moduleBeside(import.meta.url, './fixtures/counting-decision', 'decideByCount'),
+      },
+      decide: () => assert.fail('decided on the calling thread'),
+    }
+    const decision = await decideCase(workers, kind, { id: 'c' }, { items: [1, 2, 3] }, null)
+    assert.deepEqual(decision, {
+      kind: 'decided',
+      decided: { content: { id: 'c', total: 6, items: [1, 2, 3] } },
+    })
+    assert.equal(workers.tasksDone, done + 1)
   })
 })

@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { listOperations, OPERATION_IDS } from '../../src/http/openapi-document.ts'
+import { CASE_KIND_MODULES } from '../../src/cases/registry.ts'
+import { listOperations, operationIdsOf } from '../../src/http/openapi-document.ts'
 import { OPENAPI_FILE } from '../../src/openapi-write.ts'
 import { buildTestApp } from '../helpers/app.ts'
 
@@ -84,11 +85,19 @@ describe('the OpenAPI document', () => {
     const missing = operations
       .filter(({ operation: o }) => typeof o.operationId !== 'string')
       .map((o) => o.key)
-    assert.deepEqual(missing, [], `operations without an operationId: add them to OPERATION_IDS`)
+    assert.deepEqual(
+      missing,
+      [],
+      `operations without an operationId: add them to SHARED_OPERATION_IDS or the kind's docs`,
+    )
     const ids = operations.map(({ operation: o }) => o.operationId as string)
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique')
     for (const id of ids) assert.match(id, /^[a-z][a-zA-Z0-9]*$/, `${id} is camelCase`)
-    for (const { key, operation: o } of operations) assert.equal(o.operationId, OPERATION_IDS[key], key)
+    const table = operationIdsOf(CASE_KIND_MODULES)
+    for (const { key, operation: o } of operations) assert.equal(o.operationId, table[key], key)
+    const documented = new Set(operations.map(({ key }) => key))
+    const stale = Object.keys(table).filter((key) => !documented.has(key))
+    assert.deepEqual(stale, [], 'the table names only operations the document has')
     assert.equal(operation('POST /v1/outcomes').operationId, 'createOutcome')
     assert.equal(operation('GET /v1/manifests/{id}').operationId, 'getManifest')
   })

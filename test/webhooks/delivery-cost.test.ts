@@ -155,6 +155,21 @@ describe('what a delivery costs the database', () => {
   })
 })
 
+/**
+ * Holds, on a connection of its own, the lock a decision sending the NOTIFY holds: a decision committing meanwhile
+ * skips its NOTIFY. COMMIT on the client returned lets it go.
+ */
+async function holdNotifyLock(t: { after: (fn: () => unknown) => void }, connectionString: string) {
+  const other = new pg.Client({ connectionString })
+  await other.connect()
+  // The database is dropped when the test ends, maybe before this connection is closed.
+  other.on('error', () => {})
+  t.after(() => other.end().catch(() => {}))
+  await other.query('BEGIN')
+  await other.query('SELECT pg_advisory_xact_lock(7246153003)')
+  return other
+}
+
 describe('a decision’s NOTIFY', {
   skip: onPostgres ? false : 'LISTEN needs a real PostgreSQL server',
 }, () => {
@@ -177,12 +192,7 @@ describe('a decision’s NOTIFY', {
     await decideMany(app, a, 1)
     await eventually(async () => notified === 1)
     // Another decision holds the lock that names the one notifying.
-    const other = new pg.Client({ connectionString: app.db.connectionString })
-    await other.connect()
-    other.on('error', () => {})
-    t.after(() => other.end().catch(() => {}))
-    await other.query('BEGIN')
-    await other.query('SELECT pg_advisory_xact_lock(7246153003)')
+    const other = await holdNotifyLock(t, app.db.connectionString)
     await decideMany(app, a, 1)
     await other.query('COMMIT')
     await decideMany(app, a, 1)
@@ -193,5 +203,25 @@ describe('a decision’s NOTIFY', {
     )
     assert.equal(row!.n, 3, 'the deliveries are stored all the same')
     assert.equal(notified, 2)
+  })
+
+  it('is not needed by a listening worker: a decision that skipped it is delivered by the next poll', {
+    timeout: 15_000,
+  }, async (t) => {
+    const receiver = await WebhookReceiver.start()
+    t.after(() => receiver.close())
+    const pollMs = 400
+    const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, listen: true, pollMs } } })
+    await registerWebhook(app, { url: receiver.url })
+    const a = await app.key('orchestrator', ['orch-a'])
+    await decideMany(app, a, 1)
+    await eventually(async () => receiver.requests.length === 1)
+    const other = await holdNotifyLock(t, app.db.connectionString)
+    await decideMany(app, a, 1)
+    const decided = performance.now()
+    await eventually(async () => receiver.requests.length === 2)
+    const waited = performance.now() - decided
+    await other.query('COMMIT')
+    assert.ok(waited < pollMs * 3, `delivered ${Math.round(waited)} ms after the decision`)
   })
 })

@@ -2,14 +2,16 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
 import { createPool } from '../../src/db/pool.ts'
+import { queryFirst } from '../../src/db/statement.ts'
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery-worker.ts'
-import { LEASES_PER_WEBHOOK } from '../../src/webhooks/repository.ts'
+import { deliveryRedeliver, LEASES_PER_WEBHOOK } from '../../src/webhooks/repository.ts'
 import { buildTestApp, type TestApp } from '../helpers/app.ts'
 import { createTestDatabase } from '../helpers/database.ts'
 import {
   decideOne,
   interpretedOutcome,
   registerWebhook,
+  setWebhookDisabled,
   sqlRows as sql,
 } from '../helpers/webhook-fixtures.ts'
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts'
@@ -30,7 +32,7 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
 }
 
 describe('a receiver that hangs', () => {
-  it('holds only its own leases: another webhook is delivered before any of its attempts times out', async (t) => {
+  it('holds only its own leases: with every slot free to it, another webhook is still delivered before any of its attempts times out', async (t) => {
     const hanging = await WebhookReceiver.start()
     const healthy = await WebhookReceiver.start()
     t.after(() => Promise.all([hanging.close(), healthy.close()]))
@@ -40,22 +42,19 @@ describe('a receiver that hangs', () => {
     })
     const slow = await register(registering, hanging.url)
     const a = await registering.key('orchestrator', ['orch-a'])
-    // The hanging webhook's backlog is older than the healthy one's only delivery.
-    for (let i = 0; i < LEASES_PER_WEBHOOK + 2; i++) await decideOne(registering, a)
-    const fine = await register(registering, healthy.url)
-    await decideOne(registering, a)
+    // More of the hanging webhook's deliveries are due than the worker has slots: without a cap, they would take
+    // them all before the healthy webhook's delivery is stored.
+    const concurrency = LEASES_PER_WEBHOOK * 2
+    for (let i = 0; i < concurrency + 1; i++) await decideOne(registering, a)
     await buildTestApp(t, {
       database: registering.db,
       config: {
-        webhooks: {
-          allowPrivate: true,
-          pollMs: 20,
-          attemptTimeoutMs: 10_000,
-          leaseMs: 12_000,
-          concurrency: 4,
-        },
+        webhooks: { allowPrivate: true, pollMs: 20, attemptTimeoutMs: 10_000, leaseMs: 12_000, concurrency },
       },
     })
+    await hanging.until((requests) => requests.length >= LEASES_PER_WEBHOOK)
+    const fine = await register(registering, healthy.url)
+    await decideOne(registering, a)
     await eventually(
       () =>
         sql<{ status: string }>(
@@ -65,7 +64,6 @@ describe('a receiver that hangs', () => {
         ),
       (rows) => rows[0]?.status === 'succeeded',
     )
-    await hanging.until((requests) => requests.length >= LEASES_PER_WEBHOOK - 1)
     const slowRows = await sql<{ attempts: number; leased: boolean }>(
       registering.db.connectionString,
       `SELECT attempts, lease_token IS NOT NULL AND next_attempt_at > now() AS leased
@@ -253,6 +251,78 @@ describe('redeliver', () => {
   })
 })
 
+describe('a webhook disabled while a decision commits', () => {
+  it('has the delivery the disabling did not see failed by the worker, never pending for ever', {
+    timeout: 15_000,
+  }, async (t) => {
+    const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
+    const hook = await register(app, 'http://127.0.0.1:9/hook')
+    const a = await app.key('orchestrator', ['orch-a'])
+    await decideOne(app, a)
+    // What the race leaves: the webhook disabled, its delivery (stored by a decision committing meanwhile) pending.
+    await sql(
+      app.db.connectionString,
+      'UPDATE webhooks SET disabled_at = now(), disabled_reason = $2 WHERE id = $1',
+      [hook.webhook_id, 'disabled_by_admin'],
+    )
+    await buildTestApp(t, {
+      database: app.db,
+      config: { webhooks: { allowPrivate: true, pollMs: 20, pruneIntervalMs: 50 } },
+    })
+    const [row] = await eventually(
+      () =>
+        sql<{ status: string; last_error: string | null }>(
+          app.db.connectionString,
+          'SELECT status, last_error FROM webhook_deliveries',
+        ),
+      (rows) => rows[0]?.status !== 'pending',
+    )
+    assert.deepEqual(row, { status: 'failed', last_error: 'webhook disabled' })
+  })
+
+  it('keeps the lease of an attempt in flight: redelivered after enabling, it waits for that attempt', async (t) => {
+    const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
+    const hook = await register(app, 'http://127.0.0.1:9/hook')
+    const a = await app.key('orchestrator', ['orch-a'])
+    await decideOne(app, a)
+    // An attempt in flight, as a worker's claim leaves it.
+    const [leased] = await sql<{ id: string }>(
+      app.db.connectionString,
+      `UPDATE webhook_deliveries SET lease_token = gen_random_uuid(), next_attempt_at = now() + interval '1 hour'
+       RETURNING id`,
+    )
+    await setWebhookDisabled(app, hook.webhook_id, true)
+    await setWebhookDisabled(app, hook.webhook_id, false)
+    const redelivered = await app.request(app.adminKey, {
+      method: 'POST',
+      url: `/v1/webhooks/${hook.webhook_id}/deliveries/${leased!.id}/redeliver`,
+    })
+    assert.equal(redelivered.statusCode, 202, redelivered.body)
+    const [row] = await sql<{ status: string; due_later: boolean }>(
+      app.db.connectionString,
+      `SELECT status, next_attempt_at > now() + interval '50 minutes' AS due_later FROM webhook_deliveries`,
+    )
+    assert.deepEqual(row, { status: 'pending', due_later: true }, 'due once the attempt in flight has ended')
+  })
+
+  it('redelivers nothing of a webhook disabled after it was read', async (t) => {
+    const app = await buildTestApp(t, { config: { webhooks: { allowPrivate: true, deliver: false } } })
+    const hook = await register(app, 'http://127.0.0.1:9/hook')
+    const a = await app.key('orchestrator', ['orch-a'])
+    await decideOne(app, a)
+    await setWebhookDisabled(app, hook.webhook_id, true)
+    const [delivery] = await sql<{ id: string }>(app.db.connectionString, 'SELECT id FROM webhook_deliveries')
+    const pool = createPool({ connectionString: app.db.connectionString, max: 1 })
+    t.after(() => pool.end())
+    assert.equal(await queryFirst(pool, deliveryRedeliver(hook.webhook_id, delivery!.id)), undefined)
+    const [row] = await sql<{ status: string }>(
+      app.db.connectionString,
+      'SELECT status FROM webhook_deliveries',
+    )
+    assert.equal(row!.status, 'failed')
+  })
+})
+
 describe('the failing streak', () => {
   it('ends once none of the webhook deliveries is pending, so an old failure cannot disable it later', {
     timeout: 20_000,
@@ -267,7 +337,7 @@ describe('the failing streak', () => {
           pollMs: 20,
           retryScheduleMs: [50],
           maxAgeMs: 200,
-          disableAfterMs: 3_600_000,
+          disableAfterMs: 1_000,
         },
       },
     })
@@ -287,6 +357,17 @@ describe('the failing streak', () => {
           [hook.webhook_id],
         ),
       (rows) => rows[0]!.failing_since === null,
+    )
+    // Longer than disableAfterMs since the first failure: counted from there, the next failure would disable it.
+    await new Promise((resolve) => setTimeout(resolve, 1_200))
+    await decideOne(app, a)
+    await eventually(
+      () =>
+        sql<{ status: string }>(
+          app.db.connectionString,
+          'SELECT status FROM webhook_deliveries ORDER BY list_seq DESC LIMIT 1',
+        ),
+      (rows) => rows[0]?.status === 'failed',
     )
     const view = await app.request(app.adminKey, { method: 'GET', url: `/v1/webhooks/${hook.webhook_id}` })
     assert.equal(view.json().disabled_at, null)
@@ -309,6 +390,7 @@ describe('stopping the delivery worker', { skip }, () => {
             attemptTimeoutMs: 1000,
             leaseMs: 2000,
             pollMs: 50,
+            idleCheckMs: 30_000,
             concurrency: 1,
             listenConnectionString: db.connectionString,
             retentionMs: 3_600_000,

@@ -120,4 +120,22 @@ describe('the delivery worker', () => {
     await decideOne(admin, a)
     await receiver.until((requests) => requests.length >= 2)
   })
+  it('looks again every idleCheckMs while idle, should its LISTEN connection be lost unnoticed', {
+    timeout: 30_000,
+  }, async (t) => {
+    const onPostgres = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== ''
+    const app = await buildTestApp(t, {
+      config: {
+        webhooks: { pollMs: 20, idleCheckMs: 300, listen: onPostgres, soleProcess: !onPostgres },
+      },
+    })
+    const onWorker = queriesOn(app.app.webhooks.workerDb)
+    await sleep(500)
+    const idle = onWorker.n
+    await sleep(1_500)
+    const checks = onWorker.n - idle
+    // Each check: a claim, whether a webhook is enabled, the sweep of disabled webhooks' deliveries.
+    assert.ok(checks >= 3, `${checks} queries over an idle 1.5 s`)
+    assert.ok(checks <= 6 * 4, `${checks} queries over an idle 1.5 s: it polls`)
+  })
 })

@@ -8,7 +8,7 @@ import type { FanoutRow } from './repository.ts'
 /**
  * A fan-out's decision (its CaseKind's `decide`): the pure reconciliation of its latest results, as the manifest
  * content the engine signs. Free of I/O and of the kind's other modules, so that a worker thread can run it for
- * large fan-outs (src/cases/decision-worker.ts).
+ * large fan-outs (src/engine/decision-worker.ts).
  */
 export function decideFanout(
   fanout: FanoutRow,

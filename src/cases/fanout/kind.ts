@@ -14,6 +14,7 @@ import type {
 import { hashJson, type JsonValue } from '../../domain/shared/canonical-json.ts'
 import { compareCodeUnits } from '../../domain/shared/order.ts'
 import type { CaseKind, StoredManifest } from '../../engine/case-kind.ts'
+import { moduleBeside } from '../../engine/decision-workers.ts'
 import { AppError } from '../../errors.ts'
 import { claimCount, decideFanout, OFFLOAD_MIN_CLAIMS } from './decision.ts'
 import {
@@ -166,7 +167,10 @@ export const fanoutCase: CaseKind<
 
   decide: decideFanout,
   // Thousands of claims take tenths of a second to reconcile and canonicalize: a worker thread does it.
-  offload: (_fanout, input) => claimCount(input) >= OFFLOAD_MIN_CLAIMS,
+  offload: {
+    when: (_fanout, input) => claimCount(input) >= OFFLOAD_MIN_CLAIMS,
+    decision: moduleBeside(import.meta.url, './decision', 'decideFanout'),
+  },
 
   recordDecision(fanout, decision, manifestId, input) {
     const { verdict, directive } = decision.content

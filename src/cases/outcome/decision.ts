@@ -8,7 +8,7 @@ import type { OutcomeRow } from './repository.ts'
 /**
  * An outcome's decision (its CaseKind's `decide`): the pure decision procedure on the latest interpretations, as
  * the manifest content the engine signs. Free of I/O and of the kind's other modules, so that a worker thread can
- * run it for large outcomes (src/cases/decision-worker.ts).
+ * run it for large outcomes (src/engine/decision-worker.ts).
  */
 export function decideOutcomeCase(
   outcome: OutcomeRow,

@@ -15,6 +15,7 @@ import type {
 import { hashJson } from '../../domain/shared/canonical-json.ts'
 import { HUMAN_RESOLVED } from '../../domain/vocabulary.ts'
 import type { CaseKind, StoredManifest } from '../../engine/case-kind.ts'
+import { moduleBeside } from '../../engine/decision-workers.ts'
 import { AppError } from '../../errors.ts'
 import type { GroundTruthRecord } from '../../probes/probe-runner.ts'
 import { decideOutcomeCase, listedEvidenceItems, OFFLOAD_MIN_EVIDENCE_ITEMS } from './decision.ts'
@@ -167,7 +168,10 @@ export const outcomeCase: CaseKind<
   decide: decideOutcomeCase,
   // An outcome of many evidence items judged on versions far apart takes tens of milliseconds to decide and
   // canonicalize: a worker thread does it.
-  offload: (_outcome, input) => listedEvidenceItems(input) >= OFFLOAD_MIN_EVIDENCE_ITEMS,
+  offload: {
+    when: (_outcome, input) => listedEvidenceItems(input) >= OFFLOAD_MIN_EVIDENCE_ITEMS,
+    decision: moduleBeside(import.meta.url, './decision', 'decideOutcomeCase'),
+  },
 
   recordDecision(outcome, decision, manifestId) {
     const state = nextState(outcome, { type: 'manifest_issued', directive: decision.content.directive })

@@ -7,7 +7,7 @@ import type { ReviewRow, ReviewViewRow, VerdictRow } from './repository.ts'
 /**
  * A review's decision (its CaseKind's `decide`): the pure decision over the panel's latest verdicts, as the
  * manifest content the engine signs. Free of I/O and of the kind's other modules, so that a worker thread can
- * run it for large panels (src/cases/decision-worker.ts).
+ * run it for large panels (src/engine/decision-worker.ts).
  */
 export function decideReviewCase(
   review: ReviewRow,

@@ -8,6 +8,7 @@ import type { ReviewMode, ReviewStatus } from '../../domain/review/vocabulary.ts
 import type { AgentIdentity } from '../../domain/shared/agent-identity.ts'
 import { hashJson } from '../../domain/shared/canonical-json.ts'
 import type { CaseKind } from '../../engine/case-kind.ts'
+import { moduleBeside } from '../../engine/decision-workers.ts'
 import { decideReviewCase, findingCount, OFFLOAD_MIN_FINDINGS, verdictFields } from './decision.ts'
 import {
   latestVerdictsOfRevision,
@@ -111,7 +112,10 @@ export const reviewCase: CaseKind<ReviewRow, ReviewInput, ReviewManifestContent,
 
   decide: decideReviewCase,
   // Panels of thousands of findings take tens of milliseconds to merge and canonicalize: a worker thread does it.
-  offload: (_review, input) => findingCount(input) >= OFFLOAD_MIN_FINDINGS,
+  offload: {
+    when: (_review, input) => findingCount(input) >= OFFLOAD_MIN_FINDINGS,
+    decision: moduleBeside(import.meta.url, './decision', 'decideReviewCase'),
+  },
 
   recordDecision(review, decision, manifestId) {
     return reviewDecisionUpdate(review.id, reviewDecisionState(review, decision.content, manifestId))

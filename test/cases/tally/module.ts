@@ -7,7 +7,18 @@ import { tallyManifestSchema } from './schemas.ts'
 export const tallyModule: CaseKindModule = {
   kind: tallyCase,
   idField: 'tally_id',
+  inputTables: ['tally_votes'],
   vocabulary: { auditKinds: TALLY_AUDIT_KINDS, verdicts: TALLY_VERDICTS, directives: TALLY_DIRECTIVES },
   manifestSchema: tallyManifestSchema,
   routes: tallyRoutes,
+  docs: {
+    operationIds: {
+      'POST /v1/tallies': 'createTally',
+      'POST /v1/tallies/{id}/votes': 'castTallyVote',
+      'POST /v1/tallies/{id}/evaluate': 'evaluateTally',
+      'POST /v1/tallies/{id}/resolution': 'resolveTally',
+      'GET /v1/audit/tallies/{id}': 'getTallyStory',
+    },
+    tags: { tallies: 'Votes counted to a majority (a test-only kind)' },
+  },
 }

@@ -20,6 +20,7 @@ import {
 import { castVote, createTally } from './service.ts'
 
 const WRITERS = ['orchestrator', 'admin'] as const
+const TAGS = ['tallies']
 
 /** The tally's own routes, and the routes every case kind shares (resolution, story) given its words. */
 export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, options) => {
@@ -29,7 +30,7 @@ export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, 
     '/v1/tallies',
     {
       config: { auth: WRITERS },
-      schema: { response: { 201: tallySchema, ...authProblems } },
+      schema: { tags: TAGS, response: { 201: tallySchema, ...authProblems } },
     },
     async (request, reply) =>
       reply.code(201).send(await createTally(app.services, principalOf(request).keyId)),
@@ -41,6 +42,7 @@ export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, 
       config: { auth: WRITERS },
       ...idBeforeBody,
       schema: {
+        tags: TAGS,
         params: idParams,
         body: voteBody,
         response: { 201: voteSchema, 404: problemSchema, 409: problemSchema, ...authProblems },
@@ -57,6 +59,7 @@ export const tallyRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app, 
     {
       config: { auth: WRITERS },
       schema: {
+        tags: TAGS,
         params: idParams,
         response: {
           200: tallyEnvelopeSchema,

@@ -50,6 +50,7 @@ async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptio
     attemptTimeoutMs: given.attemptTimeoutMs,
     leaseMs: Math.max(given.leaseMs, given.attemptTimeoutMs + 1_000),
     pollMs: given.pollMs ?? (given.listen ? 1_000 : 250),
+    idleCheckMs: given.idleCheckMs,
     concurrency: given.concurrency,
     listenConnectionString: given.listen ? app.config.connectionString : undefined,
     soleProcess: given.soleProcess,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { CaseKindModule } from '../../case-kinds.ts'
 import { finishOpenApiDocument, PUBLIC_PAGES } from '../../openapi-document.ts'
 
 /** Arbiter's mark (the console's icon: a balance), for the tab of the docs page. */
@@ -72,7 +73,7 @@ function withRootExamples(zodSchema: ZodRouteSchema | undefined, json: JsonRoute
 }
 
 /** The OpenAPI document, generated from the routes' zod schemas, and its viewer at /docs. */
-async function swaggerPlugin(app: FastifyInstance) {
+async function swaggerPlugin(app: FastifyInstance, options: { kinds: readonly CaseKindModule[] }) {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -87,7 +88,7 @@ async function swaggerPlugin(app: FastifyInstance) {
       security: [{ bearer: [] }],
     },
     transform: (input) => transformRoute(input as TransformInput),
-    transformObject: (input) => finishOpenApiDocument(jsonSchemaTransformObject(input)),
+    transformObject: (input) => finishOpenApiDocument(jsonSchemaTransformObject(input), options.kinds),
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
