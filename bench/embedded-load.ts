@@ -373,8 +373,8 @@ async function decideFlow(
 }
 
 /**
- * Resident memory of the service: its process and every descendant (the embedded database's), summed, polled every
- * 100 ms; plus, until `resetPeak()`, the sum of each process's own high-water mark (VmHWM), which catches a spike
+ * Resident memory of the service: its process and every descendant (the embedded database's), polled every 100 ms
+ * (each one's anonymous and shared-memory pages summed, file-backed pages counted once); plus, until `resetPeak()`, the sum of each process's own high-water mark (VmHWM), which catches a spike
  * between two polls (an upper bound: the processes' peaks need not coincide). The kernel's mark cannot be reset:
  * after `resetPeak()` only polls count.
  */
@@ -389,13 +389,18 @@ class ServiceMemory {
   }
 
   sample(): void {
-    let rss = 0
+    let ownPages = 0
+    let filePages = 0
     let highWaterMarks = 0
     for (const pid of [this.pid, ...descendants(this.pid)]) {
       const status = readOrEmpty(`/proc/${pid}/status`)
-      rss += kilobytes(status, 'VmRSS')
+      ownPages += kilobytes(status, 'RssAnon') + kilobytes(status, 'RssShmem')
+      filePages = Math.max(filePages, kilobytes(status, 'RssFile'))
       highWaterMarks += kilobytes(status, 'VmHWM')
     }
+    // Each process's anonymous pages are its own; its file-backed ones are mostly the node binary and libraries,
+    // which the processes of the service share: counted once, as the largest of them.
+    const rss = ownPages + filePages
     if (this.useHighWaterMark) this.peakBytes = Math.max(this.peakBytes, highWaterMarks)
     if (rss === 0) return
     this.lastRssBytes = rss
