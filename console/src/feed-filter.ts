@@ -1,4 +1,4 @@
-import { type ManifestCommon, type ManifestKind, manifestKind } from './shapes.ts'
+import { KNOWN_MANIFEST_KINDS, type ManifestCommon, type ManifestKind, manifestKind } from './shapes.ts'
 
 /** What the operator narrowed the live feed to; empty strings mean "any". */
 export interface FeedFilter {
@@ -35,4 +35,29 @@ export function isFiltered(filter: FeedFilter): boolean {
     filter.subagent !== '' ||
     filter.withinMinutes !== NO_FILTER.withinMinutes
   )
+}
+
+const KIND_LABELS: Readonly<Record<string, string>> = {
+  outcome: 'Outcomes',
+  reconciliation: 'Fan-outs',
+  review: 'Reviews',
+}
+
+/**
+ * The kind filter's options: any kind, the known kinds, then every other kind seen in the feed (or chosen) under
+ * its own name.
+ */
+export function kindOptions(
+  manifests: Iterable<ManifestCommon>,
+  chosen: ManifestKind | '' = '',
+): [ManifestKind | '', string][] {
+  const others = new Set<string>()
+  for (const manifest of manifests) others.add(manifestKind(manifest))
+  if (chosen) others.add(chosen)
+  for (const kind of KNOWN_MANIFEST_KINDS) others.delete(kind)
+  return [
+    ['', 'All kinds'],
+    ...KNOWN_MANIFEST_KINDS.map((kind): [ManifestKind, string] => [kind, KIND_LABELS[kind] ?? kind]),
+    ...[...others].sort().map((kind): [ManifestKind, string] => [kind, kind]),
+  ]
 }

@@ -5,7 +5,11 @@
  */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
-export type ManifestKind = 'outcome' | 'reconciliation' | 'review'
+/** The kinds the console knows by name; a server may issue others, which are shown by their own name. */
+export const KNOWN_MANIFEST_KINDS = ['outcome', 'reconciliation', 'review'] as const
+
+/** A known kind or any other a newer server issues. */
+export type ManifestKind = (typeof KNOWN_MANIFEST_KINDS)[number] | (string & {})
 
 export interface ManifestCommon {
   kind?: ManifestKind
@@ -273,7 +277,8 @@ export interface Review {
   created_at: string
 }
 
-export type CaseKind = 'outcome' | 'fanout'
+/** The case an escalation belongs to: a known kind or any other a newer server escalates. */
+export type CaseKind = 'outcome' | 'fanout' | (string & {})
 
 export interface Escalation {
   case?: CaseKind
@@ -396,9 +401,23 @@ export function summarizeManifest(manifest: Manifest): ManifestSummary {
   return summary
 }
 
-/** The case a manifest belongs to, as a console location and a human label. */
-export function caseOf(manifest: ManifestSummary): { href: string; label: string; kindLabel: string } {
-  switch (manifestKind(manifest)) {
+/** A case as a console location (none for a kind the console does not know) and a human label. */
+export interface CaseTarget {
+  href: string | null
+  label: string
+  kindLabel: string
+}
+
+/** The case a manifest belongs to; a kind the console does not know is shown by its own name, without a link. */
+export function caseOf(manifest: ManifestSummary): CaseTarget {
+  const kind = manifestKind(manifest)
+  switch (kind) {
+    case 'outcome':
+      return {
+        href: `#/outcomes/${manifest.outcome_id}`,
+        label: `${manifest.subagent_id} / ${manifest.run_id}`,
+        kindLabel: 'outcome',
+      }
     case 'reconciliation':
       return {
         href: `#/fanouts/${manifest.fanout_id}`,
@@ -412,11 +431,20 @@ export function caseOf(manifest: ManifestSummary): { href: string; label: string
         kindLabel: 'review',
       }
     default:
-      return {
-        href: `#/outcomes/${manifest.outcome_id}`,
-        label: `${manifest.subagent_id} / ${manifest.run_id}`,
-        kindLabel: 'outcome',
-      }
+      return { href: null, label: manifest.manifest_id, kindLabel: kind }
+  }
+}
+
+/** The case an escalation belongs to; a kind the console does not know is shown by its own name, without a link. */
+export function escalationTarget(escalation: Escalation): Omit<CaseTarget, 'label'> {
+  const kind = escalationCase(escalation)
+  switch (kind) {
+    case 'outcome':
+      return { href: `#/outcomes/${escalation.outcome_id}`, kindLabel: 'outcome' }
+    case 'fanout':
+      return { href: `#/fanouts/${escalation.fanout_id}`, kindLabel: 'fan-out' }
+    default:
+      return { href: null, kindLabel: kind }
   }
 }
 

@@ -31,9 +31,9 @@ const OUTCOME_ID = 'The outcome, as `outcome_id` in the answer of record_outcome
 const FANOUT_ID = 'The fan-out, as `fanout_id` in the answer of create_fanout.'
 const REVIEW_ID = 'The review, as `review_id` in the answer of create_review.'
 
-/** How a worker's result and a judge's verdict report (the status envelope both routes take). */
-const STATUS_ENVELOPE =
-  'in the status envelope: `status` DONE (needs `evidence`), DONE_WITH_CONCERNS (`evidence`, `concerns`), ' +
+/** How a worker's result and a judge's verdict report (the status report both routes take). */
+const STATUS_REPORT =
+  'in the status report: `status` DONE (needs `evidence`), DONE_WITH_CONCERNS (`evidence`, `concerns`), ' +
   'NEEDS_CONTEXT (`blocking_question`) or BLOCKED (`blocking_reason`), always a `summary`'
 
 /** How a list is read a page at a time. */
@@ -162,7 +162,7 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     title: "Submit a worker's result",
     description:
       "Submit one worker's return for a subtask " +
-      STATUS_ENVELOPE +
+      STATUS_REPORT +
       '; with evidence, `claims` of facts (`fact`, `value`, `sources`). The same body again returns the stored ' +
       'result; a different one is a new revision. After the fan-out is decided it is refused (409, with ' +
       '`manifest_id`). Then call reconcile_fanout.',
@@ -201,7 +201,7 @@ export const ARBITER_TOOLS: readonly ArbiterTool[] = [
     title: "Submit a judge's verdict",
     description:
       "Submit one judge's verdict on the review's current `revision` " +
-      STATUS_ENVELOPE +
+      STATUS_REPORT +
       ', and `judge_id`; `findings` in council reviews only. The ' +
       'same verdict again returns it; a different one for the same revision is refused (409). Then call decide_review.',
     input: { ids: { review_id: REVIEW_ID }, body: verdictBody },

@@ -754,6 +754,42 @@ describe('ops console in Chromium', () => {
     assert.equal((await shown()).length, all.length)
   })
 
+  it('shows a manifest of a kind it does not know by its own name, without a link, and offers its kind', async () => {
+    const stubbed = await browser.newContext({ viewport: WIDE })
+    try {
+      const tally = {
+        kind: 'tally',
+        manifest_id: 'mf_tally_1',
+        tally_id: 'tl_1',
+        issued_at: new Date().toISOString(),
+        verdict: 'COUNTED',
+        directive: 'PROCEED',
+        supersedes: null,
+      }
+      await stubbed.route('**/v1/manifests?since=*', (route) =>
+        route.fulfill({
+          contentType: 'application/json',
+          body: JSON.stringify({ items: [envelope(tally, 900_000)], next_cursor: null }),
+        }),
+      )
+      const tab = await stubbed.newPage()
+      await tab.goto(`${BASE}/console#/feed`)
+      await signIn(tab, opsKey)
+      const item = tab.locator('li.feed-item[data-manifest-id="mf_tally_1"]')
+      await item.waitFor()
+      const text = (await shownText(item)).replace(/\s+/g, ' ')
+      assert.match(text, /COUNTED PROCEED mf_tally_1 tally/)
+      assert.doesNotMatch(text, /outcome/)
+      assert.equal(await item.locator('a').count(), 0, 'no link to a case page the console does not have')
+      const kind = tab.getByRole('form', { name: 'Filter the feed' }).getByLabel('Kind')
+      assert.equal(await kind.locator('option[value="tally"]').count(), 1)
+      await kind.selectOption('tally')
+      assert.equal(await tab.locator('li.feed-item').count(), 1)
+    } finally {
+      await stubbed.close()
+    }
+  })
+
   it('renders the fan-out and review screens from answers shaped as the API contract says', async () => {
     // Until this server has the fan-out and review routes, those answers come from contract-shaped fixtures;
     // everything else (the key check, the feed) is the real server.

@@ -1,6 +1,6 @@
 import { problemAlert } from '../api.ts'
 import { ageOf, h, section, timeOf, verdictBadge } from '../dom.ts'
-import { type Escalation, escalationCase, type Fanout } from '../shapes.ts'
+import { type Escalation, escalationTarget, type Fanout } from '../shapes.ts'
 import type { View } from '../view.ts'
 
 const RECEIPT_KINDS: Record<string, string> = {
@@ -85,8 +85,7 @@ async function fanoutKeysOf(
 }
 
 function escalationCard(escalation: Escalation, fanoutKeys: Map<string, string>): HTMLElement {
-  const kind = escalationCase(escalation)
-  const href = kind === 'fanout' ? `#/fanouts/${escalation.fanout_id}` : `#/outcomes/${escalation.outcome_id}`
+  const target = escalationTarget(escalation)
   const name =
     escalation.subagent_id && escalation.run_id
       ? `${escalation.subagent_id} / ${escalation.run_id}`
@@ -101,9 +100,9 @@ function escalationCard(escalation: Escalation, fanoutKeys: Map<string, string>)
     h(
       'p',
       { class: 'card-title' },
-      h('a', { href }, name),
+      target.href === null ? h('span', null, name) : h('a', { href: target.href }, name),
       ' ',
-      h('span', { class: 'chip' }, kind === 'fanout' ? 'fan-out' : 'outcome'),
+      h('span', { class: 'chip' }, target.kindLabel),
     ),
     h(
       'p',

@@ -1,7 +1,14 @@
 import { directiveBadge, h, replaceChildren, timeOf, verdictBadge } from '../dom.ts'
-import { type FeedFilter, isFiltered, matchesFilter, NO_FILTER, TIME_RANGES } from '../feed-filter.ts'
+import {
+  type FeedFilter,
+  isFiltered,
+  kindOptions,
+  matchesFilter,
+  NO_FILTER,
+  TIME_RANGES,
+} from '../feed-filter.ts'
 import type { FeedEntry } from '../manifest-feed.ts'
-import { caseOf, type ManifestKind } from '../shapes.ts'
+import { caseOf } from '../shapes.ts'
 import { VERDICTS_BY_KIND } from '../verdict-colours.ts'
 import type { View } from '../view.ts'
 
@@ -9,12 +16,6 @@ const SHOWN = 200
 /** The filter outlives a visit to another screen, for the tab's life. */
 let lastFilter: FeedFilter = { ...NO_FILTER }
 
-const KINDS: [ManifestKind | '', string][] = [
-  ['', 'All kinds'],
-  ['outcome', 'Outcomes'],
-  ['reconciliation', 'Fan-outs'],
-  ['review', 'Reviews'],
-]
 /** A manifest that arrived this recently is marked as new. */
 const FRESH_MS = 10_000
 
@@ -47,7 +48,7 @@ export const feedView: View = (ctx, main) => {
   )
   const draw = () => {
     const { entries: all, state } = ctx.feed
-    filters.refreshSubagents(all)
+    filters.refreshChoices(all)
     const now = Date.now()
     const entries = all.filter((entry) => matchesFilter(entry.manifest, filter, now))
     const live =
@@ -105,11 +106,11 @@ export const feedView: View = (ctx, main) => {
   ctx.onLeave(() => clearInterval(timer))
 }
 
+/** The filter bar; its kind and sub-agent choices follow the manifests seen. */
+type FeedFilters = HTMLFormElement & { refreshChoices(entries: FeedEntry[]): void }
+
 /** The filter bar: kind, verdict, sub-agent and time range; every change redraws the feed at once. */
-function feedFilters(
-  filter: FeedFilter,
-  changed: () => void,
-): HTMLFormElement & { refreshSubagents(entries: FeedEntry[]): void } {
+function feedFilters(filter: FeedFilter, changed: () => void): FeedFilters {
   const select = (
     label: string,
     options: [string, string][],
@@ -134,7 +135,7 @@ function feedFilters(
     filter.verdict = v
     changed()
   })
-  const kind = select('Kind', KINDS, filter.kind, (v) => {
+  const kind = select('Kind', kindOptions([], filter.kind), filter.kind, (v) => {
     filter.kind = v as FeedFilter['kind']
     // A verdict of another kind would hide everything: the list offers this kind's verdicts only.
     if (filter.verdict && !verdictOptions(v).some(([option]) => option === filter.verdict))
@@ -189,10 +190,22 @@ function feedFilters(
     range.field,
     subagents,
     clear,
-  ) as HTMLFormElement & { refreshSubagents(entries: FeedEntry[]): void }
+  ) as FeedFilters
   form.addEventListener('submit', (event) => event.preventDefault())
   let known = ''
-  form.refreshSubagents = (entries) => {
+  let knownKinds = ''
+  form.refreshChoices = (entries) => {
+    const kinds = kindOptions(
+      entries.map((entry) => entry.manifest),
+      filter.kind,
+    )
+    const kindKey = kinds.map(([value]) => value).join('\n')
+    if (kindKey !== knownKinds) {
+      knownKinds = kindKey
+      kind.element.replaceChildren(
+        ...kinds.map(([value, text]) => h('option', { value, selected: value === filter.kind }, text)),
+      )
+    }
     const ids = [
       ...new Set(
         entries
@@ -221,7 +234,9 @@ function feedItem(entry: FeedEntry, now: number): HTMLElement {
       { class: 'feed-main' },
       verdictBadge(manifest.verdict),
       directiveBadge(manifest.directive),
-      h('a', { href: target.href, class: 'feed-case' }, target.label),
+      target.href === null
+        ? h('span', { class: 'feed-case' }, target.label)
+        : h('a', { href: target.href, class: 'feed-case' }, target.label),
     ),
     h(
       'div',

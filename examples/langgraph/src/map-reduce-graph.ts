@@ -21,7 +21,7 @@ export type ReconciliationManifest = components['schemas']['ReconciliationManife
 export type ReconciledFact = components['schemas']['ReconciledFact']
 export type Subtask = CreateFanoutBody['subtasks'][number]
 
-/** A worker: runs one subtask in its own context and returns the status envelope (an "LLM" call in real life). */
+/** A worker: runs one subtask in its own context and returns the status report (an "LLM" call in real life). */
 export type Worker = (subtask: Subtask) => Omit<FanoutResultBody, 'subtask_id'>
 
 /** What a paused graph hands to whoever resumes it. */

@@ -81,7 +81,7 @@ export interface FanoutResolution {
 
 const text = (value: JsonValue | undefined): string | null => (typeof value === 'string' ? value : null)
 
-/** A stored result as reconciliation reads it: its envelope members, its claims exactly as submitted. */
+/** A stored result as reconciliation reads it: its status report's members, its claims exactly as submitted. */
 export function toSubtaskResult(row: Omit<ResultRow, keyof ResultParts>): SubtaskResult {
   const { body } = row
   return {

@@ -181,9 +181,9 @@ export interface ResultParts {
 
 /**
  * fanout_results: every revision of every subtask's result.
- * fanout_id + subtask_id + revision (1, 2, …); status (the envelope's); body (the envelope exactly as submitted);
- * result_digest (sha256(JCS(body))); late (received after the deadline); received_at; api_key_id (who submitted);
- * claim_count, jcs_bytes, manifest_weight (its parts of the fan-out's totals, see FanoutRow).
+ * fanout_id + subtask_id + revision (1, 2, …); status (the status report's); body (the status report exactly as
+ * submitted); result_digest (sha256(JCS(body))); late (received after the deadline); received_at; api_key_id (who
+ * submitted); claim_count, jcs_bytes, manifest_weight (its parts of the fan-out's totals, see FanoutRow).
  */
 export interface ResultRow extends ResultParts {
   fanout_id: string

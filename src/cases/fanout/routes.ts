@@ -68,7 +68,7 @@ export const fanoutRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
     caseInputOptions(idBeforeBody, {
       tag: 'fanouts',
       summary:
-        "Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest)",
+        "Submit a worker's return in the status report (a new revision unless identical to the subtask's latest)",
       body: fanoutResultBody,
       answer: resultAnswerSchema,
     }),

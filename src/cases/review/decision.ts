@@ -60,7 +60,10 @@ export function findingCount(input: ReviewInput): number {
   return count
 }
 
-/** The fields of a stored verdict body the decision reads (the body passed the envelope schema when it came). */
+/**
+ * The fields of a stored verdict body the decision reads (the body passed the status report's schema when it
+ * came).
+ */
 interface StoredVerdictBody {
   summary: string
   concerns?: string[]

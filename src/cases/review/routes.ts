@@ -71,7 +71,7 @@ export const reviewRoutes: FastifyPluginAsyncZod<CaseRouteOptions> = async (app,
     caseInputOptions(idBeforeBody, {
       tag: 'reviews',
       summary:
-        "Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
+        "Record a judge's verdict in the status report (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced)",
       body: verdictBody,
       answer: verdictAnswerSchema,
     }),

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { ManifestFeed, STREAM_RETRY_AFTER_SECONDS, type StreamTicket } from '../../engine/manifest-feed.ts'
@@ -49,10 +50,11 @@ export function manifestEnvelopeOf(kinds: readonly CaseKindModule[]): ReturnType
   return envelope
 }
 
-/** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
-export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
-  const { words } = sharedCaseSchemas(options.kinds)
-  const envelopeSchema = manifestEnvelopeOf(options.kinds)
+/**
+ * The feed the manifest streams of this app read: counted in its metrics, woken by this process's sequencer, told
+ * of revoked keys, and ended before the app closes.
+ */
+function manifestStreamFeed(app: FastifyInstance, options: ManifestRouteOptions): ManifestFeed {
   const feed = new ManifestFeed(app.services, {
     pollMs: options.ssePollMs,
     heartbeatMs: options.sseHeartbeatMs,
@@ -63,16 +65,24 @@ export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async
     onPageRead: () => app.services.metrics.streamPagesRead.inc(),
   })
   app.services.metrics.streamsOpen.source = () => feed.size
-  // Open streams would keep close() waiting forever: end them first.
   // Manifests placed by this process's sequencer are streamed at once rather than at the next poll.
   const stopWaking = app.services.auditLog.sequencer.onBatch(() => feed.poke())
   // A revoked key's streams close as soon as this replica hears of the revocation, wherever it was made.
   const stopHearing = app.services.keyCache?.onRevoked((keyId) => feed.keyRevoked(keyId))
+  // Open streams would keep close() waiting forever: end them first.
   app.addHook('preClose', async () => {
     stopWaking()
     stopHearing?.()
     feed.close()
   })
+  return feed
+}
+
+/** The one feed of signed manifests, every case kind in log order, and the keys that verify them. */
+export const manifestRoutes: FastifyPluginAsyncZod<ManifestRouteOptions> = async (app, options) => {
+  const { words } = sharedCaseSchemas(options.kinds)
+  const envelopeSchema = manifestEnvelopeOf(options.kinds)
+  const feed = manifestStreamFeed(app, options)
 
   app.get(
     '/.well-known/jwks.json',

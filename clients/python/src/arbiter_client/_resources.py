@@ -733,7 +733,7 @@ class Reviews:
         blocking_reason: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> ReviewVerdictRecorded:
-        """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
+        """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status report (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['submitReviewVerdict'], path=(review_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'judge_id': judge_id, 'revision': revision, 'findings': findings, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
     def revise(
@@ -813,7 +813,7 @@ class Fanouts:
         blocking_reason: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> FanoutResultRecorded:
-        """POST /v1/fanouts/{id}/results: Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
+        """POST /v1/fanouts/{id}/results: Submit a worker's return in the status report (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
         return self._client._request(OPERATIONS['submitFanoutResult'], path=(fanout_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'claims': claims, 'subtask_id': subtask_id, 'worker': worker, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
     def reconcile(
@@ -1431,7 +1431,7 @@ class AsyncReviews:
         blocking_reason: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> ReviewVerdictRecorded:
-        """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
+        """POST /v1/reviews/{id}/verdicts: Record a judge's verdict in the status report (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['submitReviewVerdict'], path=(review_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'judge_id': judge_id, 'revision': revision, 'findings': findings, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
     async def revise(
@@ -1511,7 +1511,7 @@ class AsyncFanouts:
         blocking_reason: str | NotGiven = NOT_GIVEN,
         timeout: Timeout | NotGiven = NOT_GIVEN,
     ) -> FanoutResultRecorded:
-        """POST /v1/fanouts/{id}/results: Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
+        """POST /v1/fanouts/{id}/results: Submit a worker's return in the status report (a new revision unless identical to the subtask's latest). Retried when refused for load (429/503) or when the connection drops."""
         return await self._client._request(OPERATIONS['submitFanoutResult'], path=(fanout_id,), query=None, body={'status': status, 'summary': summary, 'evidence': evidence, 'claims': claims, 'subtask_id': subtask_id, 'worker': worker, 'concerns': concerns, 'blocking_question': blocking_question, 'blocking_reason': blocking_reason}, timeout=timeout)  # type: ignore[no-any-return]
 
     async def reconcile(

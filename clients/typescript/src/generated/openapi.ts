@@ -658,7 +658,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record a judge's verdict in the status envelope (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced) */
+        /** Record a judge's verdict in the status report (200 for the same body again; a NEEDS_CONTEXT verdict may be replaced) */
         post: operations["submitReviewVerdict"];
         delete?: never;
         options?: never;
@@ -761,7 +761,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit a worker's return in the status envelope (a new revision unless identical to the subtask's latest) */
+        /** Submit a worker's return in the status report (a new revision unless identical to the subtask's latest) */
         post: operations["submitFanoutResult"];
         delete?: never;
         options?: never;
