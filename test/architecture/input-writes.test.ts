@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { readdir, readFile } from 'node:fs/promises'
-import { dirname, join, relative, resolve } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { relative } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { CASE_KIND_MODULES } from '../../src/cases/registry.ts'
+import { SRC, sourceFiles } from '../helpers/source-files.ts'
 
 /*
  * test/engine/inputs-touch-case.test.ts checks, path by path, that writing a case's input gives the case row a new
@@ -12,7 +12,6 @@ import { CASE_KIND_MODULES } from '../../src/cases/registry.ts'
  * for writeInput are only ever handed to it (an InputWrite's `writes`). A new way of writing an input fails here
  * until it takes writeInput, or is added below with how it moves the case row (and a case in the engine test).
  */
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
 
 /** The tables whose rows a case's decision reads as its inputs, as each registered kind names them. */
 const INPUT_TABLES = CASE_KIND_MODULES.flatMap((kind) => kind.inputTables)
@@ -40,17 +39,6 @@ const OTHER_INPUT_WRITERS: Record<string, Record<string, string>> = {
     firstResultInsert: 'updates the fan-out row (its totals) in the same statement',
   },
   'cases/review/repository.ts': {},
-}
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
-    }),
-  )
-  return nested.flat()
 }
 
 const sources = new Map(

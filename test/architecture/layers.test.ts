@@ -2,24 +2,12 @@ import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { SRC, sourceFiles } from '../helpers/source-files.ts'
 
 /**
  * The layers as docs/architecture.md draws them, held by reading every import in src/: the domain is pure and
  * self-contained, the engine knows no case kind, and nothing below the HTTP layer imports from it.
  */
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
-    }),
-  )
-  return nested.flat()
-}
 
 /** Every module a file imports: package names as written, relative paths resolved to paths under src/. */
 async function importsOf(file: string): Promise<string[]> {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { readdir, readFile } from 'node:fs/promises'
-import { dirname, join, relative, resolve } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { relative } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
+import { SRC, sourceFiles } from '../helpers/source-files.ts'
 
 /*
  * Modules stay small enough to read whole, and functions small enough to hold in one's head: no file in src/ over
@@ -16,20 +16,8 @@ import ts from 'typescript'
  * routes, each a few lines, and reads best as one list; the handlers inside it are functions like any other and
  * are held to the limit.
  */
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
 const MAX_FILE_LINES = 600
 const MAX_FUNCTION_LINES = 80
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
-  const nested = await Promise.all(
-    entries.map((entry) => {
-      const path = join(dir, entry.name)
-      return entry.isDirectory() ? sourceFiles(path) : Promise.resolve(path.endsWith('.ts') ? [path] : [])
-    }),
-  )
-  return nested.flat()
-}
 
 /** The lines of a file's text (a final newline ends the last line, it starts none). */
 function lineCount(text: string): number {
